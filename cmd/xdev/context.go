@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/xdev/xdev/internal/ai"
+	"github.com/xdev/xdev/internal/session"
+)
+
+func init() {
+	register(&command{
+		name: "context", args: "[--json] FILE",
+		summary: "Print the context a model sees when the session resumes",
+		example: "  xdev context --json s.jsonl | jq '.messages | length'",
+		run:     runContext,
+	})
+}
+
+// contextJSON is the --json shape of `xdev context`; each message is the
+// object omp's buildSessionContext would hand the model.
+type contextJSON struct {
+	LeafID        string       `json:"leafId"`
+	Title         string       `json:"title"`
+	TitleSource   string       `json:"titleSource"`
+	Model         string       `json:"model"`
+	ThinkingLevel string       `json:"thinkingLevel"`
+	Tokens        int64        `json:"tokens"`
+	Malformed     int          `json:"malformedLines"`
+	Messages      []ai.Message `json:"messages"`
+}
+
+func runContext(e *env, args []string) error {
+	c := commands["context"]
+	fs := c.flags(e)
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := c.parse(e, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("want one FILE")
+	}
+	s, err := session.Open(pos[0], nil)
+	if err != nil {
+		return err
+	}
+	ctx := s.BuildContext()
+	title, src := s.Title()
+	out := contextJSON{
+		LeafID: ctx.LeafID, Title: title, TitleSource: src.String(), Model: ctx.Model(),
+		ThinkingLevel: ctx.ThinkingLevel, Tokens: ctx.Tokens, Malformed: s.Malformed(),
+		Messages: ctx.Messages,
+	}
+	if out.Messages == nil {
+		out.Messages = []ai.Message{}
+	}
+	if *asJSON {
+		return json.MarshalWrite(e.stdout, out, jsontext.Multiline(true), jsontext.WithIndent("  "))
+	}
+	fmt.Fprintf(e.stdout, "%s (%s)  model %s  thinking %s  ~%d tokens\n\n", orNone(title), src, orNone(out.Model), out.ThinkingLevel, out.Tokens)
+	for _, m := range ctx.Messages {
+		fmt.Fprintf(e.stdout, "[%s] %s\n\n", m.Role, summarize(&m))
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// summarize renders a message in one paragraph for a terminal.
+func summarize(m *ai.Message) string {
+	text := m.Text()
+	if text == "" {
+		text = m.Summary + m.Output
+	}
+	for _, b := range m.ToolCalls() {
+		text += fmt.Sprintf(" → %s(%s)", b.Name, string(b.Arguments))
+	}
+	const max = 400
+	if r := []rune(text); len(r) > max {
+		text = string(r[:max]) + "…"
+	}
+	return text
+}

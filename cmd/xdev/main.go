@@ -1,0 +1,152 @@
+// Command xdev finds, reads, forks, retitles, verifies and exports the
+// session transcripts of coding agents (xdev, omp, pi).
+//
+// It is a thin shell over internal/session: every command parses its
+// flags, calls the library and prints the result, as a table or, with
+// --json, as JSON for scripts.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// Exit codes scripts can rely on.
+const (
+	exitOK       = 0
+	exitError    = 1 // the command failed
+	exitUsage    = 2 // the command line was wrong
+	exitProblems = 3 // verify found problems
+)
+
+// command is one `xdev <name>` subcommand.
+type command struct {
+	name    string
+	args    string // synopsis after the name
+	summary string
+	example string
+	run     func(env *env, args []string) error
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) { commands[c.name] = c }
+
+// env is what a command may touch: its streams and the process environment.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// usageError marks errors in the command line (exit 2).
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+// exitCodeError carries a specific exit code with a message already printed.
+type exitCodeError struct{ code int }
+
+func (e exitCodeError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+func main() {
+	os.Exit(run(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}, os.Args[1:]))
+}
+
+func run(e *env, args []string) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		if len(args) > 1 {
+			if c := commands[args[1]]; c != nil {
+				printCommandHelp(e.stdout, c, nil)
+				return exitOK
+			}
+		}
+		printHelp(e.stdout)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	c := commands[args[0]]
+	if c == nil {
+		fmt.Fprintf(e.stderr, "xdev: unknown command %q\nRun 'xdev help' for the list.\n", args[0])
+		return exitUsage
+	}
+	err := c.run(e, args[1:])
+	var ue usageError
+	var ce exitCodeError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.As(err, &ce):
+		return ce.code
+	case errors.As(err, &ue):
+		fmt.Fprintf(e.stderr, "xdev %s: %s\nUsage: xdev %s %s\n", c.name, ue.msg, c.name, c.args)
+		return exitUsage
+	default:
+		fmt.Fprintf(e.stderr, "xdev %s: %v\n", c.name, err)
+		return exitError
+	}
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprintln(w, "xdev: work with coding-agent session transcripts (xdev, omp, pi).")
+	fmt.Fprintln(w, "\nUsage: xdev <command> [flags] [args]\n\nCommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'xdev <command> --help' for examples.")
+}
+
+func printCommandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "%s\n\nUsage: xdev %s %s\n", c.summary, c.name, c.args)
+	if fs != nil {
+		fmt.Fprintln(w, "\nFlags:")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+	if c.example != "" {
+		fmt.Fprintf(w, "\nExamples:\n%s\n", c.example)
+	}
+}
+
+// flags returns a FlagSet whose --help prints the command's help.
+func (c *command) flags(e *env) *flag.FlagSet {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() { printCommandHelp(e.stdout, c, fs) }
+	return fs
+}
+
+// parse parses flags (allowed before and after positional arguments) and
+// returns the positional arguments.
+func (c *command) parse(e *env, fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.Usage()
+				return nil, err
+			}
+			return nil, usagef("%v", err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

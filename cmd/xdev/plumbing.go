@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+
+	"github.com/xdev/xdev/internal/session"
+)
+
+// The plumbing commands let any program make xdev write, through the same
+// store code paths as the library. The interop suite drives them.
+
+func init() {
+	register(&command{
+		name: "new", args: "[--cwd DIR] [--title T] [--data-dir D]",
+		summary: "Create a session for a directory and print its path",
+		example: "  xdev new --cwd ~/src/app\n  xdev new --title 'Fix the build' --data-dir /tmp/agent",
+		run:     runNew,
+	})
+	register(&command{
+		name: "append", args: "FILE < entries.jsonl",
+		summary: "Append entries (JSON lines on stdin) to a session",
+		example: "  echo '{\"type\":\"label\",\"targetId\":\"1a2b3c4d\",\"label\":\"good\"}' | xdev append s.jsonl",
+		run:     runAppend,
+	})
+	register(&command{
+		name: "title", args: "FILE TITLE [--auto]",
+		summary: "Retitle a session (a manual title unless --auto)",
+		example: "  xdev title s.jsonl 'Refactor the loader'",
+		run:     runTitle,
+	})
+	register(&command{
+		name: "branch", args: "FILE ENTRY_ID",
+		summary: "Move a session's leaf to an entry (writes a branch marker)",
+		example: "  xdev branch s.jsonl 1a2b3c4d",
+		run:     runBranch,
+	})
+}
+
+func dataDirFlag(fs interface {
+	StringVar(*string, string, string, string)
+}) *string {
+	d := new(string)
+	fs.StringVar(d, "data-dir", "", "data dir (default $XDEV_DATA_DIR or ~/.xdev/agent)")
+	return d
+}
+
+func resolveDataDir(flagValue string) (string, error) {
+	if flagValue != "" {
+		return flagValue, nil
+	}
+	return session.DefaultDataDir()
+}
+
+func runNew(e *env, args []string) error {
+	c := commands["new"]
+	fs := c.flags(e)
+	dataDir := dataDirFlag(fs)
+	cwd := fs.String("cwd", "", "the project directory (default: the current one)")
+	title := fs.String("title", "", "a manual title")
+	pos, err := c.parse(e, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	dir, err := resolveDataDir(*dataDir)
+	if err != nil {
+		return err
+	}
+	if *cwd == "" {
+		if *cwd, err = os.Getwd(); err != nil {
+			return err
+		}
+	}
+	path, id, err := session.NewSessionPath(dir, *cwd)
+	if err != nil {
+		return err
+	}
+	opts := session.NewOptions{Cwd: *cwd, ID: id}
+	if *title != "" {
+		opts.Title, opts.TitleSource = *title, session.TitleManual
+	}
+	if _, err := session.Create(path, opts); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, path)
+	return nil
+}
+
+func runAppend(e *env, args []string) error {
+	c := commands["append"]
+	fs := c.flags(e)
+	pos, err := c.parse(e, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("want one FILE")
+	}
+	s, err := session.Open(pos[0], &session.OpenOptions{Full: true})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	sc := bufio.NewScanner(e.stdin)
+	sc.Buffer(nil, session.DefaultMaxLineBytes)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		entry, err := s.AppendJSON(line)
+		if err != nil {
+			return fmt.Errorf("stdin line %d: %w", n, err)
+		}
+		fmt.Fprintln(e.stdout, entry.ID)
+	}
+	return sc.Err()
+}
+
+func runTitle(e *env, args []string) error {
+	c := commands["title"]
+	fs := c.flags(e)
+	auto := fs.Bool("auto", false, "record the title as generated, not chosen by a person")
+	pos, err := c.parse(e, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usagef("want FILE and TITLE")
+	}
+	s, err := session.Open(pos[0], nil)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	src := session.TitleManual
+	if *auto {
+		src = session.TitleAuto
+	}
+	changed, err := s.SetTitle(pos[1], src)
+	if err != nil {
+		return err
+	}
+	if !changed {
+		fmt.Fprintln(e.stderr, "kept the manual title; an automatic title does not replace it")
+	}
+	return nil
+}
+
+func runBranch(e *env, args []string) error {
+	c := commands["branch"]
+	fs := c.flags(e)
+	pos, err := c.parse(e, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usagef("want FILE and ENTRY_ID")
+	}
+	s, err := session.Open(pos[0], &session.OpenOptions{Full: true})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	m, err := s.Branch(pos[1])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, m.ID)
+	return nil
+}

@@ -1,0 +1,185 @@
+// Package ai defines the unified message that flows between xdev, its
+// session files and model providers.
+//
+// A [Message] is the JSON object omp and pi store under an entry's "message"
+// key and hand to the model. The typed fields cover every role omp 18.2.3
+// writes; anything else a message carries (provider payloads, fields from a
+// newer harness) is kept, because a decoded Message remembers the exact bytes
+// it came from and encodes back to them unless it was changed.
+package ai
+
+import (
+	"bytes"
+	"errors"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Role says who produced a message.
+type Role string
+
+// The roles omp 18.2.3 writes or synthesizes.
+const (
+	RoleUser              Role = "user"
+	RoleAssistant         Role = "assistant"
+	RoleToolResult        Role = "toolResult"
+	RoleDeveloper         Role = "developer"
+	RoleCustom            Role = "custom"
+	RoleBashExecution     Role = "bashExecution"
+	RolePythonExecution   Role = "pythonExecution"
+	RoleFileMention       Role = "fileMention"
+	RoleBranchSummary     Role = "branchSummary"     // only synthesized by a context build
+	RoleCompactionSummary Role = "compactionSummary" // only synthesized by a context build
+	RoleHookMessage       Role = "hookMessage"       // format v2's name for RoleCustom
+)
+
+// Stop reasons of an assistant turn.
+const (
+	StopEnd     = "stop"
+	StopLength  = "length"
+	StopToolUse = "toolUse"
+	StopError   = "error"
+	StopAborted = "aborted"
+)
+
+// Message is one model-visible message. Fields a role does not use stay
+// zero and are left out of its JSON. The field order is the order omp's
+// object literals use, so a message xdev creates encodes the way omp's
+// JSON.stringify would.
+type Message struct {
+	Role Role `json:"role"`
+
+	// toolResult
+	ToolCallID string `json:"toolCallId,omitempty"`
+	ToolName   string `json:"toolName,omitempty"`
+
+	// custom, hookMessage
+	CustomType string `json:"customType,omitempty"`
+
+	Content Content `json:"content,omitzero"`
+
+	Display     *bool          `json:"display,omitempty"`
+	Details     jsontext.Value `json:"details,omitzero"`
+	Attribution string         `json:"attribution,omitempty"`
+
+	// assistant
+	API        string `json:"api,omitempty"`
+	Provider   string `json:"provider,omitempty"`
+	Model      string `json:"model,omitempty"`
+	Usage      *Usage `json:"usage,omitempty"`
+	StopReason string `json:"stopReason,omitempty"`
+
+	// bashExecution, pythonExecution
+	Command  string `json:"command,omitempty"`
+	Code     string `json:"code,omitempty"`
+	Output   string `json:"output,omitempty"`
+	ExitCode *int   `json:"exitCode,omitempty"`
+
+	// branchSummary, compactionSummary
+	Summary      string `json:"summary,omitempty"`
+	ShortSummary string `json:"shortSummary,omitempty"`
+	FromID       string `json:"fromId,omitempty"`
+	TokensBefore *int64 `json:"tokensBefore,omitempty"`
+	TokensAfter  *int64 `json:"tokensAfter,omitempty"`
+	Method       string `json:"method,omitempty"`
+
+	IsError *bool `json:"isError,omitempty"`
+
+	// Timestamp is milliseconds since the Unix epoch, as omp writes it.
+	Timestamp int64 `json:"timestamp"`
+
+	ErrorMessage  string `json:"errorMessage,omitempty"`
+	RetryRecovery bool   `json:"retryRecovery,omitempty"`
+
+	raw jsontext.Value // the bytes this message was decoded from; nil when built in Go
+}
+
+// Usage is the token accounting of one assistant turn.
+type Usage struct {
+	Input       int64 `json:"input"`
+	Output      int64 `json:"output"`
+	CacheRead   int64 `json:"cacheRead"`
+	CacheWrite  int64 `json:"cacheWrite"`
+	TotalTokens int64 `json:"totalTokens"`
+	Cost        Cost  `json:"cost"`
+}
+
+// Cost is the price of one assistant turn in US dollars.
+type Cost struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cacheRead"`
+	CacheWrite float64 `json:"cacheWrite"`
+	Total      float64 `json:"total"`
+}
+
+// Raw returns the exact JSON the message was decoded from, or nil for a
+// message built in Go. The caller must not modify it.
+func (m *Message) Raw() jsontext.Value { return m.raw }
+
+// message is Message without its methods, so (un)marshaling it does not recurse.
+type message Message
+
+// MarshalJSON emits the original bytes of a decoded message, so fields xdev
+// does not model survive, and the typed fields of a message built in Go.
+func (m Message) MarshalJSON() ([]byte, error) {
+	if m.raw != nil {
+		return m.raw, nil
+	}
+	return json.Marshal((*message)(&m))
+}
+
+// UnmarshalJSON decodes a message and remembers its bytes.
+func (m *Message) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, (*message)(m), DecodeOptions); err != nil {
+		return err
+	}
+	if m.Role == "" {
+		return errors.New("message has no role")
+	}
+	m.raw = bytes.Clone(b)
+	return nil
+}
+
+// DecodeOptions are the options every decode of session data uses: like
+// JavaScript's JSON.parse, the last of duplicate names wins and invalid
+// UTF-8 is tolerated rather than fatal.
+var DecodeOptions = json.JoinOptions(
+	jsontext.AllowDuplicateNames(true),
+	jsontext.AllowInvalidUTF8(true),
+)
+
+// Text returns the concatenated text blocks of the message (or its string
+// content). Thinking, tool calls and images are left out.
+func (m *Message) Text() string { return m.Content.Text() }
+
+// ToolCalls returns the tool-call blocks of an assistant message.
+func (m *Message) ToolCalls() []Block {
+	var calls []Block
+	for _, b := range m.Content.Blocks {
+		if b.Type == BlockToolCall {
+			calls = append(calls, b)
+		}
+	}
+	return calls
+}
+
+// WithContent returns a copy of m whose content is c. Every other member of
+// a decoded message, modeled or not, keeps its bytes.
+func (m Message) WithContent(c Content) (Message, error) {
+	m.Content = c
+	if m.raw == nil {
+		return m, nil
+	}
+	enc, err := json.Marshal(c)
+	if err != nil {
+		return m, err
+	}
+	raw, err := ReplaceMember(m.raw, "content", enc)
+	if err != nil {
+		return m, err
+	}
+	m.raw = raw
+	return m, nil
+}

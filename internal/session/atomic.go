@@ -1,0 +1,60 @@
+package session
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// writeFileAtomic writes data to path through a temp file in the same
+// directory, synced before it is renamed into place, so readers see either
+// nothing or the whole file. With exclusive set, an existing file at path is
+// never replaced: the rename becomes a hard link, which fails if path exists.
+func writeFileAtomic(path string, data []byte, exclusive bool) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	// CreateTemp makes the file 0600 whatever the umask.
+	if _, err = tmp.Write(data); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if exclusive {
+		if err = os.Link(tmp.Name(), path); err != nil {
+			if os.IsExist(err) {
+				return fmt.Errorf("%s: %w", path, os.ErrExist)
+			}
+			return err
+		}
+		os.Remove(tmp.Name())
+	} else if err = os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// syncDir makes a rename or link in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

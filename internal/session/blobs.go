@@ -1,0 +1,101 @@
+package session
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// BlobRefPrefix starts every blob reference.
+const BlobRefPrefix = "blob:sha256:"
+
+// ImageBlobThreshold is the size of base64 image data, in characters, from
+// which omp stores the image in the blob store instead of inline.
+const ImageBlobThreshold = 1024
+
+// ErrBadBlobRef is returned for a reference that is not exactly
+// "blob:sha256:" followed by 64 lowercase hex digits.
+var ErrBadBlobRef = errors.New("malformed blob reference")
+
+// BlobStore is a content-addressed store of binary payloads (decoded image
+// bytes), shared by every session of a data dir: <dataDir>/blobs/<sha256>.
+type BlobStore struct {
+	dir string
+}
+
+// NewBlobStore returns the blob store in dir (usually <dataDir>/blobs).
+func NewBlobStore(dir string) *BlobStore { return &BlobStore{dir: dir} }
+
+// Dir returns the directory holding the blobs.
+func (b *BlobStore) Dir() string { return b.dir }
+
+// IsBlobRef reports whether s looks like a blob reference (valid or not).
+func IsBlobRef(s string) bool { return strings.HasPrefix(s, BlobRefPrefix) }
+
+// ParseBlobRef validates ref and returns its hex digest. Nothing else may
+// become a path: the digest is checked before any file name is built.
+func ParseBlobRef(ref string) (string, error) {
+	hexDigest, ok := strings.CutPrefix(ref, BlobRefPrefix)
+	if !ok || len(hexDigest) != 64 {
+		return "", fmt.Errorf("%w: %.80q", ErrBadBlobRef, ref)
+	}
+	for i := 0; i < len(hexDigest); i++ {
+		c := hexDigest[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return "", fmt.Errorf("%w: %.80q", ErrBadBlobRef, ref)
+		}
+	}
+	return hexDigest, nil
+}
+
+// Put stores data and returns its reference. It is idempotent: identical
+// content is one file, written once through a temp file and a rename.
+func (b *BlobStore) Put(data []byte) (string, error) {
+	sum := sha256.Sum256(data)
+	digest := hex.EncodeToString(sum[:])
+	ref := BlobRefPrefix + digest
+	path := filepath.Join(b.dir, digest)
+	if _, err := os.Stat(path); err == nil {
+		return ref, nil
+	}
+	if err := os.MkdirAll(b.dir, 0o700); err != nil {
+		return "", fmt.Errorf("blob store: %w", err)
+	}
+	if err := writeFileAtomic(path, data, false); err != nil {
+		return "", fmt.Errorf("blob store: %w", err)
+	}
+	return ref, nil
+}
+
+// Get returns the bytes a reference names.
+func (b *BlobStore) Get(ref string) ([]byte, error) {
+	digest, err := ParseBlobRef(ref)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(filepath.Join(b.dir, digest))
+}
+
+// PutImage stores base64 image data as omp does: the blob holds the decoded
+// bytes and is named by their sha256.
+func (b *BlobStore) PutImage(base64Data string) (string, error) {
+	raw, err := base64.StdEncoding.DecodeString(base64Data)
+	if err != nil {
+		return "", fmt.Errorf("image data is not base64: %w", err)
+	}
+	return b.Put(raw)
+}
+
+// GetImage returns the base64 form of an image blob, as omp resolves it.
+func (b *BlobStore) GetImage(ref string) (string, error) {
+	raw, err := b.Get(ref)
+	if err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(raw), nil
+}

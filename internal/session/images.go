@@ -1,0 +1,95 @@
+package session
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/xdev/xdev/internal/ai"
+)
+
+// blobStore returns the blob store for this session: the one in the
+// options, else <dataDir>/blobs for a file under <dataDir>/sessions/.
+func (s *Store) blobStore() *BlobStore {
+	if s.opts.Blobs != nil {
+		return s.opts.Blobs
+	}
+	dir := filepath.Dir(s.path)
+	for range 4 {
+		if filepath.Base(dir) == "sessions" {
+			return NewBlobStore(filepath.Join(filepath.Dir(dir), "blobs"))
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	return nil
+}
+
+// resolveImages replaces blob references in image blocks with the base64
+// data they name, as omp does on load. A missing blob leaves the reference
+// and is counted.
+func (s *Store) resolveImages(msgs []ai.Message) ([]ai.Message, int) {
+	var blobs *BlobStore
+	missing := 0
+	for i := range msgs {
+		m := &msgs[i]
+		changed := false
+		blocks := m.Content.Blocks
+		for j, b := range blocks {
+			if b.Type != ai.BlockImage || !IsBlobRef(b.Data) {
+				continue
+			}
+			if blobs == nil {
+				if blobs = s.blobStore(); blobs == nil {
+					blobs = NewBlobStore(os.DevNull)
+				}
+			}
+			data, err := blobs.GetImage(b.Data)
+			if err != nil {
+				missing++
+				continue
+			}
+			if !changed {
+				blocks = append([]ai.Block(nil), blocks...)
+				changed = true
+			}
+			nb, err := withImageData(b, data)
+			if err != nil {
+				missing++
+				continue
+			}
+			blocks[j] = nb
+		}
+		if changed {
+			if nm, err := m.WithContent(ai.BlockContent(blocks...)); err == nil {
+				msgs[i] = nm
+			}
+		}
+	}
+	return msgs, missing
+}
+
+// withImageData returns the image block with its data replaced, keeping
+// every other member's bytes.
+func withImageData(b ai.Block, data string) (ai.Block, error) {
+	enc, err := json.Marshal(data)
+	if err != nil {
+		return b, err
+	}
+	raw := b.Raw()
+	if raw == nil {
+		b.Data = data
+		return b, nil
+	}
+	nraw, err := ai.ReplaceMember(raw, "data", enc)
+	if err != nil {
+		return b, err
+	}
+	var nb ai.Block
+	err = nb.UnmarshalJSON(nraw)
+	return nb, err
+}

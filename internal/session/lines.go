@@ -1,0 +1,91 @@
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+)
+
+// DefaultMaxLineBytes bounds the memory one line may take. A longer line is
+// skipped (and counted as malformed) without being held in memory.
+const DefaultMaxLineBytes = 64 << 20
+
+// lineReader yields the lines of a session file with their offsets. A line
+// longer than max is consumed but not returned whole; its tooLong flag is set.
+type lineReader struct {
+	r       *bufio.Reader
+	max     int
+	off     int64 // offset of the next line
+	buf     []byte
+	lineNum int
+}
+
+type rawLine struct {
+	data    []byte // without the newline; valid until the next call
+	off     int64  // offset of the first byte
+	size    int64  // bytes consumed, newline included
+	num     int    // 1-based line number
+	tooLong bool
+	eol     bool // ended in '\n' (false only for the last line of a torn file)
+}
+
+func newLineReader(r io.Reader, off int64, max int) *lineReader {
+	if max <= 0 {
+		max = DefaultMaxLineBytes
+	}
+	return &lineReader{r: bufio.NewReaderSize(r, 1<<20), max: max, off: off}
+}
+
+// next returns the next line, or io.EOF.
+func (lr *lineReader) next() (rawLine, error) {
+	l := rawLine{off: lr.off}
+	lr.buf = lr.buf[:0]
+	for {
+		chunk, err := lr.r.ReadSlice('\n')
+		l.size += int64(len(chunk))
+		if !l.tooLong {
+			if len(lr.buf)+len(chunk) > lr.max+1 {
+				l.tooLong = true
+				lr.buf = lr.buf[:0]
+			} else if err == nil && len(lr.buf) == 0 {
+				// Whole line in the buffer: no copy.
+				l.data = chunk
+			} else {
+				lr.buf = append(lr.buf, chunk...)
+			}
+		}
+		if err == nil {
+			l.eol = true
+			break
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			if l.size == 0 {
+				return l, io.EOF
+			}
+			break
+		}
+		return l, err
+	}
+	if l.data == nil {
+		l.data = lr.buf
+	}
+	if l.tooLong {
+		l.data = nil
+	}
+	l.data = bytes.TrimSuffix(l.data, []byte("\n"))
+	l.data = bytes.TrimSuffix(l.data, []byte("\r"))
+	lr.off += l.size
+	lr.lineNum++
+	l.num = lr.lineNum
+	return l, nil
+}
+
+// blank reports whether a line holds only JSON whitespace; such lines are
+// skipped silently, as omp skips them.
+func blank(b []byte) bool {
+	return len(bytes.Trim(b, " \t\r\n")) == 0
+}

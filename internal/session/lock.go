@@ -1,0 +1,84 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// The lockfile protocol omp 18.2.3 uses around every append and rewrite
+// (session-storage.ts): create ".<name>.lock" beside the session with
+// O_EXCL, mode 0600, holding "<pid>:<epoch ms>\n"; remove it afterwards. A
+// lock whose pid is dead, or whose content is malformed and older than
+// lockStaleAfter, is stale and may be broken.
+const (
+	lockPoll       = 2 * time.Millisecond
+	lockStaleAfter = 500 * time.Millisecond
+)
+
+// LockTimeout is how long a write waits for a lock another process holds.
+var LockTimeout = 5 * time.Second
+
+// ErrLocked is returned when a session's lock stays held past LockTimeout.
+var ErrLocked = errors.New("session is locked by another process")
+
+// lockPath returns the lockfile of a session file.
+func lockPath(path string) string {
+	dir, base := filepath.Split(path)
+	return filepath.Join(dir, "."+base+".lock")
+}
+
+type fileLock struct{ path string }
+
+// acquireLock takes the session's lockfile, waiting up to LockTimeout.
+func acquireLock(path string) (*fileLock, error) {
+	lp := lockPath(path)
+	deadline := time.Now().Add(LockTimeout)
+	content := []byte(strconv.Itoa(os.Getpid()) + ":" + strconv.FormatInt(time.Now().UnixMilli(), 10) + "\n")
+	for {
+		f, err := os.OpenFile(lp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			_, werr := f.Write(content)
+			cerr := f.Close()
+			if werr == nil && cerr == nil {
+				return &fileLock{lp}, nil
+			}
+			os.Remove(lp)
+			return nil, fmt.Errorf("lock %s: %w", lp, errors.Join(werr, cerr))
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("lock %s: %w", lp, err)
+		}
+		if lockIsStale(lp) {
+			os.Remove(lp)
+			continue
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%s: %w (lockfile %s)", path, ErrLocked, lp)
+		}
+		time.Sleep(lockPoll)
+	}
+}
+
+func (l *fileLock) release() { os.Remove(l.path) }
+
+// lockIsStale applies omp's rules: the holder's pid is gone, or the
+// content is malformed and the file is older than lockStaleAfter.
+func lockIsStale(lp string) bool {
+	data, err := os.ReadFile(lp)
+	if err != nil {
+		return false // gone already, or unreadable: retry
+	}
+	pidText, _, ok := bytes.Cut(bytes.TrimSpace(data), []byte(":"))
+	pid, perr := strconv.Atoi(string(pidText))
+	if !ok || perr != nil || pid <= 0 {
+		fi, err := os.Stat(lp)
+		return err == nil && time.Since(fi.ModTime()) > lockStaleAfter
+	}
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}

@@ -1,0 +1,329 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+)
+
+// ErrNoHeader is returned (wrapped, naming the file and line) when a file's
+// first line is neither a title slot nor a session header, or the file holds
+// no header at all. Such a file is never written to.
+var ErrNoHeader = errors.New("no session header")
+
+// OpenOptions tune Open. The zero value is ready to use.
+type OpenOptions struct {
+	// MaxLineBytes bounds the size of one line; longer lines are skipped and
+	// counted as malformed. Zero means DefaultMaxLineBytes.
+	MaxLineBytes int
+	// Full disables windowing: every entry of the file is kept in memory.
+	Full bool
+	// Blobs resolves image blob references in the context. Nil means the
+	// blob store beside the file's sessions directory, when there is one.
+	Blobs *BlobStore
+}
+
+// BadLine describes a line Open skipped.
+type BadLine struct {
+	Line   int
+	Reason string
+}
+
+// WindowStats says how much of a file Open kept in memory.
+type WindowStats struct {
+	Seen     int  // entries in the file
+	Retained int  // entries kept in memory
+	Engaged  bool // some entries were dropped because no context can read them
+}
+
+// record is the index Open keeps for every entry while it streams the file:
+// where the line is and how it hangs in the tree, not its content.
+type record struct {
+	off      int64
+	size     int32 // line length without newline
+	line     int32
+	typ      string
+	id       string
+	parentID string
+	kept     string // compaction: firstKeptEntryId (resolved for v1)
+}
+
+// Open reads the session file at path. It never writes to the file.
+//
+// Open streams the file once, reading only the envelope of each line. It
+// then finds the leaf, walks its path, and keeps in memory only what the next
+// context build can read: the entries from the governing compaction's kept
+// window (or the latest reset) to the end of the file, plus the few settings
+// entries on the path before it. Those are decoded in a second, sequential
+// read. A file without any boundary is kept whole.
+//
+// Malformed lines (torn writes, garbage, lines longer than MaxLineBytes) are
+// skipped and counted; see Store.Malformed. A file whose first line is
+// neither a title slot nor a header fails with ErrNoHeader.
+func Open(path string, opts *OpenOptions) (*Store, error) {
+	if opts == nil {
+		opts = &OpenOptions{}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	s := &Store{path: path, size: fi.Size(), opts: *opts}
+	recs, err := s.scanFile(f)
+	if err != nil {
+		return nil, err
+	}
+	keep := s.chooseWindow(recs)
+	if err := s.decodeRecords(f, recs, keep); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// scanFile reads the slot, the header and the envelope of every entry.
+func (s *Store) scanFile(f io.Reader) ([]record, error) {
+	lr := newLineReader(f, 0, s.opts.MaxLineBytes)
+	var sc scanner
+	headerSeen := false
+	var recs []record
+	for {
+		l, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: line %d: %w", s.path, lr.lineNum+1, err)
+		}
+		if !l.tooLong && blank(l.data) {
+			continue
+		}
+		if !headerSeen {
+			if l.tooLong {
+				return nil, fmt.Errorf("%s: line %d: %w: line longer than %d bytes", s.path, l.num, ErrNoHeader, lr.max)
+			}
+			if !s.hasSlot && l.num == 1 {
+				if slot, ok := ParseTitleSlotSource(l.data); ok {
+					s.slot, s.hasSlot = slot, true
+					continue
+				}
+			}
+			h, err := parseHeader(l.data)
+			if err != nil {
+				return nil, fmt.Errorf("%s: line %d: %w (%v)", s.path, l.num, ErrNoHeader, err)
+			}
+			s.header, s.headerLine, headerSeen = h, l.num, true
+			s.version = h.FormatVersion()
+			continue
+		}
+		if l.tooLong {
+			s.skip(l.num, fmt.Sprintf("line longer than %d bytes", lr.max))
+			continue
+		}
+		env, err := sc.scan(l.data)
+		if err != nil {
+			s.skip(l.num, err.Error())
+			continue
+		}
+		if env.typ == "" {
+			s.skip(l.num, "entry has no type")
+			continue
+		}
+		if s.version < 2 {
+			// v1: no ids; omp re-ids every entry and chains them in file
+			// order. Ours are derived from the position, so they are stable.
+			env.id = v1ID(len(recs) + 1)
+			if len(recs) > 0 {
+				env.parentID = recs[len(recs)-1].id
+			} else {
+				env.parentID = ""
+			}
+			if env.keptIndex > 0 {
+				env.firstKept = v1ID(env.keptIndex)
+			}
+		} else if env.id == "" {
+			s.skip(l.num, "entry has no id")
+			continue
+		}
+		recs = append(recs, record{
+			off: l.off, size: int32(len(l.data)), line: int32(l.num),
+			typ: env.typ, id: env.id, parentID: env.parentID, kept: env.firstKept,
+		})
+		if !l.eol {
+			s.tornTail = true
+		}
+	}
+	if !headerSeen {
+		return nil, fmt.Errorf("%s: %w", s.path, ErrNoHeader)
+	}
+	s.stats.Seen = len(recs)
+	return recs, nil
+}
+
+// v1ID is the id given to the n-th entry (1-based) of a v1 file.
+func v1ID(n int) string { return fmt.Sprintf("%08x", n) }
+
+func (s *Store) skip(line int, reason string) {
+	s.malformed++
+	if len(s.badLines) < maxBadLines {
+		s.badLines = append(s.badLines, BadLine{Line: line, Reason: reason})
+	}
+}
+
+const maxBadLines = 100
+
+// settingsKinds are the entry types whose latest value on the path shapes
+// the context however far back they are.
+func settingsKind(r *record) string {
+	switch r.typ {
+	case TypeThinkingLevelChange, TypeServiceTierChange, TypeModeChange:
+		return r.typ
+	}
+	return ""
+}
+
+// chooseWindow decides which records to keep and returns their indexes in
+// file order.
+func (s *Store) chooseWindow(recs []record) []int {
+	if len(recs) == 0 {
+		return nil
+	}
+	byID := make(map[string]int32, len(recs))
+	for i := range recs {
+		byID[recs[i].id] = int32(i) // a duplicate id: the later entry wins, as in omp
+	}
+	// The path from the leaf (the last entry) to its root, stopping at a
+	// dangling parent or a cycle.
+	var path []int32
+	seen := make(map[int32]bool)
+	for i, ok := int32(len(recs)-1), true; ok && !seen[i]; i, ok = byID[recs[i].parentID] {
+		seen[i] = true
+		path = append(path, i)
+		if recs[i].parentID == "" {
+			break
+		}
+	}
+	slices.Reverse(path)
+
+	all := func() []int {
+		keep := make([]int, len(recs))
+		for i := range keep {
+			keep[i] = i
+		}
+		return keep
+	}
+	if s.opts.Full {
+		return all()
+	}
+	// The governing boundary is the later of the last compaction and the
+	// last reset on the path (omp's rule); the window starts at its kept
+	// entry, or at the boundary itself.
+	start := -1 // position on the path
+	for p := len(path) - 1; p >= 0; p-- {
+		r := &recs[path[p]]
+		if r.typ == TypeResetBoundary {
+			start = p
+			break
+		}
+		if r.typ == TypeCompaction {
+			start = p
+			for q := 0; q < p; q++ {
+				if recs[path[q]].id == r.kept {
+					start = q
+					break
+				}
+			}
+			break
+		}
+	}
+	if start <= 0 {
+		return all()
+	}
+	first := int(path[start]) // the window's first entry in file order
+	// The latest settings on the path before the window still apply.
+	var prefix []int32
+	lastOf := map[string]int32{}
+	lastAssistantOrModel := int32(-1)
+	for _, i := range path[:start] {
+		r := &recs[i]
+		switch {
+		case settingsKind(r) != "":
+			lastOf[r.typ] = i
+		case r.typ == TypeModelChange:
+			// Model roles are few; keep every model change so that each role's
+			// latest survives and explicit defaults still block inference.
+			prefix = append(prefix, i)
+		case r.typ == TypeTTSRInjection:
+			prefix = append(prefix, i)
+		case r.typ == TypeMessage:
+			lastAssistantOrModel = i
+		}
+	}
+	for _, i := range lastOf {
+		prefix = append(prefix, i)
+	}
+	if lastAssistantOrModel >= 0 {
+		prefix = append(prefix, lastAssistantOrModel)
+	}
+	slices.Sort(prefix)
+	s.cutID = recs[path[start]].parentID
+	keep := make([]int, 0, len(prefix)+len(recs)-first)
+	for _, i := range prefix {
+		if int(i) < first {
+			keep = append(keep, int(i))
+			s.prefixIDs = append(s.prefixIDs, recs[i].id)
+		}
+	}
+	for i := first; i < len(recs); i++ {
+		keep = append(keep, i)
+	}
+	s.stats.Engaged = len(keep) < len(recs)
+	return keep
+}
+
+// decodeRecords reads the kept lines back and decodes them in full.
+func (s *Store) decodeRecords(f *os.File, recs []record, keep []int) error {
+	s.entries = make([]*Entry, 0, len(keep))
+	s.byID = make(map[string]*Entry, len(keep))
+	var buf []byte
+	for _, i := range keep {
+		r := &recs[i]
+		if cap(buf) < int(r.size) {
+			buf = make([]byte, r.size)
+		}
+		line := buf[:r.size]
+		if _, err := f.ReadAt(line, r.off); err != nil {
+			return fmt.Errorf("%s: line %d: %w", s.path, r.line, err)
+		}
+		e := &Entry{
+			Type: r.typ, ID: r.id, ParentID: r.parentID,
+			raw: append([]byte(nil), line...), line: int(r.line),
+		}
+		if err := s.decodeEntry(e, r.kept); err != nil {
+			s.undecodable++
+			if len(s.badLines) < maxBadLines {
+				s.badLines = append(s.badLines, BadLine{Line: int(r.line), Reason: "kept as an opaque entry: " + err.Error()})
+			}
+		}
+		s.entries = append(s.entries, e)
+		s.byID[e.ID] = e
+	}
+	s.stats.Retained = len(s.entries)
+	if len(s.entries) > 0 {
+		s.leaf = s.entries[len(s.entries)-1].ID
+	}
+	for _, id := range s.prefixIDs {
+		s.prefix = append(s.prefix, s.byID[id])
+	}
+	s.prefixIDs = nil
+	return nil
+}

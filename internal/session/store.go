@@ -1,0 +1,204 @@
+package session
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/xdev/xdev/internal/ai"
+)
+
+// Store is an open session: its header, title and the entries in memory.
+// Its methods are safe for concurrent use.
+type Store struct {
+	mu sync.Mutex
+
+	path       string
+	opts       OpenOptions
+	slot       TitleSlot
+	hasSlot    bool
+	header     Header
+	headerLine int
+	version    int
+
+	entries []*Entry // in file order
+	byID    map[string]*Entry
+	leaf    string
+
+	// Windowing: the walk from any kept entry toward the root stops at cutID,
+	// the first dropped ancestor; prefix are the settings entries on the path
+	// before it, which still apply.
+	cutID     string
+	prefix    []*Entry
+	prefixIDs []string
+
+	malformed   int
+	undecodable int
+	badLines    []BadLine
+	tornTail    bool
+	stats       WindowStats
+	size        int64 // the file size when last read or written by us
+
+	w           *writer // nil until the first write
+	memoryOnly  bool    // no file yet: see New and EnsureOnDisk
+	autoPersist bool    // materialize on the first assistant message
+	sync        SyncMode
+}
+
+// Path returns the file the store reads and appends to.
+func (s *Store) Path() string { return s.path }
+
+// Header returns the session header.
+func (s *Store) Header() Header {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.header
+}
+
+// ID returns the session id from the header.
+func (s *Store) ID() string { return s.Header().ID }
+
+// Version returns the format version of the file as written on disk.
+func (s *Store) Version() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version
+}
+
+// Title returns the current title and its source. The slot is
+// authoritative, as in omp; without a slot the header's title is used.
+func (s *Store) Title() (string, TitleSource) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.titleLocked()
+}
+
+func (s *Store) titleLocked() (string, TitleSource) {
+	if s.hasSlot {
+		return s.slot.Title, s.slot.Source
+	}
+	src, _ := ParseTitleSource(s.header.TitleSource)
+	return s.header.Title, src
+}
+
+// Slot returns the decoded title slot and whether the file has one.
+func (s *Store) Slot() (TitleSlot, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.slot, s.hasSlot
+}
+
+// LeafID returns the id of the current leaf: the last entry in the file
+// unless the store was re-pointed since.
+func (s *Store) LeafID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.leaf
+}
+
+// Entries returns the entries in memory, in file order.
+func (s *Store) Entries() []*Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*Entry(nil), s.entries...)
+}
+
+// Entry returns the entry with the given id, if it is in memory.
+func (s *Store) Entry(id string) (*Entry, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.byID[id]
+	return e, ok
+}
+
+// Malformed returns how many lines were skipped as unreadable.
+func (s *Store) Malformed() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.malformed
+}
+
+// BadLines describes the skipped lines (at most the first 100) and the
+// entries kept opaque because their body could not be decoded.
+func (s *Store) BadLines() []BadLine {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]BadLine(nil), s.badLines...)
+}
+
+// TornTail reports whether the file's last line lacked its newline when read.
+func (s *Store) TornTail() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tornTail
+}
+
+// WindowStats reports how much of the file Open kept in memory.
+func (s *Store) WindowStats() WindowStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+// decodeEntry fills in the timestamp and body of e from its raw line. kept
+// is the resolved firstKeptEntryId of a compaction (v1 files name the kept
+// entry by index).
+func (s *Store) decodeEntry(e *Entry, kept string) error {
+	var p fastjson.Parser
+	if v, err := p.ParseBytes(e.raw); err == nil {
+		e.Timestamp = string(v.GetStringBytes("timestamp"))
+	}
+	body, err := decodeBody(e.Type, e.raw)
+	if err != nil {
+		return fmt.Errorf("%s entry: %w", e.Type, err)
+	}
+	e.Body = body
+	switch b := body.(type) {
+	case *Compaction:
+		if b.FirstKeptEntryID == nil && kept != "" {
+			b.FirstKeptEntryID = &kept
+		}
+	case *Message:
+		if s.version < 3 && b.Message.Role == ai.RoleHookMessage {
+			// v2 → v3 renames hookMessage to custom.
+			raw, err := ai.ReplaceMember(b.Message.Raw(), "role", []byte(`"custom"`))
+			if err != nil {
+				return err
+			}
+			var m ai.Message
+			if err := m.UnmarshalJSON(raw); err != nil {
+				return err
+			}
+			b.Message = m
+		}
+	}
+	return nil
+}
+
+// pathTo returns the entries from the root to id, in order. The walk stops
+// at a dangling parent or a repeated id; when it stops at the window's cut,
+// the settings entries kept from before the window come first.
+func (s *Store) pathTo(id string) []*Entry {
+	var path []*Entry
+	seen := make(map[string]bool)
+	e := s.byID[id]
+	for e != nil && !seen[e.ID] {
+		seen[e.ID] = true
+		path = append(path, e)
+		if e.ParentID == "" {
+			break
+		}
+		next := s.byID[e.ParentID]
+		if next == nil && e.ParentID == s.cutID {
+			for i := len(s.prefix) - 1; i >= 0; i-- {
+				path = append(path, s.prefix[i])
+			}
+		}
+		e = next
+	}
+	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+		path[i], path[j] = path[j], path[i]
+	}
+	return path
+}

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs the real omp 18.2.3 and Bun from npm into ./node_modules (about
+# 1.5 GB, git-ignored). Idempotent: a complete install is reused.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here"
+stamp=node_modules/.xdev-installed
+if [ -f "$stamp" ] && cmp -s "$stamp" package-lock.json && [ -x node_modules/@oven/bun-linux-x64/bin/bun ]; then
+  exit 0
+fi
+# --ignore-scripts: Bun ships its binary inside the package, and omp's
+# postinstall steps would try to download more.
+npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+cp package-lock.json "$stamp"
