@@ -90,7 +90,7 @@ type Message struct {
 	Timestamp int64 `json:"timestamp"`
 
 	ErrorMessage  string `json:"errorMessage,omitempty"`
-	RetryRecovery bool   `json:"retryRecovery,omitempty"`
+	RetryRecovery bool   `json:"retryRecovery,omitzero"`
 
 	raw jsontext.Value // the bytes this message was decoded from; nil when built in Go
 }

@@ -167,11 +167,11 @@ type TTSRInjection struct {
 
 // SessionInit is the first entry of a subagent transcript.
 type SessionInit struct {
-	SystemPrompt string         `json:"systemPrompt"`
-	Task         string         `json:"task"`
-	Tools        []string       `json:"tools"`
-	Agent        string         `json:"agent,omitempty"`
-	ModelRole    string         `json:"modelRole,omitempty"`
+	SystemPrompt string   `json:"systemPrompt"`
+	Task         string   `json:"task"`
+	Tools        []string `json:"tools"`
+	Agent        string   `json:"agent,omitempty"`
+	ModelRole    string   `json:"modelRole,omitempty"`
 }
 
 // ModeChange records a mode switch ("none" leaves a mode).

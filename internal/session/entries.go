@@ -140,12 +140,12 @@ func MarshalTitleSlot(title string, source TitleSource, updatedAt string) ([]byt
 func ParseTitleSlotSource(line []byte) (slot TitleSlot, ok bool) {
 	line = bytes.TrimRight(line, "\r\n")
 	var w struct {
-		Type      string          `json:"type"`
-		V         jsontext.Value  `json:"v"`
-		Title     *string         `json:"title"`
-		Source    *jsontext.Value `json:"source"`
-		UpdatedAt *string         `json:"updatedAt"`
-		Pad       *string         `json:"pad"`
+		Type      string         `json:"type"`
+		V         jsontext.Value `json:"v"`
+		Title     *string        `json:"title"`
+		Source    jsontext.Value `json:"source"`
+		UpdatedAt *string        `json:"updatedAt"`
+		Pad       *string        `json:"pad"`
 	}
 	if json.Unmarshal(line, &w, ai.DecodeOptions) != nil || w.Type != "title" || w.Title == nil {
 		return TitleSlot{}, false
@@ -157,7 +157,7 @@ func ParseTitleSlotSource(line []byte) (slot TitleSlot, ok bool) {
 	srcOK := true
 	if w.Source != nil {
 		var s string
-		if json.Unmarshal(*w.Source, &s) != nil {
+		if w.Source.Kind() != '"' || json.Unmarshal(w.Source, &s) != nil {
 			return TitleSlot{}, false
 		}
 		if slot.Source, srcOK = ParseTitleSource(s); !srcOK {

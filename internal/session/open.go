@@ -104,6 +104,9 @@ func (s *Store) scanFile(f io.Reader) ([]record, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: line %d: %w", s.path, lr.lineNum+1, err)
 		}
+		if !l.eol {
+			s.tornTail = true
+		}
 		if !l.tooLong && blank(l.data) {
 			continue
 		}
@@ -158,9 +161,6 @@ func (s *Store) scanFile(f io.Reader) ([]record, error) {
 			off: l.off, size: int32(len(l.data)), line: int32(l.num),
 			typ: env.typ, id: env.id, parentID: env.parentID, kept: env.firstKept,
 		})
-		if !l.eol {
-			s.tornTail = true
-		}
 	}
 	if !headerSeen {
 		return nil, fmt.Errorf("%s: %w", s.path, ErrNoHeader)

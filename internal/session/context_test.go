@@ -1,0 +1,110 @@
+package session
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// TestBuildContextGolden rebuilds the context of every hand-made file in
+// testdata/context and compares it with a golden file. The same files are
+// checked against real omp by the interop suite, so the goldens are omp's
+// answers too.
+func TestBuildContextGolden(t *testing.T) {
+	files, _ := filepath.Glob("testdata/context/*.jsonl")
+	if len(files) == 0 {
+		t.Fatal("no testdata")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			sum := fileSum(t, f)
+			for _, full := range []bool{false, true} {
+				s, err := Open(f, &OpenOptions{Full: full})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx := s.BuildContext()
+				title, src := s.Title()
+				got, err := json.Marshal(struct {
+					LeafID        string `json:"leafId"`
+					Title         string `json:"title"`
+					TitleSource   string `json:"titleSource"`
+					Model         string `json:"model"`
+					ThinkingLevel string `json:"thinkingLevel"`
+					Malformed     int    `json:"malformed"`
+					Messages      any    `json:"messages"`
+				}{ctx.LeafID, title, src.String(), ctx.Model(), ctx.ThinkingLevel, s.Malformed(), ctx.Messages},
+					jsontext.Multiline(true), jsontext.WithIndent("  "))
+				if err != nil {
+					t.Fatal(err)
+				}
+				golden(t, strings.TrimSuffix(f, ".jsonl")+".golden.json", append(got, '\n'))
+			}
+			unchanged(t, f, sum)
+		})
+	}
+}
+
+func TestBuildContextCases(t *testing.T) {
+	tests := []struct {
+		file      string
+		roles     string // roles of the context messages, space-separated
+		leaf      string
+		malformed int
+	}{
+		{"basic.jsonl", "user assistant toolResult assistant", "a0000009", 0},
+		{"compaction.jsonl", "compactionSummary user assistant user assistant", "b0000007", 0},
+		{"reset-after-compaction.jsonl", "user assistant", "c0000008", 0},
+		{"compaction-after-reset.jsonl", "compactionSummary user assistant user assistant user", "d0000007", 0},
+		{"branches.jsonl", "user assistant user assistant", "e0000008", 0},
+		{"custom-and-failures.jsonl", "user assistant custom custom user assistant", "f000000a", 0},
+		{"dangling-parent.jsonl", "user assistant", "g0000003", 0},
+		{"malformed.jsonl", "user assistant", "h0000003", 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			s, err := Open(filepath.Join("testdata/context", tt.file), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := s.BuildContext()
+			var roles []string
+			for _, m := range ctx.Messages {
+				roles = append(roles, string(m.Role))
+			}
+			if got := strings.Join(roles, " "); got != tt.roles {
+				t.Errorf("roles = %q, want %q", got, tt.roles)
+			}
+			if ctx.LeafID != tt.leaf {
+				t.Errorf("leaf = %s, want %s", ctx.LeafID, tt.leaf)
+			}
+			if s.Malformed() != tt.malformed {
+				t.Errorf("malformed = %d, want %d (%v)", s.Malformed(), tt.malformed, s.BadLines())
+			}
+		})
+	}
+}
+
+// TestDanglingToolCallStripped checks the rewritten turn: the unpaired
+// tool call, the redacted thinking and the signature are gone, and the
+// rest of the message keeps its bytes.
+func TestDanglingToolCallStripped(t *testing.T) {
+	s, err := Open("testdata/context/custom-and-failures.jsonl", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := s.BuildContext()
+	last := ctx.Messages[len(ctx.Messages)-1]
+	raw := string(last.Raw())
+	for _, gone := range []string{"call_10", "redactedThinking", "thinkingSignature"} {
+		if strings.Contains(raw, gone) {
+			t.Errorf("%s survived: %s", gone, raw)
+		}
+	}
+	if !strings.Contains(raw, `"api":"anthropic-messages"`) {
+		t.Errorf("other members lost: %s", raw)
+	}
+}

@@ -1,0 +1,5 @@
+package session
+
+import "syscall"
+
+func syscallUmask(m int) int { return syscall.Umask(m) }

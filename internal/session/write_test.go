@@ -1,0 +1,291 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/xdev/xdev/internal/ai"
+)
+
+func newSession(t *testing.T) (*Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "sessions", "-proj", "s.jsonl")
+	s, err := Create(path, NewOptions{Cwd: "/proj"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, path
+}
+
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		t.Fatalf("%s does not end in a newline", path)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+func TestCreateLayoutAndPermissions(t *testing.T) {
+	old := syscallUmask(0o000)
+	defer syscallUmask(old)
+	s, path := newSession(t)
+	lines := readLines(t, path)
+	if len(lines) != 2 || len(lines[0])+1 != TitleSlotWidth {
+		t.Fatalf("new file = %q", lines)
+	}
+	if !strings.HasPrefix(lines[1], `{"type":"session","version":3,"id":"`+s.ID()+`","timestamp":"`) {
+		t.Errorf("header = %s", lines[1])
+	}
+	for p, want := range map[string]os.FileMode{path: 0o600, filepath.Dir(path): 0o700} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s mode = %v, want %v", p, fi.Mode().Perm(), want)
+		}
+	}
+	// Never overwrite an existing file.
+	if _, err := Create(path, NewOptions{Cwd: "/proj"}); !errors.Is(err, os.ErrExist) {
+		t.Errorf("Create over an existing file: err = %v", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+		t.Errorf("leftover files: %v", entries)
+	}
+}
+
+func TestAppendAndReopen(t *testing.T) {
+	s, path := newSession(t)
+	u, err := s.AppendMessage(ai.Message{Role: ai.RoleUser, Content: ai.TextContent("hi <there> & you"), Timestamp: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.AppendMessage(ai.Message{Role: ai.RoleAssistant, Content: ai.BlockContent(ai.Text("hello")),
+		Provider: "anthropic", Model: "m", Usage: &ai.Usage{Input: 1, Output: 2, TotalTokens: 3}, StopReason: ai.StopEnd, Timestamp: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ParentID != u.ID || s.LeafID() != a.ID {
+		t.Errorf("tree: %s→%s leaf %s", a.ParentID, u.ID, s.LeafID())
+	}
+	lines := readLines(t, path)
+	if len(lines) != 4 || !strings.Contains(lines[2], `"content":"hi <there> & you"`) {
+		t.Fatalf("lines = %q", lines)
+	}
+	if _, err := os.Stat(lockPath(path)); !os.IsNotExist(err) {
+		t.Errorf("lockfile left behind: %v", err)
+	}
+	r, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := r.BuildContext()
+	if len(ctx.Messages) != 2 || ctx.LeafID != a.ID || ctx.Model() != "anthropic/m" || ctx.Tokens != 3 {
+		t.Errorf("reopened context = %+v", ctx)
+	}
+}
+
+// TestAppendAfterTornTail: a crash left half a line without a newline; the
+// next append starts a new line instead of gluing onto it.
+func TestAppendAfterTornTail(t *testing.T) {
+	s, path := newSession(t)
+	if _, err := s.AppendMessage(ai.Message{Role: ai.RoleUser, Content: ai.TextContent("one"), Timestamp: 1}); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(`{"type":"message","id":"dead`)
+	f.Close()
+	if _, err := s.AppendMessage(ai.Message{Role: ai.RoleUser, Content: ai.TextContent("two"), Timestamp: 2}); err != nil {
+		t.Fatal(err)
+	}
+	lines := readLines(t, path)
+	if lines[len(lines)-2] != `{"type":"message","id":"dead` {
+		t.Errorf("torn line changed: %q", lines[len(lines)-2])
+	}
+	r, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Malformed() != 1 || len(r.BuildContext().Messages) != 2 {
+		t.Errorf("malformed %d, context %d messages", r.Malformed(), len(r.BuildContext().Messages))
+	}
+}
+
+// TestAppendWaitsForOmpLock: while another live process holds omp's
+// lockfile, appends wait; a lock of a dead process is broken.
+func TestAppendWaitsForOmpLock(t *testing.T) {
+	s, path := newSession(t)
+	old := LockTimeout
+	LockTimeout = 50 * 1e6
+	defer func() { LockTimeout = old }()
+	os.WriteFile(lockPath(path), []byte("1:0\n"), 0o600) // pid 1 is alive
+	if _, err := s.Append(&ResetBoundary{}); !errors.Is(err, ErrLocked) {
+		t.Fatalf("append under a live lock: err = %v", err)
+	}
+	if n := len(readLines(t, path)); n != 2 {
+		t.Errorf("file changed under the lock: %d lines", n)
+	}
+	os.WriteFile(lockPath(path), []byte("2147483646:0\n"), 0o600) // no such pid
+	if _, err := s.Append(&ResetBoundary{}); err != nil {
+		t.Fatalf("append after a stale lock: %v", err)
+	}
+}
+
+func TestConcurrentAppends(t *testing.T) {
+	s, path := newSession(t)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 25 {
+				if _, err := s.Append(&Custom{CustomType: "n", Data: []byte(`{"g":` + itoa(g) + `,"i":` + itoa(i) + `}`)}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	r, err := Open(path, &OpenOptions{Full: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Entries()) != 200 || r.Malformed() != 0 {
+		t.Errorf("entries %d malformed %d", len(r.Entries()), r.Malformed())
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestSetTitleInPlace(t *testing.T) {
+	s, path := newSession(t)
+	s.AppendMessage(ai.Message{Role: ai.RoleUser, Content: ai.TextContent("x"), Timestamp: 1})
+	before, _ := os.ReadFile(path)
+	if ok, err := s.SetTitle("  Fix\tthe build  ", TitleAuto); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	after, _ := os.ReadFile(path)
+	if !bytes.Equal(before[TitleSlotWidth:], after[TitleSlotWidth:len(before)]) {
+		t.Error("retitle moved bytes after the slot")
+	}
+	lines := readLines(t, path)
+	if !strings.Contains(lines[0], `"title":"Fix the build","source":"auto"`) || len(lines[0])+1 != TitleSlotWidth {
+		t.Errorf("slot = %s", lines[0])
+	}
+	if !strings.Contains(lines[len(lines)-1], `"type":"title_change"`) || !strings.Contains(lines[len(lines)-1], `"source":"auto"`) {
+		t.Errorf("no title_change: %s", lines[len(lines)-1])
+	}
+	if ok, _ := s.SetTitle("Mine", TitleManual); !ok {
+		t.Error("manual title refused")
+	}
+	if ok, _ := s.SetTitle("Robot", TitleAuto); ok {
+		t.Error("auto title replaced a manual one")
+	}
+	r, _ := Open(path, nil)
+	if title, src := r.Title(); title != "Mine" || src != TitleManual {
+		t.Errorf("reopened title %q %v", title, src)
+	}
+	if !strings.Contains(readLines(t, path)[0], `"source":"user"`) {
+		t.Error("manual is not written as user")
+	}
+}
+
+// TestSetTitleWithoutSlot: a file without a slot gets one through an
+// atomic rewrite that keeps every other byte.
+func TestSetTitleWithoutSlot(t *testing.T) {
+	body := testHeader + testUser("00000001", "", "x")
+	path := writeFile(t, t.TempDir(), "noslot.jsonl", body)
+	s, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetTitle("Titled", TitleManual); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(path)
+	if !bytes.HasPrefix(after[TitleSlotWidth:], []byte(body)) {
+		t.Errorf("rewrite lost bytes:\n%s", after)
+	}
+	fi, _ := os.Stat(path)
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", fi.Mode())
+	}
+}
+
+func TestBranchMarker(t *testing.T) {
+	s, path := newSession(t)
+	u1, _ := s.AppendMessage(ai.Message{Role: ai.RoleUser, Content: ai.TextContent("a"), Timestamp: 1})
+	s.AppendMessage(ai.Message{Role: ai.RoleUser, Content: ai.TextContent("b"), Timestamp: 2})
+	m, err := s.Branch(u1.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := readLines(t, path)
+	last := lines[len(lines)-1]
+	want := `{"type":"custom","customType":"branch","data":{"to":"` + u1.ID + `"},"id":"` + m.ID + `","parentId":"` + u1.ID + `"`
+	if !strings.HasPrefix(last, want) {
+		t.Errorf("marker = %s\nwant prefix %s", last, want)
+	}
+	r, _ := Open(path, nil)
+	if msgs := r.BuildContext().Messages; len(msgs) != 1 || msgs[0].Text() != "a" {
+		t.Errorf("context after branch = %v", msgs)
+	}
+	if _, err := s.Branch("nope"); err == nil {
+		t.Error("branch to a missing entry accepted")
+	}
+}
+
+func TestAppendJSON(t *testing.T) {
+	s, _ := newSession(t)
+	e, err := s.AppendJSON([]byte(`{"type":"message","message":{"role":"user","content":"x","timestamp":1},"extra":{"keep":true}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(e.Raw()), `"extra":{"keep":true}`) || e.ParentID != "" || len(e.ID) != 8 {
+		t.Errorf("entry = %s", e.Raw())
+	}
+	for _, bad := range []string{`[]`, `{"id":"x"}`, `{"type":"session"}`, `{"type":"message","parentId":"missing"}`,
+		`{"type":"message","id":"` + e.ID + `"}`, `{"type":"message","message":{"content":"no role"}}`, `{"type":"label","timestamp":"yesterday"}`} {
+		if _, err := s.AppendJSON([]byte(bad)); err == nil {
+			t.Errorf("AppendJSON(%s) accepted", bad)
+		}
+	}
+}
+
+func TestLazyPersistence(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "lazy.jsonl")
+	s, err := New(path, NewOptions{Cwd: "/p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.EnableAutoPersist()
+	s.Append(&ModelChange{Model: "a/b"})
+	s.AppendMessage(ai.Message{Role: ai.RoleUser, Content: ai.TextContent("q"), Timestamp: 1})
+	s.SetTitle("Draft", TitleManual)
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatal("file written before the first assistant message")
+	}
+	if _, err := s.AppendMessage(ai.Message{Role: ai.RoleAssistant, Content: ai.BlockContent(ai.Text("a")), StopReason: ai.StopEnd, Timestamp: 2}); err != nil {
+		t.Fatal(err)
+	}
+	lines := readLines(t, path)
+	if len(lines) != 6 || !strings.Contains(lines[0], `"title":"Draft","source":"user"`) {
+		t.Fatalf("materialized file = %q", lines)
+	}
+	s.AppendMessage(ai.Message{Role: ai.RoleUser, Content: ai.TextContent("more"), Timestamp: 3})
+	if n := len(readLines(t, path)); n != 7 {
+		t.Errorf("append after materializing: %d lines", n)
+	}
+}
