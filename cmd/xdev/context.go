@@ -58,7 +58,7 @@ func runContext(e *env, args []string) error {
 		out.Messages = []ai.Message{}
 	}
 	if *asJSON {
-		return json.MarshalWrite(e.stdout, out, jsontext.Multiline(true), jsontext.WithIndent("  "))
+		return json.MarshalWrite(e.stdout, out, jsontext.Multiline(true), jsontext.WithIndent("  "), jsontext.AllowInvalidUTF8(true))
 	}
 	fmt.Fprintf(e.stdout, "%s (%s)  model %s  thinking %s  ~%d tokens\n\n", orNone(title), src, orNone(out.Model), out.ThinkingLevel, out.Tokens)
 	for _, m := range ctx.Messages {

@@ -307,18 +307,25 @@ type customWire struct {
 }
 
 // synthesize encodes one of the wire structs above into a Message that
-// remembers those exact bytes.
+// remembers those exact bytes. Invalid UTF-8 copied from a damaged file
+// becomes U+FFFD, as it does when JavaScript decodes the file.
 func synthesize(v any) ai.Message {
-	b, err := json.Marshal(v)
+	b, err := json.Marshal(v, jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
 	var m ai.Message
 	if err == nil {
 		err = m.UnmarshalJSON(b)
 	}
 	if err != nil {
-		panic("session: synthesizing a message: " + err.Error()) // our own structs always encode
+		// Only raw values taken from the file can fail to encode; keep the
+		// role so the turn structure survives.
+		m = ai.Message{Role: v.(interface{ role() ai.Role }).role()}
 	}
 	return m
 }
+
+func (w compactionSummaryWire) role() ai.Role { return w.Role }
+func (w branchSummaryWire) role() ai.Role     { return w.Role }
+func (w customWire) role() ai.Role            { return w.Role }
 
 // customMessageFromEntry builds the "custom" message omp derives from a
 // custom_message entry, normalizing it as omp's normalizeCustomMessagePayload.

@@ -15,6 +15,7 @@ type envelope struct {
 	parentID  string
 	firstKept string // compaction: firstKeptEntryId
 	keptIndex int    // v1 compaction: firstKeptEntryIndex, or -1
+	assistant bool   // a message entry whose role is assistant
 }
 
 var errNotObject = errors.New("line is not a JSON object")
@@ -64,6 +65,11 @@ func (s *scanner) scan(line []byte) (envelope, error) {
 	}
 	if p := v.Get("parentId"); p != nil && p.Type() == fastjson.TypeString {
 		env.parentID = string(p.GetStringBytes())
+	}
+	if env.typ == TypeMessage {
+		if r := v.Get("message", "role"); r != nil && r.Type() == fastjson.TypeString {
+			env.assistant = string(r.GetStringBytes()) == "assistant"
+		}
 	}
 	if env.typ == TypeCompaction {
 		if k := v.Get("firstKeptEntryId"); k != nil && k.Type() == fastjson.TypeString {

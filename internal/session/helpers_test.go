@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -65,3 +66,5 @@ func golden(t *testing.T, path string, got []byte) {
 		t.Errorf("%s differs from the golden file; got:\n%s", path, got)
 	}
 }
+
+var fixedTime = time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)

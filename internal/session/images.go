@@ -93,3 +93,34 @@ func withImageData(b ai.Block, data string) (ai.Block, error) {
 	err = nb.UnmarshalJSON(nraw)
 	return nb, err
 }
+
+// externalizeImages moves image data of ImageBlobThreshold or more base64
+// characters into the blob store, leaving its reference in the block, as
+// omp does on every write. Only image blocks are touched: a reference in a
+// text field would reach the model verbatim.
+func (s *Store) externalizeImages(m ai.Message) (ai.Message, error) {
+	blobs := s.blobStore()
+	if blobs == nil || m.Content.IsString {
+		return m, nil
+	}
+	var blocks []ai.Block
+	for i, b := range m.Content.Blocks {
+		if b.Type != ai.BlockImage || len(b.Data) < ImageBlobThreshold || IsBlobRef(b.Data) {
+			continue
+		}
+		ref, err := blobs.PutImage(b.Data)
+		if err != nil {
+			return m, err
+		}
+		if blocks == nil {
+			blocks = append([]ai.Block(nil), m.Content.Blocks...)
+		}
+		if blocks[i], err = withImageData(b, ref); err != nil {
+			return m, err
+		}
+	}
+	if blocks == nil {
+		return m, nil
+	}
+	return m.WithContent(ai.BlockContent(blocks...))
+}

@@ -48,6 +48,9 @@ type record struct {
 	id       string
 	parentID string
 	kept     string // compaction: firstKeptEntryId (resolved for v1)
+	// assistant marks assistant messages: before an explicit model change,
+	// the latest one names the model.
+	assistant bool
 }
 
 // Open reads the session file at path. It never writes to the file.
@@ -160,6 +163,7 @@ func (s *Store) scanFile(f io.Reader) ([]record, error) {
 		recs = append(recs, record{
 			off: l.off, size: int32(len(l.data)), line: int32(l.num),
 			typ: env.typ, id: env.id, parentID: env.parentID, kept: env.firstKept,
+			assistant: env.assistant,
 		})
 	}
 	if !headerSeen {
@@ -252,7 +256,7 @@ func (s *Store) chooseWindow(recs []record) []int {
 	// The latest settings on the path before the window still apply.
 	var prefix []int32
 	lastOf := map[string]int32{}
-	lastAssistantOrModel := int32(-1)
+	lastAssistant := int32(-1)
 	for _, i := range path[:start] {
 		r := &recs[i]
 		switch {
@@ -264,23 +268,33 @@ func (s *Store) chooseWindow(recs []record) []int {
 			prefix = append(prefix, i)
 		case r.typ == TypeTTSRInjection:
 			prefix = append(prefix, i)
-		case r.typ == TypeMessage:
-			lastAssistantOrModel = i
+		case r.assistant:
+			lastAssistant = i
 		}
 	}
 	for _, i := range lastOf {
 		prefix = append(prefix, i)
 	}
-	if lastAssistantOrModel >= 0 {
-		prefix = append(prefix, lastAssistantOrModel)
+	if lastAssistant >= 0 {
+		prefix = append(prefix, lastAssistant)
 	}
-	slices.Sort(prefix)
-	s.cutID = recs[path[start]].parentID
-	keep := make([]int, 0, len(prefix)+len(recs)-first)
+	pos := make(map[int32]int, start)
+	for p, i := range path[:start] {
+		pos[i] = p
+	}
+	slices.SortFunc(prefix, func(a, b int32) int { return pos[a] - pos[b] })
+	// prefix is in path order. Entries before the window in the file are
+	// kept only for it; entries inside the window may be in it too.
+	s.windowRoot = recs[path[start]].id
+	s.prefixAt = prefix
+	inPrefix := make(map[int32]bool, len(prefix))
 	for _, i := range prefix {
-		if int(i) < first {
-			keep = append(keep, int(i))
-			s.prefixIDs = append(s.prefixIDs, recs[i].id)
+		inPrefix[i] = true
+	}
+	keep := make([]int, 0, len(prefix)+len(recs)-first)
+	for i := range first {
+		if inPrefix[int32(i)] {
+			keep = append(keep, i)
 		}
 	}
 	for i := first; i < len(recs); i++ {
@@ -295,6 +309,15 @@ func (s *Store) decodeRecords(f *os.File, recs []record, keep []int) error {
 	s.entries = make([]*Entry, 0, len(keep))
 	s.byID = make(map[string]*Entry, len(keep))
 	var buf []byte
+	first := 0 // the window's first record; records before it are prefix
+	if s.windowRoot != "" {
+		for _, i := range keep {
+			if recs[i].id == s.windowRoot {
+				first = i
+			}
+		}
+	}
+	byRec := make(map[int]*Entry, len(s.prefixAt))
 	for _, i := range keep {
 		r := &recs[i]
 		if cap(buf) < int(r.size) {
@@ -315,15 +338,23 @@ func (s *Store) decodeRecords(f *os.File, recs []record, keep []int) error {
 			}
 		}
 		s.entries = append(s.entries, e)
+		byRec[i] = e
+		if i < first {
+			// Settings from before the window are reached only through the
+			// window's root, never by id.
+			continue
+		}
 		s.byID[e.ID] = e
+	}
+	for _, i := range s.prefixAt {
+		if e := byRec[int(i)]; e != nil {
+			s.prefix = append(s.prefix, e)
+		}
 	}
 	s.stats.Retained = len(s.entries)
 	if len(s.entries) > 0 {
 		s.leaf = s.entries[len(s.entries)-1].ID
 	}
-	for _, id := range s.prefixIDs {
-		s.prefix = append(s.prefix, s.byID[id])
-	}
-	s.prefixIDs = nil
+	s.prefixAt = nil
 	return nil
 }

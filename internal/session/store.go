@@ -26,12 +26,12 @@ type Store struct {
 	byID    map[string]*Entry
 	leaf    string
 
-	// Windowing: the walk from any kept entry toward the root stops at cutID,
-	// the first dropped ancestor; prefix are the settings entries on the path
-	// before it, which still apply.
-	cutID     string
-	prefix    []*Entry
-	prefixIDs []string
+	// Windowing: a walk toward the root that reaches windowRoot (the first
+	// entry of the window on the path) continues with prefix, the settings
+	// entries from further up the path, which still apply.
+	windowRoot string
+	prefix     []*Entry
+	prefixAt   []int32 // record indexes of prefix, while Open decodes
 
 	malformed   int
 	undecodable int
@@ -186,16 +186,16 @@ func (s *Store) pathTo(id string) []*Entry {
 	for e != nil && !seen[e.ID] {
 		seen[e.ID] = true
 		path = append(path, e)
-		if e.ParentID == "" {
-			break
-		}
-		next := s.byID[e.ParentID]
-		if next == nil && e.ParentID == s.cutID {
+		if e.ID == s.windowRoot {
 			for i := len(s.prefix) - 1; i >= 0; i-- {
 				path = append(path, s.prefix[i])
 			}
+			break
 		}
-		e = next
+		if e.ParentID == "" {
+			break
+		}
+		e = s.byID[e.ParentID]
 	}
 	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
 		path[i], path[j] = path[j], path[i]

@@ -165,6 +165,13 @@ func (s *Store) AppendMessage(m ai.Message) (*Entry, error) {
 }
 
 func (s *Store) appendBody(body Body, parentID string) (*Entry, error) {
+	if m, ok := body.(*Message); ok {
+		ext, err := s.externalizeImages(m.Message)
+		if err != nil {
+			return nil, err
+		}
+		body = &Message{Message: ext}
+	}
 	e := &Entry{Type: body.EntryType(), ID: s.freshID(), ParentID: parentID, Timestamp: Now(), Body: body}
 	raw, err := encodeEntry(e)
 	if err != nil {

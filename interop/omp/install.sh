@@ -10,5 +10,5 @@ if [ -f "$stamp" ] && cmp -s "$stamp" package-lock.json && [ -x node_modules/@ov
 fi
 # --ignore-scripts: Bun ships its binary inside the package, and omp's
 # postinstall steps would try to download more.
-npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+npm install --ignore-scripts --no-audit --no-fund --loglevel=error
 cp package-lock.json "$stamp"
