@@ -1,0 +1,93 @@
+// Package session reads and writes coding-agent session files in the
+// format omp (oh-my-pi) 18.2.3 writes, so that a session either program
+// wrote resumes in the other.
+//
+// # The file
+//
+// A session is one JSONL file: UTF-8, one JSON object per line, every line
+// ending in '\n'.
+//
+//	line 1    title slot   exactly 256 bytes including the '\n'
+//	line 2    header       {"type":"session","version":3,"id":…,"timestamp":…,"cwd":…}
+//	line 3+   entries      an append-only tree, one entry per line
+//
+// The title slot is a fixed-width line so that a retitle can overwrite it
+// in place without moving a byte of the rest of the file:
+//
+//	{"type":"title","v":1,"title":"Fix the build","source":"auto","updatedAt":"2026-11-29T20:34:52.605Z","pad":"      …"}
+//
+// Its fields come in that order; "source" is "auto" or "user" (a person's
+// choice, TitleManual in the API) or absent; "pad" is spaces that fill the
+// line to 256 bytes. A title too long to fit is cut one rune at a time,
+// measured on its escaped UTF-8 form. omp refuses to resume a file whose
+// line 1 is a slot it does not accept (a "manual" or "subagent" source, no
+// pad), so xdev reads those but never writes them. A file may also start
+// with its header; the slot is then simply absent.
+//
+// The header names the session (a UUIDv7 id), its creation time and
+// working directory, and optionally parentSession: the source's id for a
+// fork, the parent's file path for a subagent or a branched copy. A header
+// without "version" is format v1.
+//
+// # Entries
+//
+// Every entry has an envelope and a body:
+//
+//	{"type":"message","id":"1a2b3c4d","parentId":"0f0e0d0c","timestamp":"2026-11-29T20:34:53.001Z","message":{…}}
+//
+// id is 8 lowercase hex digits; parentId is the id of the entry it follows,
+// or null for a root ("" in memory); timestamps are ISO-8601 UTC with
+// milliseconds, except inside messages, where they are epoch milliseconds.
+// The parent links form a tree: going back and continuing from an earlier
+// entry starts a branch. The leaf, where the conversation continues, is the
+// last entry in the file; its path to the root is the active branch. To move
+// the leaf durably, xdev appends a branch marker,
+//
+//	{"type":"custom","customType":"branch","data":{"to":"<id>"},"id":…,"parentId":"<id>",…}
+//
+// whose parentId is the target, so omp, which knows no marker, resumes on
+// the same branch.
+//
+// Bodies are typed for every entry type omp writes (see the Type
+// constants and the Body implementations). An entry of any other type is a
+// node of the tree like any other and never reaches the model. A line that
+// is not a JSON object with a type and an id (a torn write, garbage) is
+// skipped and counted: partial history beats none.
+//
+// # What a model sees
+//
+// BuildContext walks the path from the leaf to the root and rebuilds the
+// messages exactly as omp's buildSessionContext does. The later of the last
+// compaction and the last reset_boundary on the path governs: after a
+// reset, only what follows it; after a compaction, a compactionSummary
+// message, the entries from its firstKeptEntryId up to it, and everything
+// after it. branch_summary and custom_message entries become messages;
+// tool calls without a result are stripped; aborted and errored turns are
+// dropped with their tool results. Images whose data lives in the blob
+// store (blob:sha256:<hex>, the sha256 of the decoded bytes, under
+// <dataDir>/blobs/) are resolved back to base64.
+//
+// # Reading
+//
+// Open never writes. It streams the file once reading only each line's
+// envelope, picks the window the next context build can read (from the
+// governing compaction's kept entry, or the latest reset, to the end of the
+// file, plus the few settings entries before it that still apply), and
+// decodes only those lines. Memory follows the window, not the file; a file
+// without any compaction or reset is kept whole. Older formats are migrated
+// in memory: v1 entries get ids derived from their position and are
+// chained in file order, v2's hookMessage role reads as custom.
+//
+// # Writing
+//
+// An append is one write(2) of one complete line on an O_APPEND descriptor,
+// under omp's lockfile (.<name>.jsonl.lock, created O_EXCL and holding
+// "<pid>:<ms>\n"), so an omp process on the same machine never races it.
+// A failed write is truncated back; a torn last line (no '\n') gets a
+// newline first, so the new entry never glues onto it. New files appear
+// atomically with their slot and header (a temp file linked into place,
+// never over an existing file); whole-file rewrites go to a temp file that
+// is synced and renamed. Files are 0600 and directories 0700. xdev never
+// re-encodes a line it did not write: copies emit the original bytes. New
+// lines are encoded as JavaScript's JSON.stringify would encode them.
+package session
