@@ -81,7 +81,7 @@ func (s *Store) buildContext(leafID string) Context {
 			}
 		case *Message:
 			if m := &b.Message; m.Role == ai.RoleAssistant && !explicitDefault {
-				ctx.Models["default"] = m.Provider + "/" + m.Model
+				ctx.Models["default"] = jsString(m.Provider) + "/" + jsString(m.Model)
 			}
 		case *Compaction:
 			compaction = i
@@ -368,4 +368,13 @@ func epochMillis(ts string) float64 {
 		return 0
 	}
 	return float64(t.UnixMilli())
+}
+
+// jsString renders a missing string the way a JavaScript template literal
+// renders undefined, which is what omp names a model it cannot tell.
+func jsString(s string) string {
+	if s == "" {
+		return "undefined"
+	}
+	return s
 }
