@@ -26,8 +26,11 @@ func FuzzParseTitleSlot(f *testing.F) {
 		if len(out) != TitleSlotWidth {
 			t.Fatalf("re-marshaled slot is %d bytes", len(out))
 		}
+		// The slot xdev writes is one omp accepts, and its title is the
+		// longest prefix (in runes) of the original that fits.
 		again, ok := ParseTitleSlotSource(out)
-		if !ok || !again.OmpAccepts || !strings.HasPrefix(CleanTitle(slot.Title), CleanTitle(again.Title)) && again.Title != "" && !strings.HasPrefix(slot.Title, "") {
+		valid := strings.ToValidUTF8(slot.Title, "\uFFFD")
+		if !ok || !again.OmpAccepts || !strings.HasPrefix(valid, again.Title) {
 			t.Fatalf("round trip: %+v -> %s", slot, out)
 		}
 	})
