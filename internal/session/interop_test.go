@@ -46,11 +46,7 @@ func TestInteropOmpToXdev(t *testing.T) {
 			}
 		}
 	}
-	slices.Sort(files)
-	sums := map[string][32]byte{}
-	for _, f := range files {
-		sums[f] = fileSum(t, f)
-	}
+	sums := sortedSums(t, files)
 	views := ompContexts(t, agent, files...)
 	blobs := NewBlobStore(filepath.Join(agent, "blobs"))
 	for _, f := range files {
@@ -136,11 +132,7 @@ func TestInteropXdevToOmp(t *testing.T) {
 		s.Close()
 		files = append(files, path)
 	}
-	slices.Sort(files)
-	sums := map[string][32]byte{}
-	for _, f := range files {
-		sums[f] = fileSum(t, f)
-	}
+	sums := sortedSums(t, files)
 	views := ompContexts(t, agent, files...)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
@@ -228,4 +220,15 @@ func mustOK(t *testing.T) func(bool, error) {
 			t.Fatalf("ok=%v err=%v", ok, err)
 		}
 	}
+}
+
+// sortedSums sorts files in place and returns the sha256 of each, so a test
+// can prove omp and xdev left them unchanged.
+func sortedSums(t *testing.T, files []string) map[string][32]byte {
+	slices.Sort(files)
+	sums := make(map[string][32]byte, len(files))
+	for _, f := range files {
+		sums[f] = fileSum(t, f)
+	}
+	return sums
 }

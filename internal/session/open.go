@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"slices"
+
+	"github.com/valyala/fastjson"
 )
 
 // ErrNoHeader is returned (wrapped, naming the file and line) when a file's
@@ -201,6 +203,9 @@ func (s *Store) chooseWindow(recs []record) []int {
 	if len(recs) == 0 {
 		return nil
 	}
+	if s.opts.Full {
+		return allRecords(len(recs))
+	}
 	byID := make(map[string]int32, len(recs))
 	for i := range recs {
 		byID[recs[i].id] = int32(i) // a duplicate id: the later entry wins, as in omp
@@ -218,16 +223,6 @@ func (s *Store) chooseWindow(recs []record) []int {
 	}
 	slices.Reverse(path)
 
-	all := func() []int {
-		keep := make([]int, len(recs))
-		for i := range keep {
-			keep[i] = i
-		}
-		return keep
-	}
-	if s.opts.Full {
-		return all()
-	}
 	// The governing boundary is the later of the last compaction and the
 	// last reset on the path (omp's rule); the window starts at its kept
 	// entry, or at the boundary itself.
@@ -250,7 +245,7 @@ func (s *Store) chooseWindow(recs []record) []int {
 		}
 	}
 	if start <= 0 {
-		return all()
+		return allRecords(len(recs))
 	}
 	first := int(path[start]) // the window's first entry in file order
 	// The latest settings on the path before the window still apply.
@@ -304,11 +299,21 @@ func (s *Store) chooseWindow(recs []record) []int {
 	return keep
 }
 
+// allRecords keeps every record: no window.
+func allRecords(n int) []int {
+	keep := make([]int, n)
+	for i := range keep {
+		keep[i] = i
+	}
+	return keep
+}
+
 // decodeRecords reads the kept lines back and decodes them in full.
 func (s *Store) decodeRecords(f *os.File, recs []record, keep []int) error {
 	s.entries = make([]*Entry, 0, len(keep))
 	s.byID = make(map[string]*Entry, len(keep))
 	var buf []byte
+	var parser fastjson.Parser
 	first := 0 // the window's first record; records before it are prefix
 	if s.windowRoot != "" {
 		for _, i := range keep {
@@ -331,7 +336,7 @@ func (s *Store) decodeRecords(f *os.File, recs []record, keep []int) error {
 			Type: r.typ, ID: r.id, ParentID: r.parentID,
 			raw: append([]byte(nil), line...), line: int(r.line),
 		}
-		if err := s.decodeEntry(e, r.kept); err != nil {
+		if err := s.decodeEntry(&parser, e, r.kept); err != nil {
 			s.undecodable++
 			if len(s.badLines) < maxBadLines {
 				s.badLines = append(s.badLines, BadLine{Line: int(r.line), Reason: "kept as an opaque entry: " + err.Error()})

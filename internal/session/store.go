@@ -141,11 +141,11 @@ func (s *Store) WindowStats() WindowStats {
 	return s.stats
 }
 
-// decodeEntry fills in the timestamp and body of e from its raw line. kept
-// is the resolved firstKeptEntryId of a compaction (v1 files name the kept
-// entry by index).
-func (s *Store) decodeEntry(e *Entry, kept string) error {
-	var p fastjson.Parser
+// decodeEntry fills in the timestamp and body of e from its raw line. p is
+// reused across entries so a load allocates one parser, not one per line.
+// kept is the resolved firstKeptEntryId of a compaction (v1 files name the
+// kept entry by index).
+func (s *Store) decodeEntry(p *fastjson.Parser, e *Entry, kept string) error {
 	if v, err := p.ParseBytes(e.raw); err == nil {
 		e.Timestamp = string(v.GetStringBytes("timestamp"))
 	}
