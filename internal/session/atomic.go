@@ -1,7 +1,9 @@
 package session
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -10,7 +12,16 @@ import (
 // directory, synced before it is renamed into place, so readers see either
 // nothing or the whole file. With exclusive set, an existing file at path is
 // never replaced: the rename becomes a hard link, which fails if path exists.
-func writeFileAtomic(path string, data []byte, exclusive bool) (err error) {
+func writeFileAtomic(path string, data []byte, exclusive bool) error {
+	return createAtomic(path, exclusive, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// createAtomic is writeFileAtomic for content too large to hold in memory:
+// fill writes it to the temp file, which becomes path only if fill succeeds.
+func createAtomic(path string, exclusive bool, fill func(w io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -26,7 +37,11 @@ func writeFileAtomic(path string, data []byte, exclusive bool) (err error) {
 		}
 	}()
 	// CreateTemp makes the file 0600 whatever the umask.
-	if _, err = tmp.Write(data); err != nil {
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	if err = fill(bw); err != nil {
+		return err
+	}
+	if err = bw.Flush(); err != nil {
 		return err
 	}
 	if err = tmp.Sync(); err != nil {

@@ -204,7 +204,7 @@ type Header struct {
 }
 
 // Raw returns the header line as read from disk (without newline), or nil.
-func (h *Header) Raw() []byte { return h.raw }
+func (h Header) Raw() []byte { return h.raw }
 
 // FormatVersion returns the header's version; a missing one means 1.
 func (h *Header) FormatVersion() int {

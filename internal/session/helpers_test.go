@@ -2,6 +2,7 @@ package session
 
 import (
 	"crypto/sha256"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -68,3 +69,5 @@ func golden(t *testing.T, path string, got []byte) {
 }
 
 var fixedTime = time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }

@@ -71,7 +71,7 @@ func Open(path string, opts *OpenOptions) (*Store, error) {
 	if opts == nil {
 		opts = &OpenOptions{}
 	}
-	f, err := os.Open(path)
+	f, err := openRead(path)
 	if err != nil {
 		return nil, err
 	}

@@ -1,9 +1,13 @@
 package session
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,6 +55,12 @@ func canonical(p string) string {
 // temp dir itself "-tmp"), anywhere else "--abs-path--". Only '/', '\' and
 // ':' are replaced; symlinks are resolved first.
 func Slug(cwd string) string {
+	slug, _ := slugScope(cwd)
+	return slug
+}
+
+// slugScope returns Slug(cwd) and which rule made it: "home", "tmp", "abs".
+func slugScope(cwd string) (slug, scope string) {
 	c := canonical(cwd)
 	repl := strings.NewReplacer("/", "-", "\\", "-", ":", "-")
 	within := func(root string) (string, bool) {
@@ -65,16 +75,56 @@ func Slug(cwd string) string {
 	}
 	if home, err := os.UserHomeDir(); err == nil {
 		if rel, ok := within(canonical(home)); ok {
-			return "-" + repl.Replace(rel)
+			return "-" + repl.Replace(rel), "home"
 		}
 	}
 	if rel, ok := within(canonical(os.TempDir())); ok {
 		if rel == "" {
-			return "-tmp"
+			return "-tmp", "tmp"
 		}
-		return "-tmp-" + repl.Replace(rel)
+		return "-tmp-" + repl.Replace(rel), "tmp"
 	}
-	return "--" + repl.Replace(strings.TrimLeft(c, "/\\")) + "--"
+	return absSlug(c), "abs"
+}
+
+// LegacySlugs returns the other names omp has given the sessions directory
+// of cwd, which it migrates (renames) when it next opens that project:
+// the absolute form "--abs-path--" of the cwd as given and as resolved, and
+// the hashed form "<home|tmp|abs>-<basename>-<sha256>" of omp 17.2.5-17.2.8.
+// List reads them too, without moving anything.
+func LegacySlugs(cwd string) []string {
+	abs, err := filepath.Abs(cwd)
+	if err != nil {
+		abs = filepath.Clean(cwd)
+	}
+	c := canonical(cwd)
+	slug, scope := slugScope(cwd)
+	var out []string
+	add := func(name string) {
+		if name != slug && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	add(absSlug(abs))
+	add(absSlug(c))
+	readable := strings.Trim(nonReadable.ReplaceAllString(filepath.Base(c), "-"), "-")
+	if len(readable) > 80 {
+		readable = readable[len(readable)-80:]
+	}
+	if readable == "" {
+		readable = "project"
+	}
+	sum := sha256.Sum256([]byte(strings.ReplaceAll(c, "\\", "/")))
+	add(scope + "-" + readable + "-" + hex.EncodeToString(sum[:]))
+	return out
+}
+
+var nonReadable = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
+
+// absSlug is omp's name for a directory outside home and the temp dir.
+func absSlug(abs string) string {
+	repl := strings.NewReplacer("/", "-", "\\", "-", ":", "-")
+	return "--" + repl.Replace(strings.TrimPrefix(strings.TrimPrefix(abs, "/"), "\\")) + "--"
 }
 
 // FileName returns omp's name for a session file created at t with id:

@@ -1,0 +1,151 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/xdev/xdev/internal/ai"
+)
+
+// HeadBytes is how much of a file List reads: enough for the 256-byte
+// title slot and a header, never the entries.
+const HeadBytes = 4096
+
+// head is what the first HeadBytes of a session file say about it.
+type head struct {
+	slot    TitleSlot
+	hasSlot bool
+	header  Header
+	// partial: the header line did not end within HeadBytes, so only the
+	// members that did are known.
+	partial bool
+}
+
+// readHead reads at most HeadBytes from the start of f and decodes the slot
+// and header the way Open does: blank lines are skipped, line 1 may be a
+// title slot, and the next line must be a session header.
+func readHead(f io.ReaderAt, path string) (head, error) {
+	buf := make([]byte, HeadBytes)
+	n, err := f.ReadAt(buf, 0)
+	if err != nil && err != io.EOF {
+		return head{}, err
+	}
+	return parseHead(buf[:n], n == HeadBytes, path)
+}
+
+func parseHead(buf []byte, truncated bool, path string) (head, error) {
+	var h head
+	num := 0
+	for len(buf) > 0 {
+		line, rest, complete := bytes.Cut(buf, []byte{'\n'})
+		buf = rest
+		num++
+		if !complete && truncated {
+			if h.header.ID == "" {
+				hd, err := parsePartialHeader(line)
+				if err != nil {
+					return head{}, fmt.Errorf("%s: line %d: %w (%v)", path, num, ErrNoHeader, err)
+				}
+				h.header, h.partial = hd, true
+				return h, nil
+			}
+		}
+		if blank(line) {
+			continue
+		}
+		if num == 1 {
+			if slot, ok := ParseTitleSlotSource(line); ok {
+				h.slot, h.hasSlot = slot, true
+				continue
+			}
+		}
+		hd, err := parseHeader(line)
+		if err != nil {
+			return head{}, fmt.Errorf("%s: line %d: %w (%v)", path, num, ErrNoHeader, err)
+		}
+		h.header = hd
+		return h, nil
+	}
+	return head{}, fmt.Errorf("%s: %w", path, ErrNoHeader)
+}
+
+// parsePartialHeader reads the members of a header line cut off by
+// HeadBytes (a very long cwd or title), keeping those that are complete.
+func parsePartialHeader(line []byte) (Header, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(line), ai.DecodeOptions)
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return Header{}, errNotHeader
+	}
+	var h Header
+	for {
+		tok, err := dec.ReadToken()
+		if err != nil || tok.Kind() != '"' {
+			break
+		}
+		name := tok.String() // tokens are voided by the next read
+		val, err := dec.ReadValue()
+		if err != nil {
+			break
+		}
+		var s string
+		if val.Kind() == '"' {
+			json.Unmarshal(val, &s, ai.DecodeOptions)
+		}
+		switch name {
+		case "type":
+			h.Type = s
+		case "id":
+			h.ID = s
+		case "timestamp":
+			h.Timestamp = s
+		case "cwd":
+			h.Cwd = s
+		case "parentSession":
+			h.ParentSession = s
+		case "title":
+			h.Title = s
+		case "titleSource":
+			h.TitleSource = s
+		case "version":
+			if val.Kind() == '0' {
+				fmt.Sscan(string(val), &h.Version)
+			}
+		}
+	}
+	if h.Type != "session" || h.ID == "" {
+		return Header{}, errors.New("header longer than the first 4 KiB, and its type and id are not within them")
+	}
+	return h, nil
+}
+
+// statHead opens path, stats it and reads its head, leaving it unchanged.
+func statHead(path string) (head, os.FileInfo, error) {
+	f, err := openRead(path)
+	if err != nil {
+		return head{}, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return head{}, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return head{}, fi, fmt.Errorf("%s: not a regular file", path)
+	}
+	h, err := readHead(f, path)
+	return h, fi, err
+}
+
+// openRead opens path for reading without blocking on a FIFO or device
+// that stands where a session file should be; the caller then refuses it
+// for not being a regular file. On regular files the flag changes nothing.
+func openRead(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}

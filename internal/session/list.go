@@ -1,0 +1,199 @@
+package session
+
+import (
+	"cmp"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// SessionInfo describes one session file as List sees it: from its slot
+// and header (the first HeadBytes) and its stat, never its entries.
+type SessionInfo struct {
+	Path          string
+	ID            string
+	Cwd           string
+	Title         string // the slot's title, else the header's
+	TitleSource   TitleSource
+	Created       time.Time // the header's timestamp
+	Modified      time.Time // the file's mtime
+	ParentSession string    // a fork's source id, or a branch's or subagent's parent file path
+	Size          int64
+	Version       int
+	// Subagent marks a subagent transcript: a file nested under its parent
+	// session's directory, or an older file whose slot says "subagent".
+	Subagent bool
+	// Err says why the file cannot be opened as a session (unreadable, not
+	// a session, a symlink); the other fields are then partial.
+	Err error
+}
+
+// ListOptions narrow List. The zero value lists every project's sessions
+// without subagents.
+type ListOptions struct {
+	// Cwd limits the listing to one project: its sessions directory and the
+	// older names omp gave that directory (see LegacySlugs).
+	Cwd string
+	// Subagents includes subagent transcripts.
+	Subagents bool
+}
+
+// List returns the sessions under dataDir, newest first (by modification
+// time, then creation time, then path, as omp orders them). It reads at most
+// HeadBytes of each file and never writes. Files it cannot read, or that are
+// not sessions, are listed with Err set rather than failing the listing; the
+// error is for the sessions directory itself. A missing directory lists
+// nothing.
+func List(dataDir string, opts *ListOptions) ([]SessionInfo, error) {
+	if opts == nil {
+		opts = &ListOptions{}
+	}
+	root := SessionsDir(dataDir)
+	var dirs []string
+	if opts.Cwd != "" {
+		for _, name := range append([]string{Slug(opts.Cwd)}, LegacySlugs(opts.Cwd)...) {
+			dirs = append(dirs, filepath.Join(root, name))
+		}
+	} else {
+		ents, err := os.ReadDir(root)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ents {
+			if e.IsDir() {
+				dirs = append(dirs, filepath.Join(root, e.Name()))
+			}
+		}
+	}
+	var cands []candidate
+	for _, d := range dirs {
+		cands = appendCandidates(cands, d, opts.Subagents)
+	}
+	infos := statAll(cands)
+	if !opts.Subagents {
+		infos = slices.DeleteFunc(infos, func(i SessionInfo) bool { return i.Subagent })
+	}
+	slices.SortFunc(infos, func(a, b SessionInfo) int {
+		return cmp.Or(b.Modified.Compare(a.Modified), b.Created.Compare(a.Created), strings.Compare(b.Path, a.Path))
+	})
+	return infos, nil
+}
+
+// candidate is a file List will read.
+type candidate struct {
+	path     string
+	subagent bool
+	symlink  bool
+	// irregular: a FIFO, socket or device, reported without being opened.
+	irregular bool
+}
+
+// appendCandidates adds the *.jsonl files of one project directory and,
+// with subagents, the transcripts nested in its session directories.
+// Symlinks are reported, never followed: a link could lead List out of the
+// data dir.
+func appendCandidates(cands []candidate, dir string, subagents bool) []candidate {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return cands
+	}
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		switch {
+		case e.Type()&fs.ModeSymlink != 0:
+			if strings.HasSuffix(e.Name(), ".jsonl") {
+				cands = append(cands, candidate{path: p, symlink: true})
+			}
+		case e.IsDir():
+			if subagents {
+				filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+					if err == nil && d.Type().IsRegular() && strings.HasSuffix(q, ".jsonl") {
+						cands = append(cands, candidate{path: q, subagent: true})
+					}
+					return nil
+				})
+			}
+		case strings.HasSuffix(e.Name(), ".jsonl"):
+			cands = append(cands, candidate{path: p, irregular: !e.Type().IsRegular()})
+		}
+	}
+	return cands
+}
+
+// statAll reads the heads of cands in parallel: with thousands of files the
+// cost is system calls, which overlap well.
+func statAll(cands []candidate) []SessionInfo {
+	infos := make([]SessionInfo, len(cands))
+	workers := min(len(cands), 4*runtime.GOMAXPROCS(0))
+	var next sync.Mutex
+	i := 0
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				next.Lock()
+				k := i
+				i++
+				next.Unlock()
+				if k >= len(cands) {
+					return
+				}
+				infos[k] = describe(cands[k])
+			}
+		})
+	}
+	wg.Wait()
+	return infos
+}
+
+// Stat describes the session file at path the way List does, reading only
+// its head.
+func Stat(path string) SessionInfo {
+	return describe(candidate{path: path})
+}
+
+func describe(c candidate) SessionInfo {
+	info := SessionInfo{Path: c.path, Subagent: c.subagent}
+	if c.symlink {
+		info.Err = errors.New(c.path + ": a symlink; not followed")
+		if fi, err := os.Lstat(c.path); err == nil {
+			info.Modified = fi.ModTime()
+		}
+		return info
+	}
+	if c.irregular {
+		info.Err = errors.New(c.path + ": not a regular file")
+		return info
+	}
+	h, fi, err := statHead(c.path)
+	if fi != nil {
+		info.Size, info.Modified = fi.Size(), fi.ModTime()
+	}
+	if err != nil {
+		info.Err = err
+		return info
+	}
+	hd := h.header
+	info.ID, info.Cwd, info.ParentSession = hd.ID, hd.Cwd, hd.ParentSession
+	info.Version = hd.FormatVersion()
+	info.Created, _ = ParseTime(hd.Timestamp)
+	if h.hasSlot {
+		info.Title, info.TitleSource = h.slot.Title, h.slot.Source
+	} else {
+		info.Title = hd.Title
+		info.TitleSource, _ = ParseTitleSource(hd.TitleSource)
+	}
+	if info.TitleSource == TitleSubagent {
+		info.Subagent = true
+	}
+	return info
+}

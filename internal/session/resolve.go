@@ -1,0 +1,115 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrNotFound is returned when no session matches.
+var ErrNotFound = errors.New("no session found")
+
+// AmbiguousError is returned by Resolve when an argument matches more than
+// one session.
+type AmbiguousError struct {
+	Arg     string
+	Matches []SessionInfo // newest first
+}
+
+func (e *AmbiguousError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%q matches %d sessions; give more of the id:", e.Arg, len(e.Matches))
+	for i, m := range e.Matches {
+		if i == 5 {
+			fmt.Fprintf(&b, "\n  … and %d more", len(e.Matches)-i)
+			break
+		}
+		fmt.Fprintf(&b, "\n  %s  %s", m.ID, m.Path)
+	}
+	return b.String()
+}
+
+// MostRecent returns the session --continue would pick for cwd: the most
+// recently modified session of that project that opens.
+func MostRecent(dataDir, cwd string) (SessionInfo, error) {
+	infos, err := List(dataDir, &ListOptions{Cwd: cwd})
+	if err != nil {
+		return SessionInfo{}, err
+	}
+	for _, i := range infos {
+		if i.Err == nil {
+			return i, nil
+		}
+	}
+	return SessionInfo{}, fmt.Errorf("%w for %s in %s", ErrNotFound, cwd, SessionsDir(dataDir))
+}
+
+// Resolve finds the session arg names, as --resume <arg> would: a path to a
+// session file, or a prefix (case-insensitive) of a session id, of a file
+// name, or of the id part of a file name. The project of cwd is searched
+// first, then every project. An exact id or file name wins over prefixes;
+// otherwise several matches are an *AmbiguousError.
+func Resolve(dataDir, cwd, arg string) (SessionInfo, error) {
+	if arg == "" {
+		return SessionInfo{}, errors.New("resolve: empty session argument")
+	}
+	if strings.ContainsRune(arg, filepath.Separator) || strings.HasSuffix(arg, ".jsonl") {
+		if _, err := os.Lstat(arg); err == nil {
+			abs, _ := filepath.Abs(arg)
+			info := Stat(abs)
+			return info, info.Err
+		}
+	}
+	scopes := []*ListOptions{{Cwd: cwd}, {}}
+	if cwd == "" {
+		scopes = scopes[1:]
+	}
+	for _, opts := range scopes {
+		infos, err := List(dataDir, opts)
+		if err != nil {
+			return SessionInfo{}, err
+		}
+		if m, err := pick(arg, infos); m != nil || err != nil {
+			if err != nil {
+				return SessionInfo{}, err
+			}
+			return *m, nil
+		}
+	}
+	return SessionInfo{}, fmt.Errorf("%w matching %q in %s", ErrNotFound, arg, SessionsDir(dataDir))
+}
+
+// pick applies omp's resume match to infos; nil, nil means no match.
+func pick(arg string, infos []SessionInfo) (*SessionInfo, error) {
+	a := strings.ToLower(arg)
+	var matches, exact []SessionInfo
+	for _, i := range infos {
+		if i.Err != nil {
+			continue
+		}
+		id := strings.ToLower(i.ID)
+		stem := strings.ToLower(strings.TrimSuffix(filepath.Base(i.Path), ".jsonl"))
+		fileID := stem
+		if k := strings.LastIndexByte(stem, '_'); k >= 0 {
+			fileID = stem[k+1:]
+		}
+		switch {
+		case id == a || stem == a || fileID == a:
+			exact = append(exact, i)
+			matches = append(matches, i)
+		case strings.HasPrefix(id, a) || strings.HasPrefix(stem, a) || strings.HasPrefix(fileID, a):
+			matches = append(matches, i)
+		}
+	}
+	switch {
+	case len(exact) == 1:
+		return &exact[0], nil
+	case len(matches) == 1:
+		return &matches[0], nil
+	case len(matches) > 1:
+		return nil, &AmbiguousError{Arg: arg, Matches: matches}
+	}
+	return nil, nil
+}
