@@ -60,8 +60,8 @@ func (b *BlobStore) Put(data []byte) (string, error) {
 	digest := hex.EncodeToString(sum[:])
 	ref := BlobRefPrefix + digest
 	path := filepath.Join(b.dir, digest)
-	if _, err := os.Stat(path); err == nil {
-		return ref, nil
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(data)) {
+		return ref, nil // already stored; a damaged copy is replaced below
 	}
 	if err := os.MkdirAll(b.dir, 0o700); err != nil {
 		return "", fmt.Errorf("blob store: %w", err)
@@ -72,13 +72,26 @@ func (b *BlobStore) Put(data []byte) (string, error) {
 	return ref, nil
 }
 
-// Get returns the bytes a reference names.
+// ErrBlobCorrupt is returned by Get when a blob's content no longer
+// matches its name.
+var ErrBlobCorrupt = errors.New("blob content does not match its sha256")
+
+// Get returns the bytes a reference names, after checking they still hash
+// to it.
 func (b *BlobStore) Get(ref string) ([]byte, error) {
 	digest, err := ParseBlobRef(ref)
 	if err != nil {
 		return nil, err
 	}
-	return os.ReadFile(filepath.Join(b.dir, digest))
+	path := filepath.Join(b.dir, digest)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != digest {
+		return nil, fmt.Errorf("%s: %w", path, ErrBlobCorrupt)
+	}
+	return data, nil
 }
 
 // PutImage stores base64 image data as omp does: the blob holds the decoded
