@@ -35,14 +35,28 @@ type writer struct {
 // (a torn tail left by a crash), a newline goes first, in the same write,
 // so the new entry is never glued onto the torn one. A failed write is
 // truncated back so no partial line remains. s.mu must be held.
-func (s *Store) appendLine(line []byte) error {
-	lock, err := acquireLock(s.path)
-	if err != nil {
+//
+// The lockfile is kept for LockLinger after the append (see holdLock), so
+// a burst of appends pays for one lockfile. While it is held no writer that
+// follows the protocol can touch the file, so the checks of the file's
+// identity and last byte are skipped when its size is still ours.
+func (s *Store) appendLine(line []byte) (err error) {
+	fresh := s.lease != nil && s.leaseFresh
+	if err := s.holdLock(); err != nil {
 		return err
 	}
-	defer lock.release()
-	if err := s.openWriter(); err != nil {
-		return err
+	defer func() {
+		if err != nil {
+			s.dropLock()
+		} else {
+			s.leaseFresh = true
+			s.releaseLater()
+		}
+	}()
+	if !fresh {
+		if err := s.openWriter(); err != nil {
+			return err
+		}
 	}
 	f := s.w.f
 	fi, err := f.Stat()
@@ -51,7 +65,7 @@ func (s *Store) appendLine(line []byte) error {
 	}
 	size := fi.Size()
 	buf := make([]byte, 0, len(line)+2)
-	if size > 0 {
+	if size > 0 && !(fresh && size == s.size) {
 		var last [1]byte
 		if _, err := f.ReadAt(last[:], size-1); err != nil && err != io.EOF {
 			return fmt.Errorf("%s: reading the last byte: %w", s.path, err)
@@ -119,6 +133,7 @@ func (s *Store) Sync() error {
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.dropLock()
 	if s.w == nil {
 		return nil
 	}

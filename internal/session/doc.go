@@ -69,12 +69,14 @@
 //
 // # Reading
 //
-// Open never writes. It streams the file once reading only each line's
-// envelope, picks the window the next context build can read (from the
-// governing compaction's kept entry, or the latest reset, to the end of the
-// file, plus the few settings entries before it that still apply), and
-// decodes only those lines. Memory follows the window, not the file; a file
-// without any compaction or reset is kept whole. Older formats are migrated
+// Open never writes. It reads the file once from the end, parsing only each
+// line's envelope: the last entry is the leaf, so reading backward walks
+// the leaf's path, and Open stops holding lines once it has passed the
+// window the next context build can read (from the governing compaction's
+// kept entry, or the latest reset, to the end of the file, plus the few
+// settings entries before it that still apply). It then decodes only those
+// lines. Memory follows the window, not the file; a file without any
+// compaction or reset on the leaf's path is kept whole. Older formats are migrated
 // in memory: v1 entries get ids derived from their position and are
 // chained in file order, v2's hookMessage role reads as custom.
 //

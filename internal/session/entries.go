@@ -240,3 +240,7 @@ func encodeHeader(h Header) ([]byte, error) {
 	h.Version = CurrentVersion
 	return json.Marshal(h)
 }
+
+// MarshalHeader encodes a header line (without newline) the way xdev
+// writes new sessions: omp's key order, "version":3.
+func MarshalHeader(h Header) ([]byte, error) { return encodeHeader(h) }

@@ -126,3 +126,8 @@ func decodeBody(typ string, line []byte) (Body, error) {
 	}
 	return b, nil
 }
+
+// MarshalEntry encodes e as one session line, without its newline, exactly
+// as Append writes it: omp's key order, no HTML escaping. Tools that write
+// session files in bulk (the benchmark corpus) use it.
+func MarshalEntry(e *Entry) ([]byte, error) { return encodeEntry(e) }

@@ -41,7 +41,7 @@ func ForkSession(src, dst, label string) (*Store, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("fork %s: not a regular file", src)
 	}
-	pre, err := readPreamble(f, src)
+	pre, err := readPreamble(f, src, 0)
 	if err != nil {
 		return nil, fmt.Errorf("fork: %w", err)
 	}
@@ -233,6 +233,7 @@ type preamble struct {
 	slot       TitleSlot
 	hasSlot    bool
 	header     Header
+	headerLine int
 	entriesOff int64
 }
 
@@ -245,9 +246,9 @@ func (p preamble) title() (string, TitleSource) {
 }
 
 // readPreamble reads the slot and header of f as Open does.
-func readPreamble(f io.Reader, path string) (preamble, error) {
+func readPreamble(f io.Reader, path string, maxLine int) (preamble, error) {
 	var p preamble
-	lr := newLineReader(f, 0, 0)
+	lr := newLineReader(f, 0, maxLine)
 	for {
 		l, err := lr.next()
 		if err == io.EOF {
@@ -257,7 +258,7 @@ func readPreamble(f io.Reader, path string) (preamble, error) {
 			return p, fmt.Errorf("%s: line %d: %w", path, lr.lineNum+1, err)
 		}
 		if l.tooLong {
-			return p, fmt.Errorf("%s: line %d: %w: line too long", path, l.num, ErrNoHeader)
+			return p, fmt.Errorf("%s: line %d: %w: line longer than %d bytes", path, l.num, ErrNoHeader, lr.max)
 		}
 		if blank(l.data) {
 			continue
@@ -272,7 +273,7 @@ func readPreamble(f io.Reader, path string) (preamble, error) {
 		if err != nil {
 			return p, fmt.Errorf("%s: line %d: %w (%v)", path, l.num, ErrNoHeader, err)
 		}
-		p.header, p.entriesOff = h, l.off+l.size
+		p.header, p.headerLine, p.entriesOff = h, l.num, l.off+l.size
 		return p, nil
 	}
 }

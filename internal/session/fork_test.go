@@ -110,7 +110,7 @@ func TestForkSession(t *testing.T) {
 // splitPreamble returns the slot+header bytes and the entry bytes.
 func splitPreamble(t *testing.T, b []byte) (pre, entries []byte) {
 	t.Helper()
-	p, err := readPreamble(bytes.NewReader(b), "mem")
+	p, err := readPreamble(bytes.NewReader(b), "mem", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,10 @@
 package session
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -92,19 +94,30 @@ func FuzzBuildContext(f *testing.F) {
 	f.Add([]byte{0, 0, 1, 1, 2, 2, 3, 3})
 	f.Add([]byte{4, 200, 5, 1, 6, 2, 7, 0, 0, 9})
 	f.Add([]byte(strings.Repeat("\x00\x01", 2000)))
-	types := []string{
-		`"message","message":{"role":"user","content":"u","timestamp":1}`,
-		`"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n","arguments":{}}],"provider":"p","model":"m","stopReason":"toolUse","timestamp":1}`,
-		`"message","message":{"role":"toolResult","toolCallId":"c","toolName":"n","content":[],"isError":false,"timestamp":1}`,
-		`"compaction","summary":"s","firstKeptEntryId":"e0000001","tokensBefore":1`,
-		`"reset_boundary"`,
-		`"branch_summary","fromId":"e0000000","summary":"b"`,
-		`"custom_message","customType":"c","content":"x","display":true`,
-		`"model_change","model":"a/b"`,
-		`"message","message":{"role":"assistant","content":[],"stopReason":"aborted","timestamp":1}`,
-		`"thinking_level_change","thinkingLevel":"high"`,
-	}
-	f.Fuzz(func(t *testing.T, spec []byte) {
+	f.Fuzz(checkTree)
+}
+
+// treeTypes are the entries checkTree builds trees from.
+var treeTypes = []string{
+	`"message","message":{"role":"user","content":"u","timestamp":1}`,
+	`"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n","arguments":{}}],"provider":"p","model":"m","stopReason":"toolUse","timestamp":1}`,
+	`"message","message":{"role":"toolResult","toolCallId":"c","toolName":"n","content":[],"isError":false,"timestamp":1}`,
+	`"compaction","summary":"s","firstKeptEntryId":"e0000001","tokensBefore":1`,
+	`"reset_boundary"`,
+	`"branch_summary","fromId":"e0000000","summary":"b"`,
+	`"custom_message","customType":"c","content":"x","display":true`,
+	`"model_change","model":"a/b"`,
+	`"message","message":{"role":"assistant","content":[],"stopReason":"aborted","timestamp":1}`,
+	`"thinking_level_change","thinkingLevel":"high"`,
+}
+
+// checkTree builds a session from spec (two bytes an entry: its type and
+// where its parent is, including missing, self, forward and duplicate ids)
+// and checks that the windowed Open builds the same context as the full
+// one.
+func checkTree(t *testing.T, spec []byte) {
+	types := treeTypes
+	{
 		dir := t.TempDir()
 		if len(spec) > 8000 {
 			spec = spec[:8000]
@@ -151,7 +164,35 @@ func FuzzBuildContext(f *testing.F) {
 			}
 		}()
 		assertSameContext(t, w.BuildContext(), full.BuildContext())
-	})
+	}
+}
+
+// TestWindowedEqualsFullRandomTrees runs checkTree over random trees, in
+// every test run (the fuzz engine explores further).
+func TestWindowedEqualsFullRandomTrees(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	n := 3000
+	if testing.Short() {
+		n = 300
+	}
+	if v, err := strconv.Atoi(os.Getenv("XDEV_RANDOM_TREES")); err == nil {
+		n = v // a longer run: XDEV_RANDOM_TREES=50000
+	}
+	for i := range n {
+		spec := make([]byte, 2*(1+r.IntN(120)))
+		for j := range spec {
+			spec[j] = byte(r.IntN(256))
+			if j%2 == 1 && r.IntN(4) != 0 {
+				spec[j] = byte(r.IntN(8)) // mostly near parents: long chains
+			}
+		}
+		t.Run("", func(t *testing.T) {
+			checkTree(t, spec)
+			if t.Failed() {
+				t.Logf("tree %d", i)
+			}
+		})
+	}
 }
 
 func entryID(i int) string {

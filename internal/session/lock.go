@@ -82,3 +82,61 @@ func lockIsStale(lp string) bool {
 	}
 	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
+
+// LockLinger is how long a store keeps a session's lockfile after a write,
+// so that the next write of a burst (an assistant message, then its tool
+// results) need not create it again: on the disks measured here creating
+// and removing the lockfile costs 30-400 µs, the append itself 2-5 µs.
+// omp polls a held lock every 2 ms for up to 500 ms, so a lock kept this
+// long delays it by at most one poll. Zero releases at once.
+var LockLinger = time.Millisecond
+
+// holdLock takes the session's lockfile unless the store holds it already.
+// s.mu must be held.
+func (s *Store) holdLock() error {
+	if s.lease != nil {
+		return nil
+	}
+	l, err := acquireLock(s.path)
+	if err != nil {
+		return err
+	}
+	s.lease, s.leaseFresh = l, false
+	return nil
+}
+
+// releaseLater lets the lock go LockLinger from now, unless another write
+// comes first. s.mu must be held.
+func (s *Store) releaseLater() {
+	if LockLinger <= 0 {
+		s.dropLock()
+		return
+	}
+	s.leaseUntil = time.Now().Add(LockLinger)
+	if s.leaseTimer == nil {
+		s.leaseTimer = time.AfterFunc(LockLinger, s.lingerExpired)
+	} else {
+		s.leaseTimer.Reset(LockLinger)
+	}
+}
+
+func (s *Store) lingerExpired() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lease == nil {
+		return
+	}
+	if left := time.Until(s.leaseUntil); left > 0 {
+		s.leaseTimer.Reset(left)
+		return
+	}
+	s.dropLock()
+}
+
+// dropLock releases the lockfile now. s.mu must be held.
+func (s *Store) dropLock() {
+	if s.lease != nil {
+		s.lease.release()
+		s.lease, s.leaseFresh = nil, false
+	}
+}

@@ -38,6 +38,10 @@ type WindowStats struct {
 	Seen     int  // entries in the file
 	Retained int  // entries kept in memory
 	Engaged  bool // some entries were dropped because no context can read them
+	// Backward: the file was read from the end, holding only the window.
+	// False for Full loads, v1 files, and files whose parent links do not
+	// all point back in the file (these are kept whole).
+	Backward bool
 }
 
 // record is the index Open keeps for every entry while it streams the file:
@@ -57,12 +61,16 @@ type record struct {
 
 // Open reads the session file at path. It never writes to the file.
 //
-// Open streams the file once, reading only the envelope of each line. It
-// then finds the leaf, walks its path, and keeps in memory only what the next
-// context build can read: the entries from the governing compaction's kept
-// window (or the latest reset) to the end of the file, plus the few settings
-// entries on the path before it. Those are decoded in a second, sequential
-// read. A file without any boundary is kept whole.
+// Open reads the file once from the end, parsing only the envelope of each
+// line (type, id, parentId). The last entry is the leaf, so reading
+// backward walks the leaf's path as it goes, and Open keeps in memory only
+// what the next context build can read: the entries from the governing
+// compaction's kept entry (or the latest reset) to the end of the file,
+// plus the few settings entries on the path before it (model, thinking
+// level, ...). Past the window it holds offsets of nothing but those. The
+// kept lines are then decoded in full. A file without a boundary on the
+// leaf's path is kept whole, as it must be; so are v1 files and files whose
+// parent links do not all point back in the file (see WindowStats).
 //
 // Malformed lines (torn writes, garbage, lines longer than MaxLineBytes) are
 // skipped and counted; see Store.Malformed. A file whose first line is
@@ -84,7 +92,18 @@ func Open(path string, opts *OpenOptions) (*Store, error) {
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
 	s := &Store{path: path, size: fi.Size(), opts: *opts}
-	recs, err := s.scanFile(f)
+	if !opts.Full {
+		ok, err := s.openBackward(f, fi.Size())
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			s.stats.Backward = true
+			return s, nil
+		}
+		s = &Store{path: path, size: fi.Size(), opts: *opts}
+	}
+	recs, err := s.scanFile(io.NewSectionReader(f, 0, fi.Size()))
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +222,10 @@ func (s *Store) chooseWindow(recs []record) []int {
 	if len(recs) == 0 {
 		return nil
 	}
-	if s.opts.Full {
+	if s.opts.Full || s.version >= 2 {
+		// From v2 on, the windowed load is openBackward; a file that comes
+		// here declined it (a parent after its child, a duplicate or cyclic
+		// id) and is kept whole, the one reading that is surely omp's.
 		return allRecords(len(recs))
 	}
 	byID := make(map[string]int32, len(recs))

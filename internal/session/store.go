@@ -3,6 +3,7 @@ package session
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/valyala/fastjson"
 
@@ -40,9 +41,13 @@ type Store struct {
 	stats       WindowStats
 	size        int64 // the file size when last read or written by us
 
-	w           *writer // nil until the first write
-	memoryOnly  bool    // no file yet: see New and EnsureOnDisk
-	autoPersist bool    // materialize on the first assistant message
+	w           *writer     // nil until the first write
+	lease       *fileLock   // the lockfile, while held across writes (LockLinger)
+	leaseFresh  bool        // the last write under lease was ours: the file is as we left it
+	leaseUntil  time.Time   // when the lease lapses
+	leaseTimer  *time.Timer // releases the lease
+	memoryOnly  bool        // no file yet: see New and EnsureOnDisk
+	autoPersist bool        // materialize on the first assistant message
 	sync        SyncMode
 }
 

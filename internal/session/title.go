@@ -52,11 +52,12 @@ func (s *Store) SetTitle(title string, source TitleSource) (bool, error) {
 // a 256-byte slot, else by an atomic rewrite that puts the slot in front of
 // the file's bytes.
 func (s *Store) writeSlot(slot []byte) error {
-	lock, err := acquireLock(s.path)
-	if err != nil {
+	if err := s.holdLock(); err != nil {
 		return err
 	}
-	defer lock.release()
+	// The slot write may replace the file; the next append checks again.
+	s.leaseFresh = false
+	defer s.releaseLater()
 	f, err := os.OpenFile(s.path, os.O_RDWR, 0)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/xdev/xdev/internal/ai"
 )
@@ -82,9 +83,6 @@ func TestAppendAndReopen(t *testing.T) {
 	lines := readLines(t, path)
 	if len(lines) != 4 || !strings.Contains(lines[2], `"content":"hi <there> & you"`) {
 		t.Fatalf("lines = %q", lines)
-	}
-	if _, err := os.Stat(lockPath(path)); !os.IsNotExist(err) {
-		t.Errorf("lockfile left behind: %v", err)
 	}
 	r, err := Open(path, nil)
 	if err != nil {
@@ -287,5 +285,43 @@ func TestLazyPersistence(t *testing.T) {
 	s.AppendMessage(ai.Message{Role: ai.RoleUser, Content: ai.TextContent("more"), Timestamp: 3})
 	if n := len(readLines(t, path)); n != 7 {
 		t.Errorf("append after materializing: %d lines", n)
+	}
+}
+
+// TestLockLinger: the lockfile outlives an append by LockLinger, so a burst
+// takes it once; then, or at Close, it is gone.
+func TestLockLinger(t *testing.T) {
+	s, path := newSession(t)
+	m := ai.Message{Role: ai.RoleUser, Content: ai.TextContent("x"), Timestamp: 1}
+	if _, err := s.AppendMessage(m); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(lockPath(path)); err != nil {
+		t.Errorf("lockfile not held right after an append: %v", err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for fileExists(lockPath(path)) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if fileExists(lockPath(path)) {
+		t.Fatalf("lockfile still there long after LockLinger (%v)", LockLinger)
+	}
+	// The next append re-checks the file: someone else's line is kept.
+	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(`{"type":"custom","customType":"other","id":"other1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z"}` + "\n")
+	f.Close()
+	if _, err := s.AppendMessage(m); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMessage(m); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if fileExists(lockPath(path)) {
+		t.Error("lockfile left after Close")
+	}
+	r, err := Open(path, &OpenOptions{Full: true})
+	if err != nil || len(r.Entries()) != 4 || r.Malformed() != 0 {
+		t.Errorf("reopen: %v, %d entries, %d malformed", err, len(r.Entries()), r.Malformed())
 	}
 }

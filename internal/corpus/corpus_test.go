@@ -1,0 +1,154 @@
+package corpus
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/xdev/xdev/internal/session"
+)
+
+var big = flag.Bool("big", false, "also check the 500 MB corpus file (needs ~3 GB of RAM for the full load)")
+
+func TestDeterministic(t *testing.T) {
+	var a, b bytes.Buffer
+	sa, err := Write(&a, Options{Size: 1 << 20, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, _ := Write(&b, Options{Size: 1 << 20, Seed: 7})
+	if !bytes.Equal(a.Bytes(), b.Bytes()) || sa != sb {
+		t.Error("same seed, different sessions")
+	}
+	var c bytes.Buffer
+	Write(&c, Options{Size: 1 << 20, Seed: 8})
+	if bytes.Equal(a.Bytes(), c.Bytes()) {
+		t.Error("different seeds, same session")
+	}
+	if sa.Bytes != int64(a.Len()) || sa.Bytes < 1<<20 {
+		t.Errorf("stats %+v for %d bytes", sa, a.Len())
+	}
+}
+
+// TestWindowedEqualsFull is the windowing proof on generated sessions: for
+// every file, Open (windowed) and Open (full) build the same context, the
+// windowed load keeps less, and neither changes a byte.
+func TestWindowedEqualsFull(t *testing.T) {
+	type file struct {
+		name string
+		opts Options
+	}
+	files := []file{{"10MB", Options{Size: 10 << 20, Seed: 1}}, {"104MB", Options{Size: 104 << 20, Seed: 2}}}
+	for seed := range uint64(12) {
+		files = append(files, file{"small-" + string(rune('a'+seed)), Options{Size: int64(300<<10) * int64(seed+1), Seed: 100 + seed}})
+	}
+	if *big {
+		files = append(files, file{"500MB", Options{Size: 500 << 20, Seed: 3}})
+	}
+	if testing.Short() {
+		files = files[2:]
+	}
+	dir := t.TempDir()
+	for _, f := range files {
+		t.Run(f.name, func(t *testing.T) {
+			path := filepath.Join(dir, f.name+".jsonl")
+			st, err := WriteFile(path, f.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.Remove(path)
+			sum := sha(t, path)
+			w, err := session.Open(path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wctx := contextOf(t, w)
+			ws := w.WindowStats()
+			w = nil
+			full, err := session.Open(path, &session.OpenOptions{Full: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if full.Malformed() != 0 || len(full.Entries()) != st.Entries {
+				t.Errorf("full load: %d entries (%d malformed), wrote %d", len(full.Entries()), full.Malformed(), st.Entries)
+			}
+			if got := contextOf(t, full); got != wctx {
+				t.Errorf("windowed and full contexts differ")
+			}
+			if st.Compactions > 0 && (!ws.Engaged || ws.Retained >= ws.Seen) {
+				t.Errorf("window did not engage: %+v", ws)
+			}
+			if sha(t, path) != sum {
+				t.Errorf("%s changed", path)
+			}
+			t.Logf("%d bytes, %d entries, %d compactions, %d branches; window kept %d of %d", st.Bytes, st.Entries, st.Compactions, st.Branches, ws.Retained, ws.Seen)
+		})
+	}
+}
+
+func contextOf(t *testing.T, s *session.Store) string {
+	t.Helper()
+	ctx := s.BuildContext()
+	b, err := json.Marshal(ctx.Messages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx.LeafID + "|" + ctx.Model() + "|" + ctx.ThinkingLevel + "|" + string(b)
+}
+
+func sha(t *testing.T, path string) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+func TestWriteDir(t *testing.T) {
+	data := t.TempDir()
+	st, err := WriteDir(data, 200, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos, err := session.List(data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(infos) != 200 || st.Sessions != 200 || st.Subagents != 10 {
+		t.Fatalf("listed %d, stats %+v", len(infos), st)
+	}
+	for _, i := range infos {
+		if i.Err != nil || i.Title == "" || i.Subagent {
+			t.Errorf("%+v", i)
+		}
+	}
+	all, _ := session.List(data, &session.ListOptions{Subagents: true})
+	if len(all) != 210 {
+		t.Errorf("with subagents: %d", len(all))
+	}
+	for _, i := range infos[:20] {
+		s, err := session.Open(i.Path, nil)
+		if err != nil || s.Malformed() != 0 || len(s.BuildContext().Messages) == 0 {
+			t.Errorf("%s: %v", i.Path, err)
+		}
+	}
+}
+
+func TestBackwardLoadUsed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if _, err := WriteFile(path, Options{Size: 2 << 20, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := s.WindowStats(); !st.Backward || !st.Engaged {
+		t.Errorf("window stats %+v: the backward windowed load was not used", st)
+	}
+}

@@ -1,0 +1,330 @@
+package session
+
+import (
+	"fmt"
+	"hash/maphash"
+	"io"
+	"os"
+)
+
+// openBackward is the windowed load. It reads the file from the end, so
+// it meets the leaf first and walks the leaf's path as it goes. Every line
+// is kept (as an offset, not a copy) until the walk has found the start of
+// the window: the governing boundary, then the compaction's kept entry.
+// From there on it keeps only the settings entries of the path (model,
+// thinking level, ...) and counts the rest. Memory therefore follows the
+// window, not the file; a file with no boundary on the path is kept whole.
+//
+// It returns ok=false when the file needs the forward index instead: a v1
+// file (whose ids come from line positions), or a path that does not run
+// strictly backward through the file (a parent that appears after its
+// child, a duplicate or cyclic id, a window start whose parent is missing),
+// where omp's id-map semantics must be followed exactly.
+func (s *Store) openBackward(f *os.File, size int64) (ok bool, err error) {
+	pre, err := readPreamble(io.NewSectionReader(f, 0, size), s.path, s.opts.MaxLineBytes)
+	if err != nil {
+		return false, err
+	}
+	s.slot, s.hasSlot, s.header, s.headerLine = pre.slot, pre.hasSlot, pre.header, pre.headerLine
+	s.version = pre.header.FormatVersion()
+	if s.version < 2 {
+		return false, nil
+	}
+	end := size
+	if size > pre.entriesOff {
+		var last [1]byte
+		if _, err := f.ReadAt(last[:], size-1); err != nil {
+			return false, fmt.Errorf("%s: %w", s.path, err)
+		}
+		if last[0] == '\n' {
+			end--
+		} else {
+			s.tornTail = true
+		}
+	}
+	w := walk{seen: newIDSet()}
+	rl := newRevLines(f, pre.entriesOff, end, s.opts.MaxLineBytes)
+	var sc scanner
+	for {
+		data, off, tooLong, err := rl.prev()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return false, fmt.Errorf("%s: reading backward at offset %d: %w", s.path, off, err)
+		}
+		k := w.lines
+		w.lines++
+		if tooLong {
+			w.bad(k, fmt.Sprintf("line longer than %d bytes", rl.max))
+			continue
+		}
+		if blank(data) {
+			continue
+		}
+		env, err := sc.scan(data)
+		switch {
+		case err != nil:
+			w.bad(k, err.Error())
+			continue
+		case env.typ == "":
+			w.bad(k, "entry has no type")
+			continue
+		case env.id == "":
+			w.bad(k, "entry has no id")
+			continue
+		}
+		r := record{off: off, size: int32(len(data)), line: int32(k), typ: env.typ, id: env.id,
+			parentID: env.parentID, kept: env.firstKept, assistant: env.assistant}
+		if !w.step(&r) {
+			return false, nil
+		}
+	}
+	recs, ok := w.finish()
+	if !ok {
+		return false, nil
+	}
+	// Line numbers were counted from the end.
+	num := func(k int32) int32 { return int32(s.headerLine+w.lines) - k }
+	for i := range recs {
+		recs[i].line = num(recs[i].line)
+	}
+	for i := len(w.badLines) - 1; i >= 0; i-- {
+		b := w.badLines[i]
+		s.badLines = append(s.badLines, BadLine{Line: int(num(int32(b.Line))), Reason: b.Reason})
+	}
+	s.malformed = w.malformed
+	s.stats.Seen = w.entries
+	s.stats.Engaged = len(recs) < w.entries
+	keep := allRecords(len(recs))
+	if w.startIdx >= 0 && w.phase == phasePrefix {
+		s.windowRoot = w.tail[w.startIdx].id
+		s.prefixAt = make([]int32, len(w.prefix))
+		for i := range s.prefixAt {
+			s.prefixAt[i] = int32(i)
+		}
+	}
+	if err := s.decodeRecords(f, recs, keep); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// The phases of the backward walk.
+const (
+	phaseCollect  = iota // keeping every line; no boundary on the path yet
+	phaseSeekKept        // past a compaction; looking for its kept entry
+	phasePrefix          // window found; keeping only the path's settings
+	phaseAll             // the window starts at the root: keep everything
+)
+
+// walk is the state of the backward walk.
+type walk struct {
+	phase      int
+	wanted     string // the next entry on the leaf's path
+	haveLeaf   bool
+	keptWanted string
+	compIdx    int      // index in tail of the governing compaction
+	pathIdx    []int    // phaseSeekKept: indexes in tail of path entries before the compaction
+	startIdx   int      // index in tail of the window's first entry
+	prefixHops int      // path entries found after the window start
+	tail       []record // kept records, last first
+	prefix     []record // settings before the window, leaf side first
+	kinds      map[string]bool
+	assistant  bool
+	seen       *idSet
+
+	lines, entries, malformed int
+	badLines                  []BadLine // the latest maxBadLines met, i.e. the first in the file
+}
+
+func (w *walk) bad(k int, reason string) {
+	w.malformed++
+	if len(w.badLines) == maxBadLines {
+		copy(w.badLines, w.badLines[1:])
+		w.badLines = w.badLines[:maxBadLines-1]
+	}
+	w.badLines = append(w.badLines, BadLine{Line: k, Reason: reason})
+}
+
+// step takes the next record (going backward). It returns false when the
+// file needs the forward index.
+func (w *walk) step(r *record) bool {
+	w.entries++
+	if !w.haveLeaf {
+		w.haveLeaf, w.wanted, w.startIdx = true, r.id, -1
+	}
+	if w.phase != phasePrefix {
+		w.tail = append(w.tail, *r)
+	}
+	onPath := w.wanted != "" && r.id == w.wanted
+	if onPath {
+		switch w.phase {
+		case phaseCollect:
+			switch r.typ {
+			case TypeResetBoundary:
+				w.startWindow(len(w.tail) - 1)
+			case TypeCompaction:
+				w.compIdx = len(w.tail) - 1
+				if r.kept == "" {
+					w.startWindow(w.compIdx)
+				} else {
+					w.keptWanted, w.phase = r.kept, phaseSeekKept
+				}
+			}
+		case phaseSeekKept:
+			if r.id == w.keptWanted {
+				w.startWindow(len(w.tail) - 1)
+			} else {
+				w.pathIdx = append(w.pathIdx, len(w.tail)-1)
+			}
+		case phasePrefix:
+			w.prefixHops++
+			w.considerPrefix(r)
+		}
+		// A parent met already lies after its child in the file (or is a
+		// duplicate, or the child itself): only the forward index follows
+		// omp's id map there.
+		if r.parentID != "" && (r.parentID == r.id || w.seen.has(r.parentID)) {
+			return false
+		}
+		w.wanted = r.parentID
+		if w.wanted == "" && w.phase == phaseSeekKept {
+			// The compaction's kept entry is not on the path: the window
+			// starts at the compaction, and the path entries before it were
+			// all met already.
+			w.startWindow(w.compIdx)
+			if w.phase == phasePrefix {
+				for _, i := range w.pathIdx {
+					w.considerPrefix(&w.tail[i])
+				}
+				w.prefixHops = len(w.pathIdx)
+				w.tail = w.tail[:w.compIdx+1]
+			}
+		}
+	}
+	w.seen.add(r.id)
+	return true
+}
+
+// startWindow makes tail[i] the window's first entry. A window that starts
+// at the path's root is no window: everything is kept.
+func (w *walk) startWindow(i int) {
+	w.startIdx = i
+	if w.tail[i].parentID == "" {
+		w.phase = phaseAll
+		return
+	}
+	w.phase = phasePrefix
+	w.kinds = map[string]bool{}
+}
+
+// considerPrefix keeps r if it is a setting the context still needs: the
+// latest of each settings kind, every model change and TTSR injection, the
+// latest assistant message (it names the model). The walk meets the latest
+// first.
+func (w *walk) considerPrefix(r *record) {
+	switch {
+	case settingsKind(r) != "":
+		if !w.kinds[r.typ] {
+			w.kinds[r.typ] = true
+			w.prefix = append(w.prefix, *r)
+		}
+	case r.typ == TypeModelChange, r.typ == TypeTTSRInjection:
+		w.prefix = append(w.prefix, *r)
+	case r.assistant:
+		if !w.assistant {
+			w.assistant = true
+			w.prefix = append(w.prefix, *r)
+		}
+	}
+}
+
+// finish returns the kept records in file order: the prefix, then the
+// window. ok=false sends the file to the forward index.
+func (w *walk) finish() ([]record, bool) {
+	switch {
+	case w.phase == phaseSeekKept && w.wanted != "":
+		// The path ended at a missing parent before the kept entry was found.
+		return nil, false
+	case w.phase == phasePrefix && w.prefixHops == 0 && w.wanted != "":
+		// The window's first entry has a missing parent: it is the path's
+		// root, and omp's rule then keeps everything.
+		return nil, false
+	}
+	if w.phase == phasePrefix {
+		w.tail = w.tail[:w.startIdx+1]
+	} else {
+		w.prefix = nil
+	}
+	recs := make([]record, 0, len(w.prefix)+len(w.tail))
+	for i := len(w.prefix) - 1; i >= 0; i-- {
+		recs = append(recs, w.prefix[i])
+	}
+	for i := len(w.tail) - 1; i >= 0; i-- {
+		recs = append(recs, w.tail[i])
+	}
+	return recs, true
+}
+
+// idSet is a set of entry ids held as 64-bit hashes: 8-16 bytes an entry,
+// the only part of the walk that grows with the whole file. A hash
+// collision can only send a file to the forward index, never change a
+// result.
+type idSet struct {
+	slots []uint64 // 0 is empty
+	n     int
+}
+
+var idSeed = maphash.MakeSeed()
+
+func newIDSet() *idSet { return &idSet{slots: make([]uint64, 1024)} }
+
+func idHash(id string) uint64 {
+	h := maphash.String(idSeed, id)
+	if h == 0 {
+		h = 1
+	}
+	return h
+}
+
+func (s *idSet) has(id string) bool {
+	h := idHash(id)
+	mask := uint64(len(s.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		switch s.slots[i] {
+		case 0:
+			return false
+		case h:
+			return true
+		}
+	}
+}
+
+func (s *idSet) add(id string) {
+	if 2*(s.n+1) > len(s.slots) {
+		old := s.slots
+		s.slots = make([]uint64, 2*len(old))
+		s.n = 0
+		for _, h := range old {
+			if h != 0 {
+				s.insert(h)
+			}
+		}
+	}
+	s.insert(idHash(id))
+}
+
+func (s *idSet) insert(h uint64) {
+	mask := uint64(len(s.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		switch s.slots[i] {
+		case 0:
+			s.slots[i] = h
+			s.n++
+			return
+		case h:
+			return
+		}
+	}
+}
