@@ -5,6 +5,9 @@ import (
 	"hash/maphash"
 	"io"
 	"os"
+	"runtime"
+	"slices"
+	"sync"
 )
 
 // openBackward is the windowed load. It reads the file from the end, so
@@ -44,41 +47,42 @@ func (s *Store) openBackward(f *os.File, size int64) (ok bool, err error) {
 	}
 	w := walk{seen: newIDSet()}
 	rl := newRevLines(f, pre.entriesOff, end, s.opts.MaxLineBytes)
-	var sc scanner
-	for {
-		data, off, tooLong, err := rl.prev()
-		if err == io.EOF {
-			break
+	batches, stop := readAhead(rl)
+	defer stop()
+	var ep envelopeParser
+	for b := range batches {
+		if b.err != nil && b.err != io.EOF {
+			return false, fmt.Errorf("%s: reading backward from offset %d: %w", s.path, rl.lo, b.err)
 		}
-		if err != nil {
-			return false, fmt.Errorf("%s: reading backward at offset %d: %w", s.path, off, err)
+		lines := b.lines
+		envs := ep.parse(lines)
+		for i := range lines {
+			l, env := &lines[i], &envs[i]
+			k := w.lines
+			w.lines++
+			switch {
+			case l.tooLong:
+				w.bad(k, fmt.Sprintf("line longer than %d bytes", rl.max))
+				continue
+			case env.blank:
+				continue
+			case env.err != nil:
+				w.bad(k, env.err.Error())
+				continue
+			case env.typ == "":
+				w.bad(k, "entry has no type")
+				continue
+			case env.id == "":
+				w.bad(k, "entry has no id")
+				continue
+			}
+			r := record{off: l.off, size: int32(len(l.data)), line: int32(k), typ: env.typ, id: env.id,
+				parentID: env.parentID, kept: env.firstKept, assistant: env.assistant}
+			if !w.step(&r) {
+				return false, nil
+			}
 		}
-		k := w.lines
-		w.lines++
-		if tooLong {
-			w.bad(k, fmt.Sprintf("line longer than %d bytes", rl.max))
-			continue
-		}
-		if blank(data) {
-			continue
-		}
-		env, err := sc.scan(data)
-		switch {
-		case err != nil:
-			w.bad(k, err.Error())
-			continue
-		case env.typ == "":
-			w.bad(k, "entry has no type")
-			continue
-		case env.id == "":
-			w.bad(k, "entry has no id")
-			continue
-		}
-		r := record{off: off, size: int32(len(data)), line: int32(k), typ: env.typ, id: env.id,
-			parentID: env.parentID, kept: env.firstKept, assistant: env.assistant}
-		if !w.step(&r) {
-			return false, nil
-		}
+		b.done()
 	}
 	recs, ok := w.finish()
 	if !ok {
@@ -328,3 +332,110 @@ func (s *idSet) insert(h uint64) {
 		}
 	}
 }
+
+// parsedLine is the envelope of one line, or why it has none.
+type parsedLine struct {
+	envelope
+	blank bool
+	err   error
+}
+
+// envelopeParser parses the envelopes of a batch of lines on all CPUs: it
+// is most of the work of a load, and lines parse independently. The walk
+// over the results stays sequential.
+type envelopeParser struct {
+	scanners []scanner
+	out      []parsedLine
+}
+
+func (p *envelopeParser) parse(lines []revLine) []parsedLine {
+	p.out = slices.Grow(p.out[:0], len(lines))[:len(lines)]
+	workers := runtime.GOMAXPROCS(0)
+	total := 0
+	for i := range lines {
+		total += len(lines[i].data)
+	}
+	if workers < 2 || total < 256<<10 {
+		workers = 1
+	}
+	if len(p.scanners) < workers {
+		p.scanners = make([]scanner, workers)
+	}
+	// Split by bytes, not lines: one tool output can outweigh a hundred
+	// messages.
+	var wg sync.WaitGroup
+	from, acc, w := 0, 0, 0
+	for i := range lines {
+		acc += len(lines[i].data)
+		if (w < workers-1 && acc*workers >= total*(w+1)) || i == len(lines)-1 {
+			sc, a, b := &p.scanners[w], from, i+1
+			wg.Go(func() {
+				for j := a; j < b; j++ {
+					p.out[j] = parseLine(sc, &lines[j])
+				}
+			})
+			from, w = i+1, w+1
+		}
+	}
+	wg.Wait()
+	return p.out
+}
+
+func parseLine(sc *scanner, l *revLine) parsedLine {
+	if l.tooLong {
+		return parsedLine{}
+	}
+	if blank(l.data) {
+		return parsedLine{blank: true}
+	}
+	env, err := sc.scan(l.data)
+	return parsedLine{envelope: env, err: err}
+}
+
+// readAhead reads batches on its own goroutine, one block ahead of the
+// parsing, in two buffers that take turns. stop ends it early.
+func readAhead(rl *revLines) (<-chan *readBatch, func()) {
+	out := make(chan *readBatch)
+	free := make(chan *readBatch, 2)
+	quit := make(chan struct{})
+	for range 2 {
+		free <- &readBatch{free: free}
+	}
+	go func() {
+		defer close(out)
+		for {
+			var b *readBatch
+			select {
+			case b = <-free:
+			case <-quit:
+				return
+			}
+			b.err = rl.batch(&b.lineBatch)
+			if b.err == io.EOF {
+				return
+			}
+			select {
+			case out <- b:
+			case <-quit:
+				return
+			}
+			if b.err != nil {
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return out, func() {
+		once.Do(func() { close(quit) })
+		for range out { // let the reader finish before the file is closed
+		}
+	}
+}
+
+// readBatch is a lineBatch that goes back to its pool when parsed.
+type readBatch struct {
+	lineBatch
+	free chan *readBatch
+}
+
+func (b *readBatch) done() { b.free <- b }

@@ -1,0 +1,64 @@
+// Command xdev-corpus writes the deterministic benchmark corpus
+// (internal/corpus): session files that look like real ones, and a data
+// dir of many small sessions.
+//
+//	xdev-corpus -size 104MB -seed 1 -out big.jsonl
+//	xdev-corpus -sessions 10000 -out /tmp/agent   # writes /tmp/agent/sessions/...
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/xdev/xdev/internal/corpus"
+)
+
+func main() {
+	size := flag.String("size", "10MB", "size of one session file (KB, MB, GB suffixes)")
+	seed := flag.Uint64("seed", 1, "the same seed writes the same bytes")
+	sessions := flag.Int("sessions", 0, "write this many small sessions into the data dir -out instead of one file")
+	out := flag.String("out", "", "the file (or, with -sessions, the data dir) to write; must not exist")
+	flag.Parse()
+	if *out == "" {
+		fmt.Fprintln(os.Stderr, "xdev-corpus: -out is required")
+		os.Exit(2)
+	}
+	if *sessions > 0 {
+		st, err := corpus.WriteDir(*out, *sessions, *seed)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "xdev-corpus:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("%s: %d sessions in %d projects, %d subagent transcripts, %d bytes\n", *out, st.Sessions, st.Projects, st.Subagents, st.Bytes)
+		return
+	}
+	n, err := parseSize(*size)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "xdev-corpus:", err)
+		os.Exit(2)
+	}
+	st, err := corpus.WriteFile(*out, corpus.Options{Size: n, Seed: *seed})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "xdev-corpus:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("%s: %d bytes, %d entries, %d compactions, %d branches\n", *out, st.Bytes, st.Entries, st.Compactions, st.Branches)
+}
+
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	for suffix, m := range map[string]int64{"KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30} {
+		if rest, ok := strings.CutSuffix(strings.ToUpper(s), suffix); ok {
+			s, mult = rest, m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return n * mult, nil
+}
