@@ -5,6 +5,8 @@
 //	xdev-bench open FILE          Open + BuildContext
 //	xdev-bench list DATADIR       List every session
 //	xdev-bench append FILE N      N appends to FILE, one at a time
+//	xdev-bench append-locked FILE N  the same, taking omp's lockfile for
+//	                              each append as omp does (LockLinger 0)
 //
 // Output: {"op","ms","p50us","count","peakRssKiB"}; ms is the operation
 // alone (no process start), p50us the median append, peakRssKiB the
@@ -48,7 +50,10 @@ func main() {
 		infos, err := session.List(os.Args[2], nil)
 		check(err)
 		r.Count = len(infos)
-	case "append":
+	case "append", "append-locked":
+		if r.Op == "append-locked" {
+			session.LockLinger = 0
+		}
 		n, err := strconv.Atoi(os.Args[3])
 		check(err)
 		s, err := session.Open(os.Args[2], nil)

@@ -182,6 +182,8 @@ func BenchmarkList10k(b *testing.B) {
 //     and its tool results; the lockfile is taken once per burst.
 //   - isolated: each append alone (the lock linger has lapsed), so each
 //     pays for creating and removing omp's lockfile.
+//   - locked-each: burst with LockLinger 0, so every append takes and
+//     removes omp's lockfile, as omp's own appends do.
 //   - durable: burst with an fdatasync per entry (SyncEveryEntry).
 //
 // Metrics: p50-µs and p99-µs of the individual appends.
@@ -189,9 +191,17 @@ func BenchmarkAppend(b *testing.B) {
 	for _, c := range []struct {
 		name     string
 		isolated bool
+		linger   time.Duration
 		sync     session.SyncMode
-	}{{"burst", false, session.SyncNever}, {"isolated", true, session.SyncNever}, {"durable", false, session.SyncEveryEntry}} {
+	}{
+		{"burst", false, session.LockLinger, session.SyncNever},
+		{"locked-each", false, 0, session.SyncNever},
+		{"isolated", true, session.LockLinger, session.SyncNever},
+		{"durable", false, session.LockLinger, session.SyncEveryEntry},
+	} {
 		b.Run(c.name, func(b *testing.B) {
+			defer func(old time.Duration) { session.LockLinger = old }(session.LockLinger)
+			session.LockLinger = c.linger
 			path := filepath.Join(b.TempDir(), "sessions", "-p", "a.jsonl")
 			s, err := session.Create(path, session.NewOptions{Cwd: "/p", Sync: c.sync})
 			if err != nil {

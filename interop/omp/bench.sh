@@ -29,14 +29,14 @@ measure() {
 	local who=$1 op=$2 arg=$3 n=${4:-} out ms=() rss=() p50=() count=0
 	for _ in $(seq "$runs"); do
 		local target=$arg
-		if [ "$op" = append ]; then
+		if [[ $op == append* ]]; then
 			target="$work/append-$who.jsonl"
 			cp "$arg" "$target"
 		fi
 		if [ "$who" = xdev ]; then
 			out=$("$work/xdev-bench" "$op" "$target" $n)
 		else
-			out=$(PI_CODING_AGENT_DIR="$work/omp-agent" OMP_TEST_HOME="$work/omp-home" "$here/run-bun.sh" scripts/bench.ts "$op" "$target" $n)
+			out=$(PI_CODING_AGENT_DIR="$work/omp-agent" OMP_TEST_HOME="$work/omp-home" "$here/run-bun.sh" scripts/bench.ts "${op%-locked}" "$target" $n)
 		fi
 		ms+=("$(field ms <<<"$out")")
 		rss+=("$(field peakRssKiB <<<"$out")")
@@ -63,4 +63,5 @@ for size in 10MB 104MB 500MB; do
 done
 row "list 10,000 sessions" ms "$(measure xdev list "$work/agent")" "$(measure omp list "$work/agent")"
 row "append p50 (1000 in a row)" µs "$(measure xdev append "$work/10MB.jsonl" 1000)" "$(measure omp append "$work/10MB.jsonl" 1000)"
+row "  same, lockfile each time" µs "$(measure xdev append-locked "$work/10MB.jsonl" 1000)" "$(measure omp append "$work/10MB.jsonl" 1000)"
 echo "runs: $runs each; corpus in $work; $(nproc) CPUs; $(uname -sr)"
