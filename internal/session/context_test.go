@@ -63,6 +63,9 @@ func TestBuildContextCases(t *testing.T) {
 		{"custom-and-failures.jsonl", "user assistant custom custom user assistant", "f000000a", 0},
 		{"dangling-parent.jsonl", "user assistant", "g0000003", 0},
 		{"malformed.jsonl", "user assistant", "h0000003", 4},
+		// A branch marker back past the latest compaction: the path has no
+		// boundary, so the window must keep what it reaches.
+		{"branch-before-compaction.jsonl", "user assistant user", "i0000009", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
