@@ -1,0 +1,344 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/xdev/xdev/internal/ai"
+)
+
+// Problem is one thing wrong with a session file: what real omp would
+// refuse or mangle, or what a reader would lose.
+type Problem struct {
+	Path   string `json:"path"`
+	Line   int    `json:"line,omitempty"` // 0 when the problem is not one line's
+	Kind   string `json:"kind"`           // one of the Problem* constants
+	Detail string `json:"detail"`
+	// Repair says what Repair does about it; empty when it cannot.
+	Repair string `json:"repair,omitempty"`
+}
+
+func (p Problem) String() string {
+	loc := p.Path
+	if p.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", p.Path, p.Line)
+	}
+	return fmt.Sprintf("%s: %s: %s", loc, p.Kind, p.Detail)
+}
+
+// The kinds of Problem.
+const (
+	ProblemNoHeader       = "no-header"       // not a session: omp and xdev refuse it
+	ProblemSlotRejected   = "slot-rejected"   // line 1 is a slot omp refuses to resume
+	ProblemSlotWidth      = "slot-width"      // the slot is not 256 bytes: omp's in-place retitle corrupts it
+	ProblemOldVersion     = "old-version"     // v1/v2: omp re-ids or rewrites it on its next write
+	ProblemTornTail       = "torn-tail"       // the last line has no newline: an interrupted write
+	ProblemMalformed      = "malformed-line"  // a line that is not an entry; both programs skip it
+	ProblemUndecodable    = "undecodable"     // a known entry type whose body does not decode
+	ProblemDanglingParent = "dangling-parent" // parentId names no entry: history above it is lost
+	ProblemDuplicateID    = "duplicate-id"    // two entries share an id: the later one wins
+	ProblemTextBlobRef    = "text-blob-ref"   // a blob ref in text: omp hands it to the model verbatim
+	ProblemMissingBlob    = "missing-blob"    // an image blob the store does not have
+	ProblemBadBlob        = "bad-blob-ref"    // an image ref that is not a valid blob ref
+)
+
+// VerifyOptions tune Verify. The zero value is ready to use.
+type VerifyOptions struct {
+	// Blobs is where image blobs are looked up; nil means the blob store
+	// of the file's data dir, when it is in one.
+	Blobs *BlobStore
+}
+
+// Verify checks the session file at path and returns its problems, in line
+// order. It only reads. An error means the file could not be read at all.
+func Verify(path string, opts *VerifyOptions) ([]Problem, error) {
+	if opts == nil {
+		opts = &VerifyOptions{}
+	}
+	var probs []Problem
+	add := func(line int, kind, detail, repair string) {
+		probs = append(probs, Problem{Path: path, Line: line, Kind: kind, Detail: detail, Repair: repair})
+	}
+	first, err := firstLine(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := Open(path, &OpenOptions{Full: true, Blobs: opts.Blobs})
+	if errors.Is(err, ErrNoHeader) && looksLikeSlot(first) {
+		// Line 1 is a slot neither program accepts; check the rest.
+		add(1, ProblemSlotRejected, "line 1 is a title slot omp refuses (its source is not \"auto\" or \"user\", or it lacks a field), so omp will not resume the file", "rewrite line 1 as a slot omp accepts")
+		s, err = openSkippingLine1(path)
+	}
+	if errors.Is(err, ErrNoHeader) {
+		add(1, ProblemNoHeader, err.Error(), "")
+		return probs, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.hasSlot {
+		if !s.slot.OmpAccepts {
+			add(1, ProblemSlotRejected, "omp refuses a slot whose source is not \"auto\" or \"user\", or that lacks v, updatedAt or pad", "rewrite line 1 as a slot omp accepts")
+		}
+		if len(first) != TitleSlotWidth {
+			add(1, ProblemSlotWidth, fmt.Sprintf("line 1 is %d bytes with its newline, not %d: retitling in place would overwrite line 2", len(first), TitleSlotWidth), "rewrite line 1 at 256 bytes")
+		}
+	}
+	if s.version < CurrentVersion {
+		add(s.headerLine, ProblemOldVersion, fmt.Sprintf("format v%d: omp rewrites the whole file (new ids for v1) on its next write", s.version), "migrate to v3 as omp would")
+	}
+	for _, b := range s.badLines {
+		if strings.HasPrefix(b.Reason, "kept as an opaque entry") {
+			add(b.Line, ProblemUndecodable, b.Reason, "")
+		} else {
+			add(b.Line, ProblemMalformed, b.Reason, "drop the line (the original keeps it)")
+		}
+	}
+	if more := s.malformed + s.undecodable - len(s.badLines); more > 0 {
+		add(0, ProblemMalformed, fmt.Sprintf("%d more bad lines not listed", more), "drop them")
+	}
+	if s.tornTail {
+		add(0, ProblemTornTail, "the file does not end in a newline: the last write was interrupted", "drop the partial line")
+	}
+	seen := map[string]*Entry{}
+	for _, e := range s.entries {
+		if prev := seen[e.ID]; prev != nil {
+			add(e.line, ProblemDuplicateID, fmt.Sprintf("id %q is also line %d's; the later entry wins", e.ID, prev.line), "")
+		}
+		seen[e.ID] = e
+	}
+	blobs := opts.Blobs
+	if blobs == nil {
+		blobs = s.blobStore()
+	}
+	for i, e := range s.entries {
+		if e.ParentID != "" && seen[e.ParentID] == nil {
+			repair := "make it a root"
+			if i > 0 {
+				repair = fmt.Sprintf("re-parent it to the entry before it (line %d)", s.entries[i-1].line)
+			}
+			add(e.line, ProblemDanglingParent, fmt.Sprintf("parent %q is not in the file: a context built through it loses everything above", e.ParentID), repair)
+		}
+		m := e.Message()
+		if m == nil {
+			continue
+		}
+		for _, b := range m.Content.Blocks {
+			switch {
+			case b.Type == ai.BlockText && strings.Contains(b.Text, BlobRefPrefix):
+				add(e.line, ProblemTextBlobRef, "a text block holds a blob reference, which omp gives the model as text", "")
+			case b.Type == ai.BlockImage && IsBlobRef(b.Data):
+				if _, err := ParseBlobRef(b.Data); err != nil {
+					add(e.line, ProblemBadBlob, err.Error(), "")
+				} else if blobs == nil {
+					add(e.line, ProblemMissingBlob, "an image blob, but the file is not in a data dir with a blob store", "")
+				} else if _, err := blobs.Get(b.Data); err != nil {
+					add(e.line, ProblemMissingBlob, err.Error(), "")
+				}
+			}
+		}
+		if m.Content.IsString && strings.Contains(m.Content.String, BlobRefPrefix) {
+			add(e.line, ProblemTextBlobRef, "the message text holds a blob reference, which omp gives the model as text", "")
+		}
+	}
+	sortProblems(probs)
+	return probs, nil
+}
+
+func sortProblems(p []Problem) {
+	// Stable by line, file-level problems (line 0) last.
+	key := func(x Problem) int {
+		if x.Line == 0 {
+			return 1 << 30
+		}
+		return x.Line
+	}
+	for i := 1; i < len(p); i++ {
+		for j := i; j > 0 && key(p[j]) < key(p[j-1]); j-- {
+			p[j], p[j-1] = p[j-1], p[j]
+		}
+	}
+}
+
+// firstLine returns line 1 of path with its newline, at most 64 KiB.
+func firstLine(path string) ([]byte, error) {
+	f, err := openRead(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	n, err := f.ReadAt(buf, 0)
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	buf = buf[:n]
+	if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+		buf = buf[:i+1]
+	}
+	return buf, nil
+}
+
+func looksLikeSlot(line []byte) bool {
+	var probe struct {
+		Type string `json:"type"`
+	}
+	return json.Unmarshal(bytes.TrimSpace(line), &probe, ai.DecodeOptions) == nil && probe.Type == "title"
+}
+
+// Repair writes a repaired copy of the session at path to dst (path +
+// ".repaired" when dst is ""; not a .jsonl name, so no listing shows the
+// copy beside the original) and returns the changes it made, which are
+// the repairable problems Verify reports. The original is never touched:
+// review the copy, then move it over the original yourself.
+//
+// The copy has omp's slot (the title kept), version 3 (v1 and v2 migrated
+// as omp's first write would migrate them), every entry that was readable,
+// byte for byte unless migrated or re-parented, and no malformed or torn
+// lines. An entry whose parent is missing is re-parented to the entry
+// before it in the file (a root if it is first), which is where the chain
+// most likely ran: omp's createBranchedSession, for one, drops label
+// entries that others point at.
+func Repair(path, dst string) ([]Problem, error) {
+	probs, err := Verify(path, nil)
+	if err != nil {
+		return nil, err
+	}
+	var changes []Problem
+	for _, p := range probs {
+		if p.Kind == ProblemNoHeader {
+			return nil, fmt.Errorf("repair %s: no session header; nothing to repair from", path)
+		}
+		if p.Repair != "" {
+			changes = append(changes, p)
+		}
+	}
+	if len(changes) == 0 {
+		return nil, nil
+	}
+	if dst == "" {
+		dst = path + ".repaired"
+	}
+	first, err := firstLine(path)
+	if err != nil {
+		return nil, err
+	}
+	var s *Store
+	if looksLikeSlot(first) {
+		// A rejected slot makes Open refuse the file: read it without.
+		s, err = openSkippingLine1(path)
+	} else {
+		s, err = Open(path, &OpenOptions{Full: true})
+	}
+	if err != nil {
+		return nil, err
+	}
+	title, source := s.Title()
+	if slot, ok := ParseTitleSlotLenient(first); ok {
+		title, source = slot.Title, slot.Source
+	}
+	if source == TitleSubagent {
+		source = TitleNone
+	}
+	slot, err := MarshalTitleSlot(title, source, Now())
+	if err != nil {
+		return nil, err
+	}
+	header := s.header.raw
+	if s.version < CurrentVersion {
+		if header, err = ai.ReplaceMember(header, "version", []byte("3")); err != nil {
+			return nil, err
+		}
+	}
+	lines, err := s.migratedLines(s.entries)
+	if err != nil {
+		return nil, err
+	}
+	known := make(map[string]bool, len(s.entries))
+	for _, e := range s.entries {
+		known[e.ID] = true
+	}
+	for i, e := range s.entries {
+		if e.ParentID == "" || known[e.ParentID] {
+			continue
+		}
+		parent := []byte("null")
+		if i > 0 {
+			parent, _ = json.Marshal(s.entries[i-1].ID)
+		}
+		if lines[i], err = ai.ReplaceMember(lines[i], "parentId", parent); err != nil {
+			return nil, fmt.Errorf("%s: line %d: %w", path, e.line, err)
+		}
+	}
+	err = createAtomic(dst, true, func(w io.Writer) error {
+		if _, err := w.Write(slot); err != nil {
+			return err
+		}
+		if _, err := w.Write(append(bytes.Clone(header), '\n')); err != nil {
+			return err
+		}
+		return writeLines(w, lines)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("repair %s: %w", path, err)
+	}
+	return changes, nil
+}
+
+// ParseTitleSlotLenient reads a title and source from a line 1 that is a
+// slot, even one omp would refuse (no pad, an unknown source).
+func ParseTitleSlotLenient(line []byte) (TitleSlot, bool) {
+	if slot, ok := ParseTitleSlotSource(line); ok {
+		return slot, true
+	}
+	var w struct {
+		Type   string `json:"type"`
+		Title  string `json:"title"`
+		Source string `json:"source"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(line), &w, ai.DecodeOptions) != nil || w.Type != "title" {
+		return TitleSlot{}, false
+	}
+	src, _ := ParseTitleSource(w.Source)
+	return TitleSlot{Title: CleanTitle(w.Title), Source: src}, true
+}
+
+// openSkippingLine1 opens a file whose line 1 is a slot Open refuses, by
+// reading a copy of it without that line. The copy lives in memory only
+// when small; otherwise in a temp file that is removed at once.
+func openSkippingLine1(path string) (*Store, error) {
+	f, err := openRead(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	first, err := firstLine(path)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.CreateTemp("", "xdev-repair-*.jsonl")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	// Keep line numbers: a blank line stands in for the slot.
+	if _, err := tmp.WriteString("\n"); err != nil {
+		return nil, err
+	}
+	if _, err := io.Copy(tmp, io.NewSectionReader(f, int64(len(first)), 1<<62)); err != nil {
+		return nil, err
+	}
+	s, err := Open(tmp.Name(), &OpenOptions{Full: true})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	s.path = path
+	return s, nil
+}
