@@ -207,3 +207,29 @@ func (s *Store) pathTo(id string) []*Entry {
 	}
 	return path
 }
+
+// EntriesTo returns the entries from the root to id in order: the branch
+// that ends at id, as a transcript shows it. With a windowed Open it
+// starts at the window (after the settings kept from before it); open
+// with OpenOptions.Full for the whole branch.
+func (s *Store) EntriesTo(id string) []*Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pathTo(id)
+}
+
+// Labels returns the label of every labelled entry, resolved as omp
+// resolves them: over the whole file in order, the last label per target
+// wins and an empty one clears it.
+func (s *Store) Labels() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return labelsInEffect(s.entries)
+}
+
+// ResolveImages returns m with its image blob references replaced by the
+// base64 data they name, and how many could not be found.
+func (s *Store) ResolveImages(m ai.Message) (ai.Message, int) {
+	out, missing := s.resolveImages([]ai.Message{m})
+	return out[0], missing
+}
