@@ -1,0 +1,157 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// BlobInfo describes one file of a blob store.
+type BlobInfo struct {
+	Ref  string // blob:sha256:<hex>
+	Path string
+	Size int64
+}
+
+// BlobUsage is what ScanBlobs found.
+type BlobUsage struct {
+	Files        int        // files scanned for references
+	Blobs        int        // blob files in the store
+	Referenced   int        // of those, how many some file names
+	Unreferenced []BlobInfo // blob files no file names
+	Missing      []string   // refs some file names that the store lacks
+}
+
+// ScanBlobs finds the blobs of dataDir that nothing references. It reads
+// every file under the sessions directory, whatever its name or depth
+// (sessions, subagent transcripts, backups, files of another program that
+// shares the dir: omp may), and counts as a reference any
+// "blob:sha256:<hex>" in its bytes. A file it cannot read makes it fail:
+// a blob that file might name could otherwise be called unreferenced.
+// progress, when not nil, is called after each file.
+func ScanBlobs(dataDir string, progress func(done, total int)) (BlobUsage, error) {
+	var u BlobUsage
+	var files []string
+	root := SessionsDir(dataDir)
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == root {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		if d.Type().IsRegular() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return u, fmt.Errorf("scanning %s: %w", root, err)
+	}
+	refs := map[string]bool{}
+	for i, p := range files {
+		if err := collectRefs(p, refs); err != nil {
+			return u, fmt.Errorf("cannot rule out references in %s: %w", p, err)
+		}
+		u.Files++
+		if progress != nil {
+			progress(i+1, len(files))
+		}
+	}
+	ents, err := os.ReadDir(BlobsDir(dataDir))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return u, err
+	}
+	have := map[string]bool{}
+	for _, e := range ents {
+		digest, _, _ := strings.Cut(e.Name(), ".") // omp may add an extension
+		if !e.Type().IsRegular() || !isDigest(digest) {
+			continue // temp files and anything else are not ours to judge
+		}
+		u.Blobs++
+		have[digest] = true
+		if refs[digest] {
+			u.Referenced++
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue
+		}
+		u.Unreferenced = append(u.Unreferenced, BlobInfo{Ref: BlobRefPrefix + digest, Path: filepath.Join(BlobsDir(dataDir), e.Name()), Size: fi.Size()})
+	}
+	for d := range refs {
+		if !have[d] {
+			u.Missing = append(u.Missing, BlobRefPrefix+d)
+		}
+	}
+	return u, nil
+}
+
+// RemoveBlobs deletes the given unreferenced blobs and returns how many
+// bytes it freed. Each path must be a blob file of dataDir's store.
+func RemoveBlobs(dataDir string, blobs []BlobInfo) (int64, error) {
+	var freed int64
+	dir := BlobsDir(dataDir)
+	for _, b := range blobs {
+		if filepath.Dir(b.Path) != dir {
+			return freed, fmt.Errorf("%s is not in the blob store %s", b.Path, dir)
+		}
+		if err := os.Remove(b.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return freed, err
+		}
+		freed += b.Size
+	}
+	return freed, nil
+}
+
+func isDigest(s string) bool {
+	_, err := ParseBlobRef(BlobRefPrefix + s)
+	return err == nil
+}
+
+// collectRefs adds the digest of every blob reference in the file at p,
+// reading it in chunks that overlap by a reference's length.
+func collectRefs(p string, refs map[string]bool) error {
+	f, err := openRead(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	const refLen = len(BlobRefPrefix) + 64
+	prefix := []byte(BlobRefPrefix)
+	buf := make([]byte, 1<<20)
+	keep := 0
+	for {
+		n, err := f.Read(buf[keep:])
+		data := buf[:keep+n]
+		for i := 0; ; {
+			j := bytes.Index(data[i:], prefix)
+			if j < 0 {
+				break
+			}
+			start := i + j
+			if start+refLen > len(data) {
+				break
+			}
+			if d := string(data[start+len(prefix) : start+refLen]); isDigest(d) {
+				refs[d] = true
+			}
+			i = start + len(prefix)
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		// Carry the tail that could start a reference into the next read.
+		keep = min(len(data), refLen-1)
+		copy(buf, data[len(data)-keep:])
+	}
+}
