@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 )
 
 // Exit codes scripts can rely on.
@@ -40,6 +39,9 @@ func register(c *command) { commands[c.name] = c }
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// tty: stdout is a terminal, so print for a person (aligned tables,
+	// relative times, progress on stderr) rather than for a script.
+	tty bool
 }
 
 // usageError marks errors in the command line (exit 2).
@@ -55,7 +57,20 @@ type exitCodeError struct{ code int }
 func (e exitCodeError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 func main() {
-	os.Exit(run(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}, os.Args[1:]))
+	os.Exit(run(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, tty: isTerminal(os.Stdout)}, os.Args[1:]))
+}
+
+// isTerminal reports whether f is a terminal; XDEV_FORCE_TTY=1 says yes
+// (for tests and pagers), NO_TTY or XDEV_FORCE_TTY=0 says no.
+func isTerminal(f *os.File) bool {
+	switch os.Getenv("XDEV_FORCE_TTY") {
+	case "1", "true":
+		return true
+	case "0", "false":
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func run(e *env, args []string) int {
@@ -98,15 +113,25 @@ func run(e *env, args []string) int {
 
 func printHelp(w io.Writer) {
 	fmt.Fprintln(w, "xdev: work with coding-agent session transcripts (xdev, omp, pi).")
-	fmt.Fprintln(w, "\nUsage: xdev <command> [flags] [args]\n\nCommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
+	fmt.Fprintln(w, "\nUsage: xdev <command> [flags] [args]")
+	for _, group := range []struct {
+		title string
+		names []string
+	}{
+		{"Sessions", []string{"list", "show", "fork", "retitle", "verify", "export", "blobs"}},
+		{"Plumbing (for scripts)", []string{"context", "new", "append", "title", "branch"}},
+	} {
+		fmt.Fprintf(w, "\n%s:\n", group.title)
+		for _, n := range group.names {
+			if c := commands[n]; c != nil {
+				fmt.Fprintf(w, "  %-9s %s\n", n, c.summary)
+			}
+		}
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
-	}
+	fmt.Fprintln(w, "\nA SESSION is an id or id prefix, a file name, or a path.")
+	fmt.Fprintln(w, "Sessions are read from --data-dir, else $XDEV_DATA_DIR, else ~/.xdev/agent;")
+	fmt.Fprintln(w, "--omp reads omp's instead ($PI_CODING_AGENT_DIR, else ~/.omp/agent).")
+	fmt.Fprintln(w, "Exit codes: 0 ok, 1 failed, 2 bad command line, 3 verify found problems.")
 	fmt.Fprintln(w, "\nRun 'xdev <command> --help' for examples.")
 }
 

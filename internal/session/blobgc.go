@@ -13,9 +13,9 @@ import (
 
 // BlobInfo describes one file of a blob store.
 type BlobInfo struct {
-	Ref  string // blob:sha256:<hex>
-	Path string
-	Size int64
+	Ref  string `json:"ref"` // blob:sha256:<hex>
+	Path string `json:"path"`
+	Size int64  `json:"size"`
 }
 
 // BlobUsage is what ScanBlobs found.

@@ -1,9 +1,12 @@
 package session
 
 import (
+	"strings"
+
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/valyala/fastjson"
 	"io"
 	"os"
 	"syscall"
@@ -26,6 +29,8 @@ type head struct {
 	// partial: the header line did not end within HeadBytes, so only the
 	// members that did are known.
 	partial bool
+	// firstMessage is the first user message's text, if it is in the head.
+	firstMessage string
 }
 
 // readHead reads at most HeadBytes from the start of f and decodes the slot
@@ -71,9 +76,48 @@ func parseHead(buf []byte, truncated bool, path string) (head, error) {
 			return head{}, fmt.Errorf("%s: line %d: %w (%v)", path, num, ErrNoHeader, err)
 		}
 		h.header = hd
+		h.firstMessage = firstUserText(rest)
 		return h, nil
 	}
 	return head{}, fmt.Errorf("%s: %w", path, ErrNoHeader)
+}
+
+// firstUserText returns the text of the first user message among the
+// complete lines of buf, cut to 200 bytes, or "".
+func firstUserText(buf []byte) string {
+	var p fastjson.Parser
+	for {
+		line, rest, complete := bytes.Cut(buf, []byte{'\n'})
+		if !complete {
+			return ""
+		}
+		buf = rest
+		if !bytes.Contains(line, []byte(`"user"`)) {
+			continue
+		}
+		v, err := p.ParseBytes(line)
+		if err != nil || string(v.GetStringBytes("type")) != TypeMessage || string(v.GetStringBytes("message", "role")) != "user" {
+			continue
+		}
+		c := v.Get("message", "content")
+		var text string
+		switch {
+		case c == nil:
+		case c.Type() == fastjson.TypeString:
+			text = string(c.GetStringBytes())
+		case c.Type() == fastjson.TypeArray:
+			for _, b := range c.GetArray() {
+				if string(b.GetStringBytes("type")) == "text" {
+					text = string(b.GetStringBytes("text"))
+					break
+				}
+			}
+		}
+		if len(text) > 200 {
+			text = strings.ToValidUTF8(text[:200], "")
+		}
+		return text
+	}
 }
 
 // parsePartialHeader reads the members of a header line cut off by

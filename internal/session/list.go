@@ -26,6 +26,9 @@ type SessionInfo struct {
 	ParentSession string    // a fork's source id, or a branch's or subagent's parent file path
 	Size          int64
 	Version       int
+	// FirstMessage is the start of the first user message when it lies in
+	// the first HeadBytes (a title for sessions that have none).
+	FirstMessage string
 	// Subagent marks a subagent transcript: a file nested under its parent
 	// session's directory, or an older file whose slot says "subagent".
 	Subagent bool
@@ -184,6 +187,7 @@ func describe(c candidate) SessionInfo {
 	}
 	hd := h.header
 	info.ID, info.Cwd, info.ParentSession = hd.ID, hd.Cwd, hd.ParentSession
+	info.FirstMessage = h.firstMessage
 	info.Version = hd.FormatVersion()
 	info.Created, _ = ParseTime(hd.Timestamp)
 	if h.hasSlot {

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/xdev/xdev/internal/session"
+)
+
+func init() {
+	register(&command{
+		name: "blobs", args: "[--delete] [--json]",
+		summary: "Find (and with --delete remove) image blobs no session references",
+		example: `  xdev blobs                 what would be removed, and referenced blobs that are missing
+  xdev blobs --delete        remove them (every file under sessions/ is scanned first)
+  xdev blobs --omp --json    omp's blob store`,
+		run: runBlobs,
+	})
+}
+
+type blobsJSON struct {
+	Files        int                `json:"filesScanned"`
+	Blobs        int                `json:"blobs"`
+	Referenced   int                `json:"referenced"`
+	Unreferenced []session.BlobInfo `json:"unreferenced"`
+	Missing      []string           `json:"missing"`
+	Deleted      bool               `json:"deleted"`
+	FreedBytes   int64              `json:"freedBytes"`
+}
+
+func runBlobs(e *env, args []string) error {
+	c := commands["blobs"]
+	fs := c.flags(e)
+	store := addStoreFlags(fs)
+	del := fs.Bool("delete", false, "remove the unreferenced blobs (default: only report them)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := c.parse(e, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	dir, err := store.dir()
+	if err != nil {
+		return err
+	}
+	prog := &progress{e: e, what: "scanning sessions for blob references"}
+	u, err := session.ScanBlobs(dir, prog.update)
+	prog.done()
+	if err != nil {
+		return err
+	}
+	var unrefBytes int64
+	for _, b := range u.Unreferenced {
+		unrefBytes += b.Size
+	}
+	out := blobsJSON{Files: u.Files, Blobs: u.Blobs, Referenced: u.Referenced, Unreferenced: u.Unreferenced, Missing: u.Missing}
+	if out.Unreferenced == nil {
+		out.Unreferenced = []session.BlobInfo{}
+	}
+	if out.Missing == nil {
+		out.Missing = []string{}
+	}
+	if *del && len(u.Unreferenced) > 0 {
+		freed, err := session.RemoveBlobs(dir, u.Unreferenced)
+		out.Deleted, out.FreedBytes = true, freed
+		if err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		return writeJSON(e.stdout, out)
+	}
+	fmt.Fprintf(e.stdout, "%s in %s; %d referenced by the %s under %s\n",
+		plural(u.Blobs, "blob"), session.BlobsDir(dir), u.Referenced, plural(u.Files, "file"), session.SessionsDir(dir))
+	for _, b := range u.Unreferenced {
+		fmt.Fprintf(e.stdout, "unreferenced  %s  %s\n", b.Ref, size(b.Size))
+	}
+	for _, m := range u.Missing {
+		fmt.Fprintf(e.stdout, "missing       %s\n", m)
+	}
+	switch {
+	case len(u.Unreferenced) == 0:
+		fmt.Fprintln(e.stdout, "Nothing to remove.")
+	case out.Deleted:
+		fmt.Fprintf(e.stdout, "Removed %s, %s.\n", plural(len(u.Unreferenced), "blob"), size(out.FreedBytes))
+	default:
+		fmt.Fprintf(e.stdout, "%s (%s) would be removed; run with --delete to remove them.\n", plural(len(u.Unreferenced), "blob"), size(unrefBytes))
+	}
+	return nil
+}

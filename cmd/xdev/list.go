@@ -1,0 +1,166 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/xdev/xdev/internal/session"
+)
+
+func init() {
+	register(&command{
+		name: "list", args: "[--all] [--subagents] [--cwd DIR] [--limit N] [--json]",
+		summary: "List sessions, newest first (this directory's, or --all)",
+		example: `  xdev list                      sessions of the current directory
+  xdev list --all --limit 20     the 20 most recent of every project
+  xdev list --omp --all          omp's sessions
+  xdev list --json | jq -r '.[0].path'`,
+		run: runList,
+	})
+}
+
+// listJSON is one session in `xdev list --json`.
+type listJSON struct {
+	ID            string    `json:"id"`
+	Title         string    `json:"title"`
+	TitleSource   string    `json:"titleSource"`
+	Cwd           string    `json:"cwd"`
+	Path          string    `json:"path"`
+	Created       time.Time `json:"created"`
+	Modified      time.Time `json:"modified"`
+	Size          int64     `json:"size"`
+	ParentSession string    `json:"parentSession,omitempty"`
+	FirstMessage  string    `json:"firstMessage,omitempty"`
+	Subagent      bool      `json:"subagent,omitzero"`
+	Version       int       `json:"version,omitzero"`
+	Error         string    `json:"error,omitempty"`
+}
+
+func runList(e *env, args []string) error {
+	c := commands["list"]
+	fs := c.flags(e)
+	store := addStoreFlags(fs)
+	all := fs.Bool("all", false, "every project's sessions, not only this directory's")
+	subagents := fs.Bool("subagents", false, "include subagent transcripts")
+	cwd := fs.String("cwd", "", "list this directory's sessions (default: the current one)")
+	limit := fs.Int("limit", 0, "show at most N sessions")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := c.parse(e, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	dir, err := store.dir()
+	if err != nil {
+		return err
+	}
+	opts := &session.ListOptions{Subagents: *subagents}
+	if !*all {
+		if opts.Cwd = *cwd; opts.Cwd == "" {
+			if opts.Cwd, err = os.Getwd(); err != nil {
+				return err
+			}
+		}
+	}
+	infos, err := session.List(dir, opts)
+	if err != nil {
+		return err
+	}
+	var good, bad []session.SessionInfo
+	for _, i := range infos {
+		if i.Err != nil {
+			bad = append(bad, i)
+		} else {
+			good = append(good, i)
+		}
+	}
+	if *limit > 0 && len(good) > *limit {
+		good = good[:*limit]
+	}
+	if *asJSON {
+		out := make([]listJSON, 0, len(infos))
+		for _, i := range append(good, bad...) {
+			j := listJSON{ID: i.ID, Title: i.Title, TitleSource: i.TitleSource.String(), Cwd: i.Cwd, Path: i.Path,
+				Created: i.Created, Modified: i.Modified, Size: i.Size, ParentSession: i.ParentSession,
+				Subagent: i.Subagent, Version: i.Version, FirstMessage: i.FirstMessage}
+			if i.Err != nil {
+				j.Error = i.Err.Error()
+			}
+			out = append(out, j)
+		}
+		return writeJSON(e.stdout, out)
+	}
+	if len(good) == 0 && e.tty {
+		where := "for " + opts.Cwd
+		if *all {
+			where = "in " + session.SessionsDir(dir)
+		}
+		fmt.Fprintf(e.stderr, "No sessions %s. Try --all, or --omp for omp's.\n", where)
+	}
+	t := &table{e: e, header: []string{"ID", "TITLE", "UPDATED", "SIZE"}}
+	if *all {
+		t.header = append(t.header, "DIRECTORY")
+	}
+	ids := make([]string, len(good))
+	for k, i := range good {
+		ids[k] = i.ID
+	}
+	short := shortIDs(ids)
+	now := time.Now()
+	for k, i := range good {
+		title := i.Title
+		if title == "" && i.FirstMessage != "" && e.tty {
+			title = "“" + i.FirstMessage + "”"
+		}
+		if i.Subagent {
+			title = "↳ " + title
+		}
+		if e.tty {
+			row := []string{short[k], truncate(orDash(title), 48), ago(i.Modified, now), size(i.Size)}
+			if *all {
+				row = append(row, i.Cwd)
+			}
+			t.add(row...)
+		} else {
+			t.add(i.ID, title, i.Modified.UTC().Format(time.RFC3339), fmt.Sprint(i.Size), i.Cwd, i.Path)
+		}
+	}
+	t.print()
+	if len(bad) > 0 {
+		fmt.Fprintf(e.stderr, "%s not listed: not sessions or unreadable (xdev list --json, or xdev verify, says why)\n", plural(len(bad), "file"))
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// shortIDs returns the shortest prefix of each id, 8 characters at least,
+// that no other id shares: what `xdev show` accepts back.
+func shortIDs(ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		n := min(8, len(id))
+		for ; n < len(id); n++ {
+			unique := true
+			for j, other := range ids {
+				if j != i && len(other) >= n && other[:n] == id[:n] {
+					unique = false
+					break
+				}
+			}
+			if unique {
+				break
+			}
+		}
+		out[i] = id[:n]
+	}
+	return out
+}
