@@ -7,3 +7,9 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/valyala/fastjson v1.6.10
 )
+
+require (
+	github.com/rogpeppe/go-internal v1.16.0
+	golang.org/x/sys v0.26.0 // indirect
+	golang.org/x/tools v0.26.0 // indirect
+)

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain lets the scripts run "xdev" as a real process: testscript
+// re-executes this test binary as the command.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"xdev": func() {
+			os.Exit(run(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, tty: isTerminal(os.Stdout)}, os.Args[1:]))
+		},
+	})
+}
+
+// TestScripts runs testdata/script/*.txtar: every command, its --json
+// output and its errors. Each script starts with $XDEV_DATA_DIR holding a
+// copy of the sessions real omp wrote (internal/session/testdata/omp).
+//
+// The scripts may use "exitcode N cmd args..." to check an exact status.
+func TestScripts(t *testing.T) {
+	corpus, err := filepath.Abs("../../internal/session/testdata/omp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(e *testscript.Env) error {
+			agent := filepath.Join(e.WorkDir, "agent")
+			if err := os.CopyFS(agent, os.DirFS(corpus)); err != nil {
+				return err
+			}
+			e.Setenv("XDEV_DATA_DIR", agent)
+			e.Setenv("HOME", filepath.Join(e.WorkDir, "home"))
+			e.Setenv("XDEV_FORCE_TTY", "0")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) < 2 {
+					ts.Fatalf("usage: exitcode N command [args...]")
+				}
+				want, err := strconv.Atoi(args[0])
+				ts.Check(err)
+				code := 0
+				if err := ts.Exec(args[1], args[2:]...); err != nil {
+					var ee *exec.ExitError
+					if !errors.As(err, &ee) {
+						ts.Fatalf("%v", err)
+					}
+					code = ee.ExitCode()
+				}
+				if code != want {
+					ts.Fatalf("%s exited %d, want %d", args[1], code, want)
+				}
+			},
+		},
+	})
+}
