@@ -40,6 +40,7 @@ func runVerify(e *env, args []string) error {
 		return err
 	}
 	var files []string
+	var links []session.Problem
 	if len(pos) == 0 {
 		dir, err := store.dir()
 		if err != nil {
@@ -50,7 +51,11 @@ func runVerify(e *env, args []string) error {
 			if err != nil {
 				return err
 			}
-			if !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			switch {
+			case d.Type()&fs.ModeSymlink != 0:
+				links = append(links, session.Problem{Path: p, Kind: session.ProblemSymlink,
+					Detail: "a symlink in the data dir; not followed (it could lead anywhere)"})
+			case !d.IsDir() && strings.HasSuffix(p, ".jsonl"):
 				files = append(files, p)
 			}
 			return nil
@@ -97,6 +102,11 @@ func runVerify(e *env, args []string) error {
 		out = append(out, v)
 	}
 	prog.done()
+	for _, l := range links {
+		out = append(out, verifyJSON{Path: l.Path, Problems: []session.Problem{l}})
+		nProblems++
+		nFiles++
+	}
 	if *asJSON {
 		if out == nil {
 			out = []verifyJSON{}

@@ -24,6 +24,11 @@ const (
 // appended to it would not mean what it says.
 var ErrOldVersion = errors.New("file is in an old format version; fork it to get a v3 copy")
 
+// ErrNewerVersion is returned when appending to a file whose header claims
+// a format newer than v3: xdev reads it as v3 (as omp does) but does not
+// know what a writer of that version expects, so it does not write.
+var ErrNewerVersion = errors.New("file is in a newer format version than this xdev writes")
+
 // writer holds the append descriptor of an on-disk session.
 type writer struct {
 	f   *os.File

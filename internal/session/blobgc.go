@@ -45,8 +45,15 @@ func ScanBlobs(dataDir string, progress func(done, total int)) (BlobUsage, error
 			}
 			return err
 		}
-		if d.Type().IsRegular() {
+		switch {
+		case d.Type().IsRegular():
 			files = append(files, p)
+		case d.Type()&fs.ModeSymlink != 0:
+			// Read through a link to a regular file: a blob it names must
+			// not be called unreferenced. Reading cannot harm the target.
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+				files = append(files, p)
+			}
 		}
 		return nil
 	})

@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // BlobRefPrefix starts every blob reference.
@@ -84,7 +86,7 @@ func (b *BlobStore) Get(ref string) ([]byte, error) {
 		return nil, err
 	}
 	path := filepath.Join(b.dir, digest)
-	data, err := os.ReadFile(path)
+	data, err := readNoFollow(path)
 	if err != nil {
 		return nil, err
 	}
@@ -111,4 +113,25 @@ func (b *BlobStore) GetImage(ref string) (string, error) {
 		return "", err
 	}
 	return base64.StdEncoding.EncodeToString(raw), nil
+}
+
+// readNoFollow reads a regular file that is not a symlink: a blob that
+// links elsewhere could put any file of the machine into a model's context.
+func readNoFollow(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("%s: a symlink; blobs must be regular files", path)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	return io.ReadAll(f)
 }

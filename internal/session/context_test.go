@@ -37,7 +37,7 @@ func TestBuildContextGolden(t *testing.T) {
 					Malformed     int    `json:"malformed"`
 					Messages      any    `json:"messages"`
 				}{ctx.LeafID, title, src.String(), ctx.Model(), ctx.ThinkingLevel, s.Malformed(), ctx.Messages},
-					jsontext.Multiline(true), jsontext.WithIndent("  "))
+					jsontext.Multiline(true), jsontext.WithIndent("  "), jsontext.AllowInvalidUTF8(true))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -66,6 +66,13 @@ func TestBuildContextCases(t *testing.T) {
 		// A branch marker back past the latest compaction: the path has no
 		// boundary, so the window must keep what it reaches.
 		{"branch-before-compaction.jsonl", "user assistant user", "i0000009", 0},
+		// Lines JSON.parse rejects (raw control characters, bad escapes) are
+		// skipped as omp skips them; a raw tab is no better.
+		{"hostile-json.jsonl", "user assistant user", "j0000008", 4},
+		{"hostile-utf8.jsonl", "user assistant", "k0000002", 0},
+		// Duplicates (the later wins), a cycle, a self-parent, a parent
+		// after its child: the path follows omp's id map.
+		{"hostile-tree.jsonl", "user assistant assistant user user", "t0000008", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

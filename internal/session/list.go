@@ -78,6 +78,16 @@ func List(dataDir string, opts *ListOptions) ([]SessionInfo, error) {
 		}
 	}
 	var cands []candidate
+	if opts.Cwd == "" {
+		// A project directory that is a symlink is reported, not entered.
+		if ents, err := os.ReadDir(root); err == nil {
+			for _, e := range ents {
+				if e.Type()&fs.ModeSymlink != 0 {
+					cands = append(cands, candidate{path: filepath.Join(root, e.Name()), symlink: true})
+				}
+			}
+		}
+	}
 	for _, d := range dirs {
 		cands = appendCandidates(cands, d, opts.Subagents)
 	}

@@ -7,8 +7,15 @@ import (
 	"os"
 	"slices"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/valyala/fastjson"
+
+	"github.com/xdev/xdev/internal/ai"
 )
+
+// errNotStrictJSON sends a windowed load to a full one: a kept line that
+// the envelope pass accepted is not JSON by JSON.parse's rules.
+var errNotStrictJSON = errors.New("a kept line is not strict JSON")
 
 // ErrNoHeader is returned (wrapped, naming the file and line) when a file's
 // first line is neither a title slot nor a session header, or the file holds
@@ -94,12 +101,16 @@ func Open(path string, opts *OpenOptions) (*Store, error) {
 	s := &Store{path: path, size: fi.Size(), opts: *opts}
 	if !opts.Full {
 		ok, err := s.openBackward(f, fi.Size())
-		if err != nil {
-			return nil, err
-		}
-		if ok {
+		switch {
+		case err == nil && ok:
 			s.stats.Backward = true
 			return s, nil
+		case errors.Is(err, errNotStrictJSON):
+			full := *opts
+			full.Full = true
+			return Open(path, &full)
+		case err != nil:
+			return nil, err
 		}
 		s = &Store{path: path, size: fi.Size(), opts: *opts}
 	}
@@ -109,6 +120,11 @@ func Open(path string, opts *OpenOptions) (*Store, error) {
 	}
 	keep := s.chooseWindow(recs)
 	if err := s.decodeRecords(f, recs, keep); err != nil {
+		if errors.Is(err, errNotStrictJSON) {
+			full := *opts
+			full.Full = true
+			return Open(path, &full)
+		}
 		return nil, err
 	}
 	return s, nil
@@ -359,6 +375,17 @@ func (s *Store) decodeRecords(f *os.File, recs []record, keep []int) error {
 			raw: append([]byte(nil), line...), line: int(r.line),
 		}
 		if err := s.decodeEntry(&parser, e, r.kept); err != nil {
+			if !jsontext.Value(e.raw).IsValid(ai.DecodeOptions) {
+				// fastjson's envelope pass is lenient (raw control characters,
+				// unknown escapes); JSON.parse is not, so omp skips this line.
+				// A windowed load may have walked through it: load in full.
+				if !s.opts.Full {
+					return errNotStrictJSON
+				}
+				s.skip(int(r.line), "not valid JSON: "+err.Error())
+				s.stats.Seen--
+				continue
+			}
 			s.undecodable++
 			if len(s.badLines) < maxBadLines {
 				s.badLines = append(s.badLines, BadLine{Line: int(r.line), Reason: "kept as an opaque entry: " + err.Error()})

@@ -46,6 +46,7 @@ const (
 	ProblemTextBlobRef    = "text-blob-ref"   // a blob ref in text: omp hands it to the model verbatim
 	ProblemMissingBlob    = "missing-blob"    // an image blob the store does not have
 	ProblemBadBlob        = "bad-blob-ref"    // an image ref that is not a valid blob ref
+	ProblemSymlink        = "symlink"         // a session path that is a symlink; never followed in a data dir walk
 )
 
 // VerifyOptions tune Verify. The zero value is ready to use.

@@ -196,6 +196,9 @@ func (s *Store) commit(e *Entry) error {
 	if s.version < CurrentVersion && !s.memoryOnly {
 		return fmt.Errorf("%s: format v%d: %w", s.path, s.version, ErrOldVersion)
 	}
+	if s.version > CurrentVersion && !s.memoryOnly {
+		return fmt.Errorf("%s: format v%d: %w", s.path, s.version, ErrNewerVersion)
+	}
 	if s.memoryOnly && s.autoPersist {
 		if m := e.Message(); m != nil && m.Role == ai.RoleAssistant {
 			s.entries = append(s.entries, e)
