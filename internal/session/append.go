@@ -81,9 +81,9 @@ func (s *Store) appendLine(line []byte) (err error) {
 	}
 	buf = append(buf, line...)
 	buf = append(buf, '\n')
-	n, err := f.Write(buf)
+	n, err := diskWrite(f, buf)
 	if err != nil || n != len(buf) {
-		if terr := f.Truncate(size); terr != nil {
+		if terr := diskTruncate(f, size); terr != nil {
 			err = errors.Join(err, fmt.Errorf("truncating the partial line: %w", terr))
 		}
 		if err == nil {

@@ -37,7 +37,7 @@ func createAtomic(path string, exclusive bool, fill func(w io.Writer) error) (er
 		}
 	}()
 	// CreateTemp makes the file 0600 whatever the umask.
-	bw := bufio.NewWriterSize(tmp, 1<<20)
+	bw := bufio.NewWriterSize(diskWriter{tmp}, 1<<20)
 	if err = fill(bw); err != nil {
 		return err
 	}

@@ -71,7 +71,12 @@ func (s *Store) writeSlot(slot []byte) error {
 	head = head[:n]
 	if n == TitleSlotWidth && head[n-1] == '\n' && bytes.IndexByte(head[:n-1], '\n') < 0 {
 		if _, ok := ParseTitleSlotSource(head); ok {
-			if _, err := f.WriteAt(slot, 0); err != nil {
+			if _, err := diskWriteAt(f, slot, 0); err != nil {
+				// Put the old slot back, so a failed write leaves line 1 as
+				// it was rather than half new.
+				if _, rerr := diskWriteAt(f, head, 0); rerr != nil {
+					err = errors.Join(err, fmt.Errorf("restoring the old slot: %w", rerr))
+				}
 				return fmt.Errorf("%s: writing the slot: %w", s.path, err)
 			}
 			return nil
@@ -89,11 +94,14 @@ func (s *Store) writeSlot(slot []byte) error {
 	if fi.Size() != s.size {
 		return fmt.Errorf("%s: changed by another writer (size %d, expected %d); not rewriting", s.path, fi.Size(), s.size)
 	}
-	old, err := io.ReadAll(io.NewSectionReader(f, 0, fi.Size()))
-	if err != nil {
+	err = createAtomic(s.path, false, func(w io.Writer) error {
+		if _, err := w.Write(slot); err != nil {
+			return err
+		}
+		_, err := io.Copy(w, io.NewSectionReader(f, 0, fi.Size()))
 		return err
-	}
-	if err := writeFileAtomic(s.path, append(append([]byte(nil), slot...), old...), false); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	s.size += int64(len(slot))

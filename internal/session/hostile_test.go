@@ -1,0 +1,122 @@
+package session
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/xdev/xdev/internal/ai"
+)
+
+// TestNewerVersionNotWritten: a header claiming v99 is read as v3 (omp
+// does the same) but never written to.
+func TestNewerVersionNotWritten(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "v99.jsonl", strings.Replace(testHeader, `"version":3`, `"version":99`, 1)+testUser("00000001", "", "hi"))
+	sum := fileSum(t, path)
+	s, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.BuildContext().Messages) != 1 {
+		t.Error("v99 file did not load")
+	}
+	_, err = s.AppendMessage(ai.Message{Role: ai.RoleUser, Content: ai.TextContent("x"), Timestamp: 1})
+	if !errors.Is(err, ErrNewerVersion) {
+		t.Errorf("append to v99: %v", err)
+	}
+	if _, err := s.SetTitle("t", TitleManual); !errors.Is(err, ErrNewerVersion) {
+		t.Errorf("retitle v99: %v", err)
+	}
+	unchanged(t, path, sum)
+}
+
+// TestGigabyteLine: a 1 GB line (a sparse file, so the test writes little)
+// is skipped and counted without being held: what Open allocates is bounded
+// by MaxLineBytes, not by the line.
+func TestGigabyteLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 1 GB")
+	}
+	path := filepath.Join(t.TempDir(), "huge.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(testHeader + testUser("00000001", "", "before"))
+	off, _ := f.Seek(0, 1)
+	const gb = 1 << 30
+	if err := f.Truncate(off + gb); err != nil { // a line of 1 GB of NULs
+		t.Fatal(err)
+	}
+	f.Seek(0, 2)
+	f.WriteString("\n" + testUser("00000002", "00000001", "after"))
+	f.Close()
+	for _, c := range []struct {
+		full  bool
+		max   int
+		bound uint64
+	}{{false, 0, 256 << 20}, {true, 0, 512 << 20}, {false, 1 << 20, 32 << 20}, {true, 1 << 20, 32 << 20}} {
+		full := c.full
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		s, err := Open(path, &OpenOptions{Full: full, MaxLineBytes: c.max})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		if n := len(s.BuildContext().Messages); n != 2 || s.Malformed() != 1 {
+			t.Errorf("full=%v: %d messages, %d malformed; want 2 and 1", full, n, s.Malformed())
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > c.bound {
+			t.Errorf("full=%v max=%d: Open allocated %d MiB in all for a 1 GB line", full, c.max, grew>>20)
+		}
+	}
+}
+
+// TestSymlinks: the data dir is never left through a link. List and the
+// blob scan report or read around them; a blob that is a link is refused.
+func TestSymlinks(t *testing.T) {
+	data := t.TempDir()
+	outside := t.TempDir()
+	secret := writeFile(t, outside, "secret.jsonl", testHeader+testUser("00000001", "", "outside"))
+	proj := filepath.Join(SessionsDir(data), "-proj")
+	os.MkdirAll(proj, 0o700)
+	os.Symlink(secret, filepath.Join(proj, "link.jsonl"))
+	os.Symlink(outside, filepath.Join(SessionsDir(data), "-linked-project"))
+	infos, err := List(data, &ListOptions{Subagents: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range infos {
+		if i.Err == nil || !strings.Contains(i.Err.Error(), "symlink; not followed") || i.ID != "" {
+			t.Errorf("symlink listed as %+v", i)
+		}
+	}
+	if len(infos) != 2 {
+		t.Errorf("%d entries listed, want the 2 links reported", len(infos))
+	}
+
+	// A blob that links elsewhere never reaches a context.
+	blobs := NewBlobStore(BlobsDir(data))
+	ref, _ := blobs.Put([]byte("real image bytes"))
+	digest := strings.TrimPrefix(ref, BlobRefPrefix)
+	os.Remove(filepath.Join(BlobsDir(data), digest))
+	os.WriteFile(filepath.Join(outside, "img"), []byte("real image bytes"), 0o600)
+	os.Symlink(filepath.Join(outside, "img"), filepath.Join(BlobsDir(data), digest))
+	if _, err := blobs.Get(ref); err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Errorf("Get through a symlinked blob: %v", err)
+	}
+	path := writeFile(t, proj, "img.jsonl", testHeader+strings.Replace(testUser("00000001", "", "x"),
+		`"content":"x"`, `"content":[{"type":"image","data":"`+ref+`","mimeType":"image/png"},{"type":"image","data":"blob:sha256:../../../etc/passwd","mimeType":"image/png"}]`, 1))
+	s, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctx := s.BuildContext(); ctx.MissingBlobs != 2 {
+		t.Errorf("%d blobs missing, want both refused", ctx.MissingBlobs)
+	}
+}
