@@ -37,6 +37,11 @@ type Options struct {
 	SmallOutputs bool
 	// Created is the session's creation time; a fixed date when zero.
 	Created time.Time
+	// TailSeed, when not zero, ends the session with a compaction and four
+	// turns drawn from this seed alone, so sessions of different sizes end
+	// in the same window: what a context build reads is then alike, and
+	// their loads differ only by what the file's size costs.
+	TailSeed uint64
 }
 
 // Stats describe what Write wrote.
@@ -105,6 +110,9 @@ func Write(w io.Writer, opts Options) (Stats, error) {
 		g.turn()
 		g.events()
 	}
+	if opts.TailSeed != 0 {
+		g.tail(opts.TailSeed)
+	}
 	if err := g.w.Flush(); err != nil && g.err == nil {
 		g.err = err
 	}
@@ -154,6 +162,21 @@ func (g *gen) turn() {
 		}
 	}
 	g.message(g.assistant([]ai.Block{ai.Text(g.prose(80 + g.r.IntN(800)))}, ai.StopEnd))
+}
+
+// tail writes the fixed ending: a turn, a compaction that keeps it, and
+// three more turns, all drawn from seed.
+func (g *gen) tail(seed uint64) {
+	g.r = rand.New(rand.NewPCG(seed, 0x7a11))
+	g.turn()
+	kept := g.path[g.users[len(g.users)-1]]
+	after := int64(30000)
+	g.emit(&session.Compaction{Summary: "## Goal\n" + g.prose(2000), ShortSummary: "the fixed tail",
+		FirstKeptEntryID: &kept, TokensBefore: 160000, TokensAfter: &after})
+	g.stats.Compactions++
+	for range 3 {
+		g.turn()
+	}
 }
 
 // events writes what happens between turns: compactions, branches, model

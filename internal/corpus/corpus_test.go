@@ -152,3 +152,28 @@ func TestBackwardLoadUsed(t *testing.T) {
 		t.Errorf("window stats %+v: the backward windowed load was not used", st)
 	}
 }
+
+// TestTailSeed: sessions of different sizes with one TailSeed end in the
+// same window: the same messages reach the context.
+func TestTailSeed(t *testing.T) {
+	dir := t.TempDir()
+	var texts []string
+	for i, size := range []int64{1 << 20, 3 << 20} {
+		path := filepath.Join(dir, string(rune('a'+i))+".jsonl")
+		if _, err := WriteFile(path, Options{Size: size, Seed: uint64(i + 1), TailSeed: 99}); err != nil {
+			t.Fatal(err)
+		}
+		s, err := session.Open(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		for _, m := range s.BuildContext().Messages {
+			b.WriteString(string(m.Role) + ":" + m.Text() + "\n")
+		}
+		texts = append(texts, b.String())
+	}
+	if texts[0] != texts[1] || len(texts[0]) < 1000 {
+		t.Errorf("the windows differ (%d and %d bytes of text)", len(texts[0]), len(texts[1]))
+	}
+}

@@ -271,21 +271,23 @@ func (w *walk) finish() ([]record, bool) {
 	return recs, true
 }
 
-// idSet is a set of entry ids held as 64-bit hashes: 8-16 bytes an entry,
-// the only part of the walk that grows with the whole file. A hash
-// collision can only send a file to the forward index, never change a
-// result.
+// idSet is a set of entry ids held as 32-bit fingerprints in an
+// open-addressed table, about 6 bytes an entry: the only part of the walk
+// that grows with the whole file. A lookup compares only the few
+// fingerprints on its probe sequence, so a false "seen" has a chance of
+// about one in a billion per lookup, and it can only send the file to the
+// full load, never change a result.
 type idSet struct {
-	slots []uint64 // 0 is empty
+	slots []uint32 // 0 is empty
 	n     int
 }
 
 var idSeed = maphash.MakeSeed()
 
-func newIDSet() *idSet { return &idSet{slots: make([]uint64, 1024)} }
+func newIDSet() *idSet { return &idSet{slots: make([]uint32, 1024)} }
 
-func idHash(id string) uint64 {
-	h := maphash.String(idSeed, id)
+func fingerprint(id string) uint32 {
+	h := uint32(maphash.String(idSeed, id))
 	if h == 0 {
 		h = 1
 	}
@@ -293,8 +295,8 @@ func idHash(id string) uint64 {
 }
 
 func (s *idSet) has(id string) bool {
-	h := idHash(id)
-	mask := uint64(len(s.slots) - 1)
+	h := fingerprint(id)
+	mask := uint32(len(s.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		switch s.slots[i] {
 		case 0:
@@ -306,9 +308,9 @@ func (s *idSet) has(id string) bool {
 }
 
 func (s *idSet) add(id string) {
-	if 2*(s.n+1) > len(s.slots) {
+	if 4*(s.n+1) > 3*len(s.slots) {
 		old := s.slots
-		s.slots = make([]uint64, 2*len(old))
+		s.slots = make([]uint32, 2*len(old))
 		s.n = 0
 		for _, h := range old {
 			if h != 0 {
@@ -316,11 +318,11 @@ func (s *idSet) add(id string) {
 			}
 		}
 	}
-	s.insert(idHash(id))
+	s.insert(fingerprint(id))
 }
 
-func (s *idSet) insert(h uint64) {
-	mask := uint64(len(s.slots) - 1)
+func (s *idSet) insert(h uint32) {
+	mask := uint32(len(s.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		switch s.slots[i] {
 		case 0:

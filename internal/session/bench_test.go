@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -28,16 +29,20 @@ var corpusMu sync.Mutex
 
 // corpusFile returns a generated session of size bytes, writing it once.
 func corpusFile(b *testing.B, name string, size int64, seed uint64) string {
+	return corpusFileOpts(b, name, corpus.Options{Size: size, Seed: seed})
+}
+
+func corpusFileOpts(b *testing.B, name string, opts corpus.Options) string {
 	b.Helper()
 	corpusMu.Lock()
 	defer corpusMu.Unlock()
 	dir := filepath.Join(os.TempDir(), "xdev-bench-corpus")
-	path := filepath.Join(dir, fmt.Sprintf("%s-seed%d.jsonl", name, seed))
-	if fi, err := os.Stat(path); err == nil && fi.Size() >= size {
+	path := filepath.Join(dir, fmt.Sprintf("%s-seed%d-tail%d.jsonl", name, opts.Seed, opts.TailSeed))
+	if fi, err := os.Stat(path); err == nil && fi.Size() >= opts.Size {
 		return path
 	}
 	os.Remove(path)
-	if _, err := corpus.WriteFile(path, corpus.Options{Size: size, Seed: seed}); err != nil {
+	if _, err := corpus.WriteFile(path, opts); err != nil {
 		b.Fatal(err)
 	}
 	return path
@@ -105,16 +110,21 @@ func (h *heapSampler) finish() uint64 {
 const mib = 1 << 20
 
 // BenchmarkOpen: Open plus BuildContext, windowed, of generated sessions
-// of 10, 104 and 500 MB. Metrics: MB/s; peak-heap-MiB, the largest Go heap
+// of 10, 104 and 500 MB (and, under SameWindow, of 104 and 500 MB sessions
+// that end in the same window, so that only the file's size differs). Metrics: MB/s; peak-heap-MiB, the largest Go heap
 // in use during the load (sampled every 2 ms, and at the end); live-MiB,
 // the heap the open store keeps after a GC.
 func BenchmarkOpen(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		size int64
-	}{{"10MB", 10 << 20}, {"104MB", 104 << 20}, {"500MB", 500 << 20}} {
+		tail uint64
+	}{
+		{"10MB", 10 << 20, 0}, {"104MB", 104 << 20, 0}, {"500MB", 500 << 20, 0},
+		{"SameWindow/104MB", 104 << 20, 99}, {"SameWindow/500MB", 500 << 20, 99},
+	} {
 		b.Run(c.name, func(b *testing.B) {
-			path := corpusFile(b, c.name, c.size, 1)
+			path := corpusFileOpts(b, c.name[strings.LastIndexByte(c.name, '/')+1:], corpus.Options{Size: c.size, Seed: 1, TailSeed: c.tail})
 			fi, _ := os.Stat(path)
 			b.SetBytes(fi.Size())
 			var peak, live uint64

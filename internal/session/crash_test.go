@@ -2,8 +2,11 @@ package session
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -40,8 +43,8 @@ func TestHelperProcess(t *testing.T) {
 }
 
 // crashHelper appends "entry N" messages, continuing the file's numbering,
-// and reports each completed append on stdout. One entry in eight is
-// 512 KB, so that some kills land in the middle of a write.
+// and reports each completed append on stdout. One entry in sixteen is
+// 128 KB, so that some kills land in the middle of a write.
 func crashHelper(path string) {
 	s, err := Open(path, nil)
 	if err != nil {
@@ -54,10 +57,11 @@ func crashHelper(path string) {
 		next = n + 1
 	}
 	r := rand.New(rand.NewPCG(uint64(os.Getpid()), 1))
+	fmt.Println("ready")
 	for n := next; ; n++ {
 		text := "entry " + strconv.Itoa(n)
-		if r.IntN(8) == 0 {
-			text += " " + strings.Repeat("x", 512<<10)
+		if r.IntN(16) == 0 {
+			text += " " + strings.Repeat("x", 128<<10)
 		}
 		if _, err := s.AppendMessage(ai.Message{Role: ai.RoleUser, Content: ai.TextContent(text), Timestamp: int64(n)}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -124,6 +128,7 @@ func crashRun(t *testing.T, kills int) string {
 	r := rand.New(rand.NewPCG(7, 7))
 	torn, chopped, lastAck := 0, 0, 0
 	var lastSize int64
+	v := &lineCheck{off: int64(TitleSlotWidth + len(readLines(t, path)[1]) + 1)}
 	for k := range kills {
 		cmd := helper(t, crashHelperEnv+"="+path)
 		out, err := cmd.StdoutPipe()
@@ -135,18 +140,27 @@ func crashRun(t *testing.T, kills int) string {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		acks := make(chan int, 1)
+		acks, ready := make(chan int, 1), make(chan bool, 1)
 		go func() {
 			last := 0
 			sc := bufio.NewScanner(out)
 			for sc.Scan() {
+				if sc.Text() == "ready" {
+					ready <- true
+				}
 				if n, err := strconv.Atoi(strings.TrimPrefix(sc.Text(), "ack ")); err == nil {
 					last = n
 				}
 			}
 			acks <- last
 		}()
-		time.Sleep(time.Duration(5000+r.IntN(40000)) * time.Microsecond)
+		// Kill at a random moment of the append loop (not of the start-up).
+		select {
+		case <-ready:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("kill %d: the helper did not start:\n%s", k, stderr.String())
+		}
+		time.Sleep(time.Duration(r.IntN(6000)) * time.Microsecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		err = cmd.Wait() // reaped: its lockfile is now stale
 		if ack := <-acks; ack > 0 {
@@ -158,41 +172,42 @@ func crashRun(t *testing.T, kills int) string {
 		if fi, _ := os.Stat(path); fi.Size() != lastSize && endsTorn(t, path) {
 			torn++ // the kill landed mid-write
 		}
-		if k%10 == 9 && chopLastLine(t, path) {
-			// A power cut mid-write, as an unsynced disk may show it: the
-			// last entry is torn, acknowledged or not.
-			chopped++
-			lastAck--
-		}
-		st, err := Open(path, &OpenOptions{Full: true})
-		if err != nil {
-			t.Fatalf("kill %d: %v", k, err)
+		if k%10 == 9 {
+			if start, ok := chopLastLine(t, path); ok {
+				// A power cut mid-write, as an unsynced disk may show it: the
+				// last entry is torn, acknowledged or not.
+				chopped++
+				lastAck--
+				if start < v.off {
+					v.off, v.entries = start, v.entries-1
+				}
+			}
 		}
 		fi, _ := os.Stat(path)
 		lastSize = fi.Size()
-		if st.Malformed() > chopped+torn {
-			t.Fatalf("kill %d: %d malformed lines, but only %d tails were torn", k, st.Malformed(), chopped+torn)
+		// What was appended since the last check: messages "entry N", N
+		// going on from the last one, or lines torn by a kill or by us.
+		v.check(t, k, path)
+		if v.malformed > chopped+torn {
+			t.Fatalf("kill %d: %d malformed lines, but only %d tails were torn", k, v.malformed, chopped+torn)
 		}
-		// Every message is "entry N", N = 1, 2, ... with none missing.
-		n := 0
-		for _, e := range st.Entries() {
-			m := e.Message()
-			if m == nil {
-				t.Fatalf("kill %d: a non-message entry %s", k, e.Raw())
+		if v.entries < lastAck || v.entries > lastAck+1 {
+			t.Fatalf("kill %d: %d entries on disk, %d acknowledged", k, v.entries, lastAck)
+		}
+		lastAck = v.entries
+		if k%50 == 49 || k == kills-1 {
+			// Both loads agree with the line-by-line check.
+			st, err := Open(path, &OpenOptions{Full: true})
+			tornNow := 0
+			if st != nil && st.TornTail() {
+				tornNow = 1 // Open counts the torn tail; the check waits for its newline
 			}
-			n++
-			if f := strings.Fields(m.Text()); len(f) < 2 || f[1] != strconv.Itoa(n) {
-				t.Fatalf("kill %d: message %d is %.40q", k, n, m.Text())
+			if err != nil || len(st.Entries()) != v.entries || st.Malformed() != v.malformed+tornNow {
+				t.Fatalf("kill %d: full open: %v, %d entries, %d malformed; checked %d and %d", k, err, len(st.Entries()), st.Malformed(), v.entries, v.malformed)
 			}
-		}
-		if n < lastAck || n > lastAck+1 {
-			t.Fatalf("kill %d: %d entries on disk, %d acknowledged", k, n, lastAck)
-		}
-		lastAck = n
-		// The windowed load agrees.
-		w, err := Open(path, nil)
-		if err != nil || w.LeafID() != st.LeafID() {
-			t.Fatalf("kill %d: windowed open: %v", k, err)
+			if w, err := Open(path, nil); err != nil || w.LeafID() != st.LeafID() {
+				t.Fatalf("kill %d: windowed open: %v", k, err)
+			}
 		}
 	}
 	st, _ := Open(path, &OpenOptions{Full: true})
@@ -265,11 +280,51 @@ func TestMultiProcessAppends(t *testing.T) {
 	}
 }
 
+// lineCheck reads a crash-test session incrementally: every complete line
+// after off must be the next "entry N" message or a malformed line.
+type lineCheck struct {
+	off                int64 // end of the last complete line checked
+	entries, malformed int
+}
 
+func (c *lineCheck) check(t *testing.T, k int, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.NewSectionReader(f, c.off, 1<<40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return // a torn tail, checked once a newline ends it
+		}
+		line := data[:i]
+		data = data[i+1:]
+		c.off += int64(i + 1)
+		var e struct {
+			Type    string
+			Message struct{ Content string }
+		}
+		if json.Unmarshal(line, &e) != nil {
+			c.malformed++
+			continue
+		}
+		if f := strings.Fields(e.Message.Content); e.Type != "message" || len(f) < 2 || f[1] != strconv.Itoa(c.entries+1) {
+			t.Fatalf("kill %d: entry %d is %.60q", k, c.entries+1, line)
+		}
+		c.entries++
+	}
+}
 
 // chopLastLine cuts the file's last entry in half, as a crash of the
-// machine might leave it. It reports false when there was nothing to cut.
-func chopLastLine(t *testing.T, path string) bool {
+// machine might leave it, and returns where that line starts. It reports
+// false when there was nothing to cut.
+func chopLastLine(t *testing.T, path string) (int64, bool) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -277,16 +332,16 @@ func chopLastLine(t *testing.T, path string) bool {
 	}
 	end := len(b) - 1 // the last newline
 	if end < 0 || b[end] != '\n' {
-		return false // already torn
+		return 0, false // already torn
 	}
-	start := strings.LastIndexByte(string(b[:end]), '\n') + 1
-	if start < TitleSlotWidth+len(testHeader) || end-start < 20 || !strings.Contains(string(b[start:end]), `"type":"message"`) {
-		return false
+	start := bytes.LastIndexByte(b[:end], '\n') + 1
+	if start < TitleSlotWidth+len(testHeader) || end-start < 20 || !bytes.Contains(b[start:end], []byte(`"type":"message"`)) {
+		return 0, false
 	}
 	if err := os.Truncate(path, int64(start+(end-start)/2)); err != nil {
 		t.Fatal(err)
 	}
-	return true
+	return int64(start), true
 }
 
 func endsTorn(t *testing.T, path string) bool {
