@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -171,5 +170,3 @@ func (p *progress) done() {
 
 // errProblems makes the exit code 3 after problems were printed.
 var errProblems = exitCodeError{code: exitProblems}
-
-var _ = errors.New

@@ -204,7 +204,7 @@ func showTree(e *env, s *session.Store, asJSON bool) error {
 		out := make([]treeJSON, 0, len(entries))
 		for _, en := range entries {
 			t := treeJSON{ID: en.ID, ParentID: en.ParentID, Type: en.Type, Line: en.Line(), Label: labels[en.ID],
-				Summary: entrySummary(en, 0), OnPath: onPath[en.ID], Leaf: en.ID == leaf}
+				Summary: entrySummary(en), OnPath: onPath[en.ID], Leaf: en.ID == leaf}
 			if m := en.Message(); m != nil {
 				t.Role = string(m.Role)
 			}
@@ -224,7 +224,7 @@ func showTree(e *env, s *session.Store, asJSON bool) error {
 		case onPath[en.ID]:
 			mark = "*"
 		}
-		text := prefix + branch + mark + " " + en.ID + " " + entrySummary(en, 0)
+		text := prefix + branch + mark + " " + en.ID + " " + entrySummary(en)
 		if l := labels[en.ID]; l != "" {
 			text += "  [" + l + "]"
 		}
@@ -264,7 +264,7 @@ func showTree(e *env, s *session.Store, asJSON bool) error {
 }
 
 // entrySummary describes an entry in a few words.
-func entrySummary(en *session.Entry, _ int) string {
+func entrySummary(en *session.Entry) string {
 	switch b := en.Body.(type) {
 	case *session.Message:
 		m := &b.Message
@@ -281,6 +281,9 @@ func entrySummary(en *session.Entry, _ int) string {
 	case *session.Compaction:
 		return "compaction: " + truncate(b.Summary, 50)
 	case *session.BranchSummary:
+		if b.Summary == "" {
+			return "branch summary (none)"
+		}
 		return "branch summary: " + truncate(b.Summary, 50)
 	case *session.ModelChange:
 		return "model → " + b.Model

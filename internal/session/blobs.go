@@ -118,20 +118,13 @@ func (b *BlobStore) GetImage(ref string) (string, error) {
 // readNoFollow reads a regular file that is not a symlink: a blob that
 // links elsewhere could put any file of the machine into a model's context.
 func readNoFollow(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, _, err := openRegular(path, syscall.O_NOFOLLOW)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("%s: a symlink; blobs must be regular files", path)
+	}
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, fmt.Errorf("%s: a symlink; blobs must be regular files", path)
-		}
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
 	return io.ReadAll(f)
 }

@@ -29,18 +29,11 @@ import (
 // dst appears atomically and an existing file is never replaced. The source
 // is only read.
 func ForkSession(src, dst, label string) (*Store, error) {
-	f, err := openRead(src)
+	f, fi, err := openRegular(src, 0)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("fork: %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("fork %s: not a regular file", src)
-	}
 	pre, err := readPreamble(f, src, 0)
 	if err != nil {
 		return nil, fmt.Errorf("fork: %w", err)

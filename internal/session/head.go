@@ -171,18 +171,11 @@ func parsePartialHeader(line []byte) (Header, error) {
 
 // statHead opens path, stats it and reads its head, leaving it unchanged.
 func statHead(path string) (head, os.FileInfo, error) {
-	f, err := openRead(path)
+	f, fi, err := openRegular(path, 0)
 	if err != nil {
-		return head{}, nil, err
+		return head{}, fi, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return head{}, nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return head{}, fi, fmt.Errorf("%s: not a regular file", path)
-	}
 	h, err := readHead(f, path)
 	return h, fi, err
 }
@@ -192,4 +185,22 @@ func statHead(path string) (head, os.FileInfo, error) {
 // for not being a regular file. On regular files the flag changes nothing.
 func openRead(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
+
+// openRegular opens path for reading (with extra open flags) and checks
+// that it is a regular file, so no reader blocks on or reads a device.
+func openRegular(path string, flags int) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|flags, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s: not a regular file", path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fi, err
+	}
+	return f, fi, nil
 }

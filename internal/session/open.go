@@ -86,18 +86,11 @@ func Open(path string, opts *OpenOptions) (*Store, error) {
 	if opts == nil {
 		opts = &OpenOptions{}
 	}
-	f, err := openRead(path)
+	f, fi, err := openRegular(path, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
 	s := &Store{path: path, size: fi.Size(), opts: *opts}
 	if !opts.Full {
 		ok, err := s.openBackward(f, fi.Size())
