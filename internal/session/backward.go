@@ -271,65 +271,72 @@ func (w *walk) finish() ([]record, bool) {
 	return recs, true
 }
 
-// idSet is a set of entry ids held as 32-bit fingerprints in an
-// open-addressed table, about 6 bytes an entry: the only part of the walk
-// that grows with the whole file. A lookup compares only the few
-// fingerprints on its probe sequence, so a false "seen" has a chance of
-// about one in a billion per lookup, and it can only send the file to the
-// full load, never change a result.
+// idSet is a set of entry ids held as 64-bit hashes (two halves: one
+// picks the slot, both must match) in an open-addressed table at most 3/4
+// full, 11 to 21 bytes an entry: the only part of the walk that grows with
+// the whole file (1 MiB at 77,000 entries). A hash collision can only send
+// the file to the full load, never change a result.
 type idSet struct {
-	slots []uint32 // 0 is empty
+	slots []uint32 // fingerprints; 0 is empty
+	homes []uint32 // the high hash half of each slot's id, to rehash on growth
 	n     int
 }
 
 var idSeed = maphash.MakeSeed()
 
-func newIDSet() *idSet { return &idSet{slots: make([]uint32, 1024)} }
+func newIDSet() *idSet {
+	return &idSet{slots: make([]uint32, 1024), homes: make([]uint32, 1024)}
+}
 
-func fingerprint(id string) uint32 {
-	h := uint32(maphash.String(idSeed, id))
-	if h == 0 {
-		h = 1
+// idHash returns an id's home (for the slot) and its fingerprint.
+func idHash(id string) (home, fp uint32) {
+	h := maphash.String(idSeed, id)
+	fp = uint32(h)
+	if fp == 0 {
+		fp = 1
 	}
-	return h
+	return uint32(h >> 32), fp
 }
 
 func (s *idSet) has(id string) bool {
-	h := fingerprint(id)
+	home, fp := idHash(id)
 	mask := uint32(len(s.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
+	for i := home & mask; ; i = (i + 1) & mask {
 		switch s.slots[i] {
 		case 0:
 			return false
-		case h:
-			return true
+		case fp:
+			if s.homes[i] == home {
+				return true
+			}
 		}
 	}
 }
 
 func (s *idSet) add(id string) {
 	if 4*(s.n+1) > 3*len(s.slots) {
-		old := s.slots
-		s.slots = make([]uint32, 2*len(old))
+		oldSlots, oldHomes := s.slots, s.homes
+		s.slots = make([]uint32, 2*len(oldSlots))
+		s.homes = make([]uint32, 2*len(oldSlots))
 		s.n = 0
-		for _, h := range old {
-			if h != 0 {
-				s.insert(h)
+		for i, fp := range oldSlots {
+			if fp != 0 {
+				s.insert(oldHomes[i], fp)
 			}
 		}
 	}
-	s.insert(fingerprint(id))
+	s.insert(idHash(id))
 }
 
-func (s *idSet) insert(h uint32) {
+func (s *idSet) insert(home, fp uint32) {
 	mask := uint32(len(s.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
-		switch s.slots[i] {
-		case 0:
-			s.slots[i] = h
+	for i := home & mask; ; i = (i + 1) & mask {
+		switch {
+		case s.slots[i] == 0:
+			s.slots[i], s.homes[i] = fp, home
 			s.n++
 			return
-		case h:
+		case s.slots[i] == fp && s.homes[i] == home:
 			return
 		}
 	}
