@@ -77,7 +77,7 @@ func (s *Store) openBackward(f *os.File, size int64) (ok bool, err error) {
 				continue
 			}
 			r := record{off: l.off, size: int32(len(l.data)), line: int32(k), typ: env.typ, id: env.id,
-				parentID: env.parentID, kept: env.firstKept, assistant: env.assistant}
+				parentID: env.parentID, kept: env.firstKept, assistant: env.assistant, modelRole: env.modelRole}
 			if !w.step(&r) {
 				return false, nil
 			}
@@ -224,9 +224,11 @@ func (w *walk) startWindow(i int) {
 }
 
 // considerPrefix keeps r if it is a setting the context still needs: the
-// latest of each settings kind, every model change and TTSR injection, the
-// latest assistant message (it names the model). The walk meets the latest
-// first.
+// latest of each settings kind, the latest model change that sets a model
+// for each role (a later one for the same role replaces it; one for the
+// default role also stops assistant messages from naming the model), every
+// TTSR injection, the latest assistant message (it names the model when
+// no model change does). The walk meets the latest first.
 func (w *walk) considerPrefix(r *record) {
 	switch {
 	case settingsKind(r) != "":
@@ -234,7 +236,12 @@ func (w *walk) considerPrefix(r *record) {
 			w.kinds[r.typ] = true
 			w.prefix = append(w.prefix, *r)
 		}
-	case r.typ == TypeModelChange, r.typ == TypeTTSRInjection:
+	case r.typ == TypeModelChange:
+		if key := "model:" + r.modelRole; r.modelRole != "" && !w.kinds[key] {
+			w.kinds[key] = true
+			w.prefix = append(w.prefix, *r)
+		}
+	case r.typ == TypeTTSRInjection:
 		w.prefix = append(w.prefix, *r)
 	case r.assistant:
 		if !w.assistant {

@@ -141,7 +141,9 @@ func BenchmarkOpen(b *testing.B) {
 				if len(ctx.Messages) == 0 {
 					b.Fatal("empty context")
 				}
-				stats = s.WindowStats()
+				if stats = s.WindowStats(); !stats.Backward {
+					b.Fatalf("the windowed load fell back to the full one: %+v", stats)
+				}
 				runtime.GC()
 				var ms runtime.MemStats
 				runtime.ReadMemStats(&ms)

@@ -16,6 +16,9 @@ type envelope struct {
 	firstKept string // compaction: firstKeptEntryId
 	keptIndex int    // v1 compaction: firstKeptEntryIndex, or -1
 	assistant bool   // a message entry whose role is assistant
+	// modelRole: a model_change that sets a model, for this role
+	// ("default" when the entry names none); "" otherwise.
+	modelRole string
 }
 
 var errNotObject = errors.New("line is not a JSON object")
@@ -69,6 +72,12 @@ func (s *scanner) scan(line []byte) (envelope, error) {
 	if env.typ == TypeMessage {
 		if r := v.Get("message", "role"); r != nil && r.Type() == fastjson.TypeString {
 			env.assistant = string(r.GetStringBytes()) == "assistant"
+		}
+	}
+	if env.typ == TypeModelChange && len(v.GetStringBytes("model")) > 0 {
+		env.modelRole = "default"
+		if r := v.GetStringBytes("role"); len(r) > 0 {
+			env.modelRole = string(r)
 		}
 	}
 	if env.typ == TypeCompaction {

@@ -109,6 +109,9 @@ var treeTypes = []string{
 	`"model_change","model":"a/b"`,
 	`"message","message":{"role":"assistant","content":[],"stopReason":"aborted","timestamp":1}`,
 	`"thinking_level_change","thinkingLevel":"high"`,
+	`"model_change","model":"x/smol","role":"smol"`,
+	`"model_change","model":""`,
+	`"model_change","model":"c/d"`,
 }
 
 // checkTree builds a session from spec (two bytes an entry: its type and

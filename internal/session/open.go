@@ -64,6 +64,7 @@ type record struct {
 	// assistant marks assistant messages: before an explicit model change,
 	// the latest one names the model.
 	assistant bool
+	modelRole string // see envelope.modelRole
 }
 
 // Open reads the session file at path. It never writes to the file.
