@@ -241,7 +241,7 @@ func (p preamble) title() (string, TitleSource) {
 // readPreamble reads the slot and header of f as Open does.
 func readPreamble(f io.Reader, path string, maxLine int) (preamble, error) {
 	var p preamble
-	lr := newLineReader(f, 0, maxLine)
+	lr := newLineReaderSize(f, 0, maxLine, 16<<10) // a slot and a header
 	for {
 		l, err := lr.next()
 		if err == io.EOF {

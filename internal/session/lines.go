@@ -31,10 +31,17 @@ type rawLine struct {
 }
 
 func newLineReader(r io.Reader, off int64, max int) *lineReader {
+	return newLineReaderSize(r, off, max, 1<<20)
+}
+
+// newLineReaderSize is newLineReader with a read buffer of size bytes
+// (longer lines are still read whole, in pieces): a small one when only
+// the first lines of a file are wanted.
+func newLineReaderSize(r io.Reader, off int64, max, size int) *lineReader {
 	if max <= 0 {
 		max = DefaultMaxLineBytes
 	}
-	return &lineReader{r: bufio.NewReaderSize(r, 1<<20), max: max, off: off}
+	return &lineReader{r: bufio.NewReaderSize(r, size), max: max, off: off}
 }
 
 // next returns the next line, or io.EOF.

@@ -2,10 +2,13 @@ package session
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -152,19 +155,15 @@ func Verify(path string, opts *VerifyOptions) ([]Problem, error) {
 	return probs, nil
 }
 
+// sortProblems orders problems by line, file-level ones (line 0) last.
 func sortProblems(p []Problem) {
-	// Stable by line, file-level problems (line 0) last.
 	key := func(x Problem) int {
 		if x.Line == 0 {
-			return 1 << 30
+			return math.MaxInt
 		}
 		return x.Line
 	}
-	for i := 1; i < len(p); i++ {
-		for j := i; j > 0 && key(p[j]) < key(p[j-1]); j-- {
-			p[j], p[j-1] = p[j-1], p[j]
-		}
-	}
+	slices.SortStableFunc(p, func(a, b Problem) int { return cmp.Compare(key(a), key(b)) })
 }
 
 // firstLine returns line 1 of path with its newline, at most 64 KiB.
@@ -241,7 +240,7 @@ func Repair(path, dst string) ([]Problem, error) {
 		return nil, err
 	}
 	title, source := s.Title()
-	if slot, ok := ParseTitleSlotLenient(first); ok {
+	if slot, ok := parseTitleSlotLenient(first); ok {
 		title, source = slot.Title, slot.Source
 	}
 	if source == TitleSubagent {
@@ -292,9 +291,9 @@ func Repair(path, dst string) ([]Problem, error) {
 	return changes, nil
 }
 
-// ParseTitleSlotLenient reads a title and source from a line 1 that is a
+// parseTitleSlotLenient reads a title and source from a line 1 that is a
 // slot, even one omp would refuse (no pad, an unknown source).
-func ParseTitleSlotLenient(line []byte) (TitleSlot, bool) {
+func parseTitleSlotLenient(line []byte) (TitleSlot, bool) {
 	if slot, ok := ParseTitleSlotSource(line); ok {
 		return slot, true
 	}
