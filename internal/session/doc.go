@@ -85,8 +85,11 @@
 // An append is one write(2) of one complete line on an O_APPEND descriptor,
 // under omp's lockfile (.<name>.jsonl.lock, created O_EXCL and holding
 // "<pid>:<ms>\n"), so an omp process on the same machine never races it.
+// The lockfile is kept for LockLinger (1 ms) after a write, so a burst of
+// appends creates it once; omp, polling every 2 ms, waits at most a poll.
 // A failed write is truncated back; a torn last line (no '\n') gets a
-// newline first, so the new entry never glues onto it. New files appear
+// newline first, so the new entry never glues onto it. A header claiming a
+// version above 3 is read as v3 but never written. New files appear
 // atomically with their slot and header (a temp file linked into place,
 // never over an existing file); whole-file rewrites go to a temp file that
 // is synced and renamed. Files are 0600 and directories 0700. xdev never
