@@ -59,6 +59,7 @@ func List(dataDir string, opts *ListOptions) ([]SessionInfo, error) {
 	}
 	root := SessionsDir(dataDir)
 	var dirs []string
+	var cands []candidate
 	if opts.Cwd != "" {
 		for _, name := range append([]string{Slug(opts.Cwd)}, LegacySlugs(opts.Cwd)...) {
 			dirs = append(dirs, filepath.Join(root, name))
@@ -72,19 +73,12 @@ func List(dataDir string, opts *ListOptions) ([]SessionInfo, error) {
 			return nil, err
 		}
 		for _, e := range ents {
-			if e.IsDir() {
+			switch {
+			case e.IsDir():
 				dirs = append(dirs, filepath.Join(root, e.Name()))
-			}
-		}
-	}
-	var cands []candidate
-	if opts.Cwd == "" {
-		// A project directory that is a symlink is reported, not entered.
-		if ents, err := os.ReadDir(root); err == nil {
-			for _, e := range ents {
-				if e.Type()&fs.ModeSymlink != 0 {
-					cands = append(cands, candidate{path: filepath.Join(root, e.Name()), symlink: true})
-				}
+			case e.Type()&fs.ModeSymlink != 0:
+				// A project directory that is a symlink is reported, not entered.
+				cands = append(cands, candidate{path: filepath.Join(root, e.Name()), symlink: true})
 			}
 		}
 	}
