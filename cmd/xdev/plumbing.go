@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 
@@ -101,27 +102,41 @@ func runAppend(e *env, args []string) error {
 	if len(pos) != 1 {
 		return usagef("want one FILE")
 	}
-	s, err := session.Open(pos[0], &session.OpenOptions{Full: true})
+	// Every line is read and checked before anything is written: the
+	// entries go in together or not at all.
+	var objs [][]byte
+	var lineNums []int
+	sc := bufio.NewScanner(e.stdin)
+	sc.Buffer(nil, session.DefaultMaxLineBytes)
+	for n := 1; sc.Scan(); n++ {
+		if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
+			objs = append(objs, bytes.Clone(line))
+			lineNums = append(lineNums, n)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading stdin: %w", err)
+	}
+	if len(objs) == 0 {
+		return nil
+	}
+	s, err := session.Open(pos[0], nil)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	sc := bufio.NewScanner(e.stdin)
-	sc.Buffer(nil, session.DefaultMaxLineBytes)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		entry, err := s.AppendJSON(line)
-		if err != nil {
-			return fmt.Errorf("stdin line %d: %w", n, err)
-		}
-		fmt.Fprintln(e.stdout, entry.ID)
+	entries, err := s.AppendJSONLines(objs)
+	var ae *session.AppendError
+	if errors.As(err, &ae) {
+		return fmt.Errorf("stdin line %d: %w; nothing was appended", lineNums[ae.Index], ae.Err)
 	}
-	return sc.Err()
+	if err != nil {
+		return err
+	}
+	for _, en := range entries {
+		fmt.Fprintln(e.stdout, en.ID)
+	}
+	return nil
 }
 
 func runTitle(e *env, args []string) error {
@@ -164,7 +179,7 @@ func runBranch(e *env, args []string) error {
 	if len(pos) != 2 {
 		return usagef("want FILE and ENTRY_ID")
 	}
-	s, err := session.Open(pos[0], &session.OpenOptions{Full: true})
+	s, err := session.Open(pos[0], nil)
 	if err != nil {
 		return err
 	}

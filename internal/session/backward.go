@@ -98,6 +98,7 @@ func (s *Store) openBackward(f *os.File, size int64) (ok bool, err error) {
 		s.badLines = append(s.badLines, BadLine{Line: int(num(int32(b.Line))), Reason: b.Reason})
 	}
 	s.malformed = w.malformed
+	s.lines = s.headerLine + w.lines
 	s.stats.Seen = w.entries
 	s.stats.Engaged = len(recs) < w.entries
 	keep := allRecords(len(recs))

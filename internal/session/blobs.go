@@ -68,7 +68,7 @@ func (b *BlobStore) Put(data []byte) (string, error) {
 	if err := os.MkdirAll(b.dir, 0o700); err != nil {
 		return "", fmt.Errorf("blob store: %w", err)
 	}
-	if err := writeFileAtomic(path, data, false); err != nil {
+	if err := replaceFile(path, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
 		return "", fmt.Errorf("blob store: %w", err)
 	}
 	return ref, nil

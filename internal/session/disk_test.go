@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +16,7 @@ import (
 // what they were given (a disk that fills up mid-write), until restored.
 func failDisk(t *testing.T, errno syscall.Errno) {
 	t.Helper()
-	w, wa := diskWrite, diskWriteAt
+	w, wa, wf := diskWrite, diskWriteAt, diskFill
 	diskWrite = func(f *os.File, b []byte) (int, error) {
 		n, _ := f.Write(b[:len(b)/2])
 		return n, errno
@@ -24,12 +25,17 @@ func failDisk(t *testing.T, errno syscall.Errno) {
 		n, _ := f.WriteAt(b[:len(b)/2], off)
 		return n, errno
 	}
-	t.Cleanup(func() { diskWrite, diskWriteAt = w, wa })
+	diskFill = func(w io.Writer, b []byte) (int, error) {
+		n, _ := w.Write(b[:len(b)/2])
+		return n, errno
+	}
+	t.Cleanup(func() { diskWrite, diskWriteAt, diskFill = w, wa, wf })
 }
 
 func restoreDisk() {
 	diskWrite = func(f *os.File, b []byte) (int, error) { return f.Write(b) }
 	diskWriteAt = func(f *os.File, b []byte, off int64) (int, error) { return f.WriteAt(b, off) }
+	diskFill = func(w io.Writer, b []byte) (int, error) { return w.Write(b) }
 }
 
 func user(text string) ai.Message {
@@ -145,6 +151,7 @@ func TestSlotWriteFails(t *testing.T) {
 	s, path := newSession(t)
 	mustOK(t)(s.SetTitle("old title", TitleManual))
 	before, _ := firstLine(path)
+	sum, leaf := fileSum(t, path), s.LeafID()
 	wa := diskWriteAt
 	calls := 0
 	diskWriteAt = func(f *os.File, b []byte, off int64) (int, error) {
@@ -161,6 +168,11 @@ func TestSlotWriteFails(t *testing.T) {
 	}
 	if after, _ := firstLine(path); string(after) != string(before) {
 		t.Errorf("slot not restored:\n%s\n%s", before, after)
+	}
+	// Nor is the title_change entry left behind: the file is as it was.
+	unchanged(t, path, sum)
+	if s.LeafID() != leaf {
+		t.Errorf("the store's leaf moved to %s", s.LeafID())
 	}
 	r, err := Open(path, nil)
 	if title, _ := r.Title(); err != nil || title != "old title" || r.Malformed() != 0 {

@@ -352,7 +352,7 @@ func (c *child) write(dst string, body func(io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return err
 	}
-	return createAtomic(dst, true, func(w io.Writer) error {
+	return createFile(dst, func(w io.Writer) error {
 		if _, err := w.Write(c.slot); err != nil {
 			return err
 		}

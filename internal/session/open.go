@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"syscall"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/valyala/fastjson"
@@ -92,7 +93,8 @@ func Open(path string, opts *OpenOptions) (*Store, error) {
 		return nil, err
 	}
 	defer f.Close()
-	s := &Store{path: path, size: fi.Size(), opts: *opts}
+	ino := fi.Sys().(*syscall.Stat_t).Ino
+	s := &Store{path: path, size: fi.Size(), ino: ino, opts: *opts}
 	if !opts.Full {
 		ok, err := s.openBackward(f, fi.Size())
 		switch {
@@ -106,7 +108,7 @@ func Open(path string, opts *OpenOptions) (*Store, error) {
 		case err != nil:
 			return nil, err
 		}
-		s = &Store{path: path, size: fi.Size(), opts: *opts}
+		s = &Store{path: path, size: fi.Size(), ino: ino, opts: *opts}
 	}
 	recs, err := s.scanFile(io.NewSectionReader(f, 0, fi.Size()))
 	if err != nil {
@@ -200,6 +202,7 @@ func (s *Store) scanFile(f io.Reader) ([]record, error) {
 	if !headerSeen {
 		return nil, fmt.Errorf("%s: %w", s.path, ErrNoHeader)
 	}
+	s.lines = lr.lineNum
 	s.stats.Seen = len(recs)
 	return recs, nil
 }
@@ -331,6 +334,13 @@ func (s *Store) chooseWindow(recs []record) []int {
 	return keep
 }
 
+// isStrictJSON reports whether line is JSON by JSON.parse's rules: the
+// envelope pass (fastjson) is more lenient, so a line it accepted whose
+// body does not decode may be one omp skips.
+func isStrictJSON(line []byte) bool {
+	return jsontext.Value(line).IsValid(ai.DecodeOptions)
+}
+
 // allRecords keeps every record: no window.
 func allRecords(n int) []int {
 	keep := make([]int, n)
@@ -369,7 +379,7 @@ func (s *Store) decodeRecords(f *os.File, recs []record, keep []int) error {
 			raw: append([]byte(nil), line...), line: int(r.line),
 		}
 		if err := s.decodeEntry(&parser, e, r.kept); err != nil {
-			if !jsontext.Value(e.raw).IsValid(ai.DecodeOptions) {
+			if !isStrictJSON(e.raw) {
 				// fastjson's envelope pass is lenient (raw control characters,
 				// unknown escapes); JSON.parse is not, so omp skips this line.
 				// A windowed load may have walked through it: load in full.

@@ -39,7 +39,9 @@ type Store struct {
 	badLines    []BadLine
 	tornTail    bool
 	stats       WindowStats
-	size        int64 // the file size when last read or written by us
+	size        int64  // the file size when last read or written by us
+	ino         uint64 // the file's inode then: a rewrite by omp replaces it
+	lines       int    // the file's line count then
 
 	w           *writer     // nil until the first write
 	lease       *fileLock   // the lockfile, while held across writes (LockLinger)

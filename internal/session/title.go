@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 )
 
 // ErrEmptyTitle is returned for a title that is empty after cleaning.
@@ -14,8 +15,15 @@ var ErrEmptyTitle = errors.New("title is empty")
 // SetTitle retitles the session the way omp does: it appends a
 // title_change entry, then overwrites the 256-byte slot at offset 0 in
 // place; no other byte of the file moves. A file without a slot gets one by
-// an atomic rewrite that keeps every other byte. An automatic title never
-// replaces a manual one (it reports false).
+// an atomic rewrite that keeps every other byte and adds the entry. An
+// automatic title never replaces a manual one (it reports false). A title
+// too long for the slot is cut there (Title returns what was kept); the
+// title_change entry keeps it whole.
+//
+// Either both the entry and the slot are written or neither: a file whose
+// line 1 is a slot of the wrong width (CRLF line endings, an editor's
+// doing) is refused before anything is written, and a slot write that
+// fails takes the entry back out.
 func (s *Store) SetTitle(title string, source TitleSource) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -26,88 +34,164 @@ func (s *Store) SetTitle(title string, source TitleSource) (bool, error) {
 	if source == TitleSubagent || source == TitleNone {
 		return false, fmt.Errorf("cannot set a %q title", source)
 	}
-	prev, prevSource := s.titleLocked()
-	if source == TitleAuto && prevSource == TitleManual {
-		return false, nil
+	changed := false
+	e := &Entry{Type: TypeTitleChange}
+	var slot []byte
+	// prepare runs once the store has taken in the file's current state,
+	// so the manual-title rule and previousTitle see the latest title.
+	prepare := func() error {
+		prev, prevSource := s.titleLocked()
+		if source == TitleAuto && prevSource == TitleManual {
+			return nil
+		}
+		now := Now()
+		var err error
+		if slot, err = MarshalTitleSlot(title, source, now); err != nil {
+			return err
+		}
+		e.ID, e.ParentID, e.Timestamp = s.freshID(nil), s.leaf, now
+		e.Body = &TitleChange{Title: title, Source: source.wire(), PreviousTitle: prev}
+		if e.raw, err = encodeEntry(e); err != nil {
+			return err
+		}
+		changed = true
+		return nil
 	}
-	now := Now()
-	slot, err := MarshalTitleSlot(title, source, now)
-	if err != nil {
-		return false, err
+	setSlot := func() {
+		s.slot, _ = ParseTitleSlotSource(slot)
+		s.hasSlot = true
 	}
-	if _, err := s.appendBody(&TitleChange{Title: title, Source: source.wire(), PreviousTitle: prev}, s.leaf); err != nil {
-		return false, err
-	}
-	if !s.memoryOnly {
-		if err := s.writeSlot(slot); err != nil {
+	if s.memoryOnly {
+		if err := prepare(); err != nil || !changed {
 			return false, err
 		}
+		if err := s.commit([]*Entry{e}, func() error { return nil }); err != nil {
+			return false, err
+		}
+		setSlot()
+		return true, nil
 	}
-	s.slot = TitleSlot{Title: title, Source: source, UpdatedAt: now, OmpAccepts: true}
-	s.hasSlot = true
+	err := s.lockedWrite(func() error {
+		if err := prepare(); err != nil || !changed {
+			return err
+		}
+		inPlace, old, err := s.slotPlan()
+		if err != nil {
+			return err
+		}
+		if !inPlace {
+			return s.rewriteWithSlot(slot, e)
+		}
+		size, lines := s.size, s.lines
+		if err := s.appendLines(e.raw); err != nil {
+			return err
+		}
+		if err := s.writeSlotInPlace(slot, old); err != nil {
+			return errors.Join(err, s.truncateBack(size, lines))
+		}
+		e.line = s.lines
+		s.addAll([]*Entry{e})
+		return nil
+	})
+	if err != nil || !changed {
+		return false, err
+	}
+	setSlot()
 	return true, nil
 }
 
-// writeSlot replaces line 1 under the session lock: in place when line 1 is
-// a 256-byte slot, else by an atomic rewrite that puts the slot in front of
-// the file's bytes.
-func (s *Store) writeSlot(slot []byte) error {
-	if err := s.holdLock(); err != nil {
-		return err
+// slotPlan reads line 1 and says how a new slot goes in: in place over a
+// 256-byte slot (old is its bytes, to put back should the write fail), or
+// by a rewrite when the file has no slot. A slot of another width is
+// refused: overwriting 256 bytes of it would damage the header, and
+// rewriting the file to fix it is a repair (xdev verify --repair), not a
+// retitle. It runs inside lockedWrite.
+func (s *Store) slotPlan() (inPlace bool, old []byte, err error) {
+	head := make([]byte, TitleSlotWidth)
+	n, err := s.w.f.ReadAt(head, 0)
+	if err != nil && err != io.EOF {
+		return false, nil, fmt.Errorf("%s: reading the slot: %w", s.path, err)
 	}
-	// The slot write may replace the file; the next append checks again.
-	s.leaseFresh = false
-	defer s.releaseLater()
+	head = head[:n]
+	if n == TitleSlotWidth && head[n-1] == '\n' && bytes.IndexByte(head[:n-1], '\n') < 0 {
+		if _, ok := ParseTitleSlotSource(head); ok {
+			return true, head, nil
+		}
+	}
+	if !s.hasSlot {
+		return false, nil, nil
+	}
+	width := bytes.IndexByte(head, '\n') + 1
+	what := fmt.Sprintf("%d bytes", width)
+	if width == 0 {
+		what = "longer than 256 bytes"
+	}
+	crlf := ""
+	if width > 1 && head[width-2] == '\r' {
+		crlf = " (it ends in CRLF: the file's line endings were converted)"
+	}
+	return false, nil, fmt.Errorf("%s: line 1 is a title slot of %s, not %d%s; retitling in place would damage the header, so nothing was changed. 'xdev verify --repair %s' writes a repaired copy",
+		s.path, what, TitleSlotWidth, crlf, s.path)
+}
+
+// writeSlotInPlace overwrites line 1 with slot through a descriptor of its
+// own (the append descriptor is O_APPEND, which makes Linux's pwrite
+// append). A failed write puts old back. It runs inside lockedWrite.
+func (s *Store) writeSlotInPlace(slot, old []byte) error {
 	f, err := os.OpenFile(s.path, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	head := make([]byte, TitleSlotWidth)
-	n, err := io.ReadFull(f, head)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("%s: reading the slot: %w", s.path, err)
-	}
-	head = head[:n]
-	if n == TitleSlotWidth && head[n-1] == '\n' && bytes.IndexByte(head[:n-1], '\n') < 0 {
-		if _, ok := ParseTitleSlotSource(head); ok {
-			if _, err := diskWriteAt(f, slot, 0); err != nil {
-				// Put the old slot back, so a failed write leaves line 1 as
-				// it was rather than half new.
-				if _, rerr := diskWriteAt(f, head, 0); rerr != nil {
-					err = errors.Join(err, fmt.Errorf("restoring the old slot: %w", rerr))
-				}
-				return fmt.Errorf("%s: writing the slot: %w", s.path, err)
-			}
-			return nil
+	if _, err := diskWriteAt(f, slot, 0); err != nil {
+		// Put the old slot back, so a failed write leaves line 1 as it was
+		// rather than half new.
+		if _, rerr := diskWriteAt(f, old, 0); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("restoring the old slot: %w", rerr))
 		}
+		return fmt.Errorf("%s: writing the slot: %w", s.path, err)
 	}
-	if s.hasSlot {
-		return fmt.Errorf("%s: line 1 is a slot of the wrong width; not rewriting it", s.path)
-	}
-	// No slot: rewrite the whole file with one in front, unless someone
-	// else changed the file since we last saw it.
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if fi.Size() != s.size {
-		return fmt.Errorf("%s: changed by another writer (size %d, expected %d); not rewriting", s.path, fi.Size(), s.size)
-	}
-	err = createAtomic(s.path, false, func(w io.Writer) error {
+	return nil
+}
+
+// rewriteWithSlot replaces a slot-less file by one with slot in front, the
+// file's bytes, then e: one atomic step, so a failure changes nothing. It
+// runs inside lockedWrite.
+func (s *Store) rewriteWithSlot(slot []byte, e *Entry) error {
+	f := s.w.f
+	size := s.size
+	err := replaceFile(s.path, func(w io.Writer) error {
 		if _, err := w.Write(slot); err != nil {
 			return err
 		}
-		_, err := io.Copy(w, io.NewSectionReader(f, 0, fi.Size()))
+		if _, err := io.Copy(w, io.NewSectionReader(f, 0, size)); err != nil {
+			return err
+		}
+		if size > 0 && s.tornTail {
+			if _, err := w.Write([]byte{'\n'}); err != nil {
+				return err
+			}
+			size++
+		}
+		_, err := w.Write(append(e.raw, '\n'))
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	s.size += int64(len(slot))
-	if s.w != nil {
-		s.w.f.Close()
-		s.w = nil
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		return err
 	}
+	f.Close()
+	s.w = nil
+	s.ino = fi.Sys().(*syscall.Stat_t).Ino
+	s.size = size + int64(len(slot)) + int64(len(e.raw)) + 1
+	s.headerLine++
+	s.lines += 2
+	s.tornTail = false
+	e.line = s.lines
+	s.addAll([]*Entry{e})
+	// The next write opens the new file; nothing else changed it.
 	return nil
 }

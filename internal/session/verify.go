@@ -276,7 +276,7 @@ func Repair(path, dst string) ([]Problem, error) {
 			return nil, fmt.Errorf("%s: line %d: %w", path, e.line, err)
 		}
 	}
-	err = createAtomic(dst, true, func(w io.Writer) error {
+	err = createFile(dst, func(w io.Writer) error {
 		if _, err := w.Write(slot); err != nil {
 			return err
 		}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"syscall"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -130,33 +132,41 @@ func (s *Store) ensureOnDisk() error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(s.path, body.Bytes(), true); err != nil {
+	if err := writeNewFile(s.path, body.Bytes()); err != nil {
+		return err
+	}
+	fi, err := os.Stat(s.path)
+	if err != nil {
 		return err
 	}
 	s.header.raw = header
 	s.headerLine = 2
-	s.size = int64(body.Len())
+	s.lines = 2 + len(s.entries)
+	s.size, s.ino = int64(body.Len()), fi.Sys().(*syscall.Stat_t).Ino
 	s.memoryOnly = false
 	return nil
 }
 
 // Append adds an entry with the given body as a child of the leaf, writes
-// it, and makes it the new leaf.
+// it, and makes it the new leaf. On disk the leaf is the file's last entry
+// at the moment of writing: if another writer (another xdev, omp) appended
+// since the store last looked, the store takes those entries in first and
+// chains the new one after them, so concurrent appends never fork the
+// session.
 func (s *Store) Append(body Body) (*Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.appendBody(body, s.leaf)
+	return s.appendBody(body, nil)
 }
 
 // AppendAt adds an entry with the given body as a child of parentID ("" for
-// a new root) and makes it the leaf.
+// a new root) and makes it the leaf. The parent may lie before the window
+// of a windowed store: it is then looked up in the file, and the store
+// reloads after the write so that its view follows the new leaf.
 func (s *Store) AppendAt(parentID string, body Body) (*Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if parentID != "" && s.byID[parentID] == nil {
-		return nil, fmt.Errorf("%s: no entry %q", s.path, parentID)
-	}
-	return s.appendBody(body, parentID)
+	return s.appendBody(body, &parentID)
 }
 
 // AppendMessage appends a message entry.
@@ -164,7 +174,9 @@ func (s *Store) AppendMessage(m ai.Message) (*Entry, error) {
 	return s.Append(&Message{Message: m})
 }
 
-func (s *Store) appendBody(body Body, parentID string) (*Entry, error) {
+// appendBody appends one entry; a nil parent means the leaf at the time
+// of writing.
+func (s *Store) appendBody(body Body, parent *string) (*Entry, error) {
 	if m, ok := body.(*Message); ok {
 		ext, err := s.externalizeImages(m.Message)
 		if err != nil {
@@ -172,52 +184,110 @@ func (s *Store) appendBody(body Body, parentID string) (*Entry, error) {
 		}
 		body = &Message{Message: ext}
 	}
-	e := &Entry{Type: body.EntryType(), ID: s.freshID(), ParentID: parentID, Timestamp: Now(), Body: body}
-	raw, err := encodeEntry(e)
+	e := &Entry{Type: body.EntryType(), Timestamp: Now(), Body: body}
+	err := s.commit([]*Entry{e}, func() error {
+		e.ParentID = s.leaf
+		if parent != nil && *parent != "" {
+			found, err := s.exist([]string{*parent})
+			if err != nil {
+				return err
+			}
+			if !found[*parent] {
+				return fmt.Errorf("%s: no entry %q", s.path, *parent)
+			}
+		}
+		if parent != nil {
+			e.ParentID = *parent
+		}
+		e.ID = s.freshID(nil)
+		var err error
+		e.raw, err = encodeEntry(e)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	e.raw = raw
-	return e, s.commit(e)
+	return e, nil
 }
 
-// freshID draws entry ids until one is unused in memory.
-func (s *Store) freshID() string {
+// freshID draws entry ids until one is unused in memory and not in taken.
+func (s *Store) freshID(taken map[string]bool) string {
 	for {
-		if id := NewID(); s.byID[id] == nil {
+		if id := NewID(); s.byID[id] == nil && !taken[id] {
 			return id
 		}
 	}
 }
 
-// commit writes an encoded entry (unless the session is memory-only) and
-// adds it to the tree as the new leaf.
-func (s *Store) commit(e *Entry) error {
-	if s.version < CurrentVersion && !s.memoryOnly {
-		return fmt.Errorf("%s: format v%d: %w", s.path, s.version, ErrOldVersion)
-	}
-	if s.version > CurrentVersion && !s.memoryOnly {
-		return fmt.Errorf("%s: format v%d: %w", s.path, s.version, ErrNewerVersion)
-	}
-	if s.memoryOnly && s.autoPersist {
-		if m := e.Message(); m != nil && m.Role == ai.RoleAssistant {
-			s.entries = append(s.entries, e)
-			if err := s.ensureOnDisk(); err != nil {
-				s.entries = s.entries[:len(s.entries)-1]
-				return err
-			}
-			s.index(e)
-			return nil
-		}
-	}
-	if !s.memoryOnly {
-		if err := s.appendLine(e.raw); err != nil {
+// commit writes entries. prepare fills in what depends on the file (the
+// parent, the id) and encodes them; on disk it runs under the session's
+// lock once the store has taken in what other writers did (see
+// lockedWrite). All the lines go in one write; then the entries join the
+// tree, the last as the new leaf. Nothing is written when prepare fails.
+func (s *Store) commit(es []*Entry, prepare func() error) error {
+	if s.memoryOnly {
+		if err := prepare(); err != nil {
 			return err
 		}
+		if s.autoPersist && slices.ContainsFunc(es, isAssistant) {
+			n := len(s.entries)
+			for _, e := range es {
+				s.entries = append(s.entries, e)
+			}
+			if err := s.ensureOnDisk(); err != nil {
+				s.entries = s.entries[:n]
+				return err
+			}
+			for _, e := range es {
+				s.index(e)
+			}
+			return nil
+		}
+		s.addAll(es)
+		return nil
 	}
-	s.entries = append(s.entries, e)
-	s.index(e)
-	return nil
+	return s.lockedWrite(func() error {
+		if err := prepare(); err != nil {
+			return err
+		}
+		lines := make([][]byte, len(es))
+		for i, e := range es {
+			lines[i] = e.raw
+		}
+		first := s.lines + 1
+		if err := s.appendLines(lines...); err != nil {
+			return err
+		}
+		for i, e := range es {
+			e.line = first + i
+		}
+		s.addAll(es)
+		return nil
+	})
+}
+
+func isAssistant(e *Entry) bool {
+	m := e.Message()
+	return m != nil && m.Role == ai.RoleAssistant
+}
+
+// addAll adds written entries to the tree. An entry that hangs from one
+// outside a windowed store's memory (a branch back past the window) makes
+// the store reload, so that its path and context follow the new leaf.
+func (s *Store) addAll(es []*Entry) {
+	outside := false
+	for _, e := range es {
+		if e.ParentID != "" && s.byID[e.ParentID] == nil {
+			outside = true
+		}
+		s.entries = append(s.entries, e)
+		s.index(e)
+	}
+	if outside && !s.memoryOnly && s.windowed() {
+		// The write succeeded; should the reload fail, the store still
+		// holds the entries and the file is right.
+		_ = s.reload()
+	}
 }
 
 func (s *Store) index(e *Entry) {
@@ -227,18 +297,140 @@ func (s *Store) index(e *Entry) {
 	s.stats.Retained++
 }
 
+// windowed reports whether the store holds less than the whole file.
+func (s *Store) windowed() bool { return s.stats.Engaged || s.windowRoot != "" }
+
+// exist reports which of ids are entries of the session: those in memory,
+// and for a windowed store, which does not hold every entry, those in the
+// file.
+func (s *Store) exist(ids []string) (map[string]bool, error) {
+	found := make(map[string]bool, len(ids))
+	var look []string
+	for _, id := range ids {
+		if s.byID[id] != nil {
+			found[id] = true
+		} else if id != "" {
+			look = append(look, id)
+		}
+	}
+	if len(look) > 0 && s.windowed() && !s.memoryOnly {
+		onDisk, err := s.findOnDisk(look)
+		if err != nil {
+			return nil, err
+		}
+		for id := range onDisk {
+			found[id] = true
+		}
+	}
+	return found, nil
+}
+
+// AppendError says which of the entries given to AppendJSONLines was
+// refused (0-based); nothing was written.
+type AppendError struct {
+	Index int
+	Err   error
+}
+
+func (e *AppendError) Error() string { return fmt.Sprintf("entry %d: %v", e.Index+1, e.Err) }
+func (e *AppendError) Unwrap() error { return e.Err }
+
 // AppendJSON appends an entry given as a JSON object, the way a script
-// hands entries to `xdev append`. The object needs a "type"; "id",
-// "parentId" and "timestamp" are filled in when absent (parentId with the
-// leaf). Members xdev does not model are kept as given. The object is
-// validated: a known type must decode, the parent must exist, the id must
-// be new.
+// hands entries to `xdev append`. See AppendJSONLines.
 func (s *Store) AppendJSON(obj []byte) (*Entry, error) {
+	es, err := s.AppendJSONLines([][]byte{obj})
+	if err != nil {
+		var ae *AppendError
+		if errors.As(err, &ae) {
+			return nil, ae.Err
+		}
+		return nil, err
+	}
+	return es[0], nil
+}
+
+// AppendJSONLines appends entries given as JSON objects, all or none, in
+// one write. Each object needs a "type"; "id", "parentId" and "timestamp"
+// are filled in when absent (parentId with the entry before it, the first
+// with the leaf as the file has it when written). Members xdev does not
+// model are kept as given. Every object is validated before anything is
+// written: a known type must decode, a parent must exist, an id must be
+// new. A refused object is reported as an *AppendError.
+func (s *Store) AppendJSONLines(objs [][]byte) ([]*Entry, error) {
+	items := make([]appendObject, len(objs))
+	es := make([]*Entry, len(objs))
+	for i, obj := range objs {
+		e, it, err := parseAppendObject(obj)
+		if err != nil {
+			return nil, &AppendError{Index: i, Err: err}
+		}
+		es[i], items[i] = e, it
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v := jsontext.Value(bytes.TrimSpace(obj))
+	err := s.commit(es, func() error {
+		// The ids and parents given, checked against the file as it is now.
+		var given []string
+		for i, e := range es {
+			if items[i].hasID {
+				given = append(given, e.ID)
+			}
+			if items[i].hasParent {
+				given = append(given, e.ParentID)
+			}
+		}
+		exists, err := s.exist(given)
+		if err != nil {
+			return err
+		}
+		batch := map[string]bool{}
+		leaf := s.leaf
+		for i, e := range es {
+			it := &items[i]
+			if it.hasID {
+				if exists[e.ID] || batch[e.ID] {
+					return &AppendError{Index: i, Err: fmt.Errorf("entry id %q is already used", e.ID)}
+				}
+			} else {
+				e.ID = s.freshID(batch)
+			}
+			if !it.hasParent {
+				e.ParentID = leaf
+			} else if e.ParentID != "" && !exists[e.ParentID] && !batch[e.ParentID] {
+				return &AppendError{Index: i, Err: fmt.Errorf("parent %q is not in the session", e.ParentID)}
+			}
+			batch[e.ID] = true
+			leaf = e.ID
+		}
+		for i, e := range es {
+			it := &items[i]
+			v, err := setMembers(it.v, !it.hasID, e.ID, !it.hasParent, e.ParentID, !it.hasTS, e.Timestamp)
+			if err != nil {
+				return &AppendError{Index: i, Err: err}
+			}
+			e.raw = v
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return es, nil
+}
+
+// appendObject is what parseAppendObject found in an object.
+type appendObject struct {
+	v                       jsontext.Value
+	hasID, hasParent, hasTS bool
+}
+
+// parseAppendObject checks one object given to AppendJSONLines on its
+// own: JSON, a type that may be appended, the envelope's types, a body
+// that decodes.
+func parseAppendObject(obj []byte) (*Entry, appendObject, error) {
+	v := jsontext.Value(bytes.Clone(bytes.TrimSpace(obj)))
 	if err := v.Compact(); err != nil || v.Kind() != '{' {
-		return nil, errors.New("entry is not a JSON object")
+		return nil, appendObject{}, errors.New("entry is not a JSON object")
 	}
 	var env struct {
 		Type      string          `json:"type"`
@@ -247,12 +439,45 @@ func (s *Store) AppendJSON(obj []byte) (*Entry, error) {
 		Timestamp *string         `json:"timestamp"`
 	}
 	if err := json.Unmarshal(v, &env); err != nil {
-		return nil, fmt.Errorf("entry envelope: %w", err)
+		return nil, appendObject{}, fmt.Errorf("entry envelope: %w", err)
 	}
 	if env.Type == "" || env.Type == "session" || env.Type == "title" {
-		return nil, fmt.Errorf("entry type %q cannot be appended", env.Type)
+		return nil, appendObject{}, fmt.Errorf("entry type %q cannot be appended", env.Type)
 	}
 	e := &Entry{Type: env.Type}
+	o := appendObject{v: v, hasID: env.ID != nil, hasParent: env.ParentID != nil, hasTS: env.Timestamp != nil}
+	if o.hasID {
+		if e.ID = *env.ID; e.ID == "" {
+			return nil, o, errors.New("entry id is empty")
+		}
+	}
+	if o.hasParent {
+		switch env.ParentID.Kind() {
+		case '"':
+			_ = json.Unmarshal(*env.ParentID, &e.ParentID)
+		case 'n':
+		default:
+			return nil, o, errors.New("parentId must be a string or null")
+		}
+	}
+	if o.hasTS {
+		e.Timestamp = *env.Timestamp
+		if _, err := ParseTime(e.Timestamp); err != nil {
+			return nil, o, fmt.Errorf("timestamp %q: %w", e.Timestamp, err)
+		}
+	} else {
+		e.Timestamp = Now()
+	}
+	body, err := decodeBody(e.Type, v)
+	if err != nil {
+		return nil, o, fmt.Errorf("%s entry: %w", e.Type, err)
+	}
+	e.Body = body
+	return e, o, nil
+}
+
+// setMembers fills in the envelope members the object lacked.
+func setMembers(v jsontext.Value, setID bool, id string, setParent bool, parent string, setTS bool, ts string) (jsontext.Value, error) {
 	set := func(name string, value any) error {
 		b, err := json.Marshal(value)
 		if err == nil {
@@ -261,51 +486,20 @@ func (s *Store) AppendJSON(obj []byte) (*Entry, error) {
 		return err
 	}
 	var err error
-	if env.ID != nil {
-		e.ID = *env.ID
-		if e.ID == "" || s.byID[e.ID] != nil {
-			return nil, fmt.Errorf("entry id %q is empty or already used", e.ID)
-		}
-	} else {
-		e.ID = s.freshID()
-		err = errors.Join(err, set("id", e.ID))
+	if setID {
+		err = errors.Join(err, set("id", id))
 	}
-	if env.ParentID != nil {
-		if k := env.ParentID.Kind(); k == '"' {
-			_ = json.Unmarshal(*env.ParentID, &e.ParentID)
-		} else if k != 'n' {
-			return nil, errors.New("parentId must be a string or null")
-		}
-		if e.ParentID != "" && s.byID[e.ParentID] == nil {
-			return nil, fmt.Errorf("parent %q is not in the session", e.ParentID)
-		}
-	} else {
-		e.ParentID = s.leaf
+	if setParent {
 		var p any
-		if s.leaf != "" {
-			p = s.leaf
+		if parent != "" {
+			p = parent
 		}
 		err = errors.Join(err, set("parentId", p))
 	}
-	if env.Timestamp != nil {
-		e.Timestamp = *env.Timestamp
-		if _, terr := ParseTime(e.Timestamp); terr != nil {
-			return nil, fmt.Errorf("timestamp %q: %w", e.Timestamp, terr)
-		}
-	} else {
-		e.Timestamp = Now()
-		err = errors.Join(err, set("timestamp", e.Timestamp))
+	if setTS {
+		err = errors.Join(err, set("timestamp", ts))
 	}
-	if err != nil {
-		return nil, err
-	}
-	body, derr := decodeBody(e.Type, v)
-	if derr != nil {
-		return nil, fmt.Errorf("%s entry: %w", e.Type, derr)
-	}
-	e.Body = body
-	e.raw = v
-	return e, s.commit(e)
+	return v, err
 }
 
 // BranchMarker is the customType of xdev's branch marker.
@@ -318,11 +512,11 @@ const BranchMarker = "branch"
 func (s *Store) Branch(targetID string) (*Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.byID[targetID] == nil {
-		return nil, fmt.Errorf("%s: no entry %q in memory", s.path, targetID)
-	}
 	data, _ := json.Marshal(struct {
 		To string `json:"to"`
 	}{targetID})
-	return s.appendBody(&Custom{CustomType: BranchMarker, Data: data}, targetID)
+	if targetID == "" {
+		return nil, fmt.Errorf("%s: no entry to branch to", s.path)
+	}
+	return s.appendBody(&Custom{CustomType: BranchMarker, Data: data}, &targetID)
 }

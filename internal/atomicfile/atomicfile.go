@@ -1,0 +1,87 @@
+// Package atomicfile writes files so that a reader, or a crash, sees either
+// nothing (or the file as it was) or the whole new content, never a part.
+//
+// The content goes to a temp file beside the target (same directory, so
+// the same filesystem), is synced, and only then takes the target's name:
+// Create links it into place, which fails if the name is taken, and
+// Replace renames it over the old file. If anything fails before that, the
+// temp file is removed and the target is untouched: a failed write never
+// truncates, damages or removes a file that was there.
+//
+// New files are 0600: what xdev writes comes from transcripts, which hold
+// secrets.
+package atomicfile
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Create makes a new file at path holding what fill writes. It fails with
+// an error wrapping fs.ErrExist if path exists, and never replaces it.
+func Create(path string, fill func(w io.Writer) error) error {
+	return write(path, true, fill)
+}
+
+// Replace writes what fill writes to path, replacing the file there (if
+// any) only once the new content is complete and synced.
+func Replace(path string, fill func(w io.Writer) error) error {
+	return write(path, false, fill)
+}
+
+func write(path string, exclusive bool, fill func(w io.Writer) error) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".*.tmp") // 0600 whatever the umask
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	if err = fill(bw); err != nil {
+		return err
+	}
+	if err = bw.Flush(); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if exclusive {
+		// A hard link, unlike a rename, fails when the name is taken.
+		if err = os.Link(tmp.Name(), path); err != nil {
+			if os.IsExist(err) {
+				return fmt.Errorf("%s: %w", path, fs.ErrExist)
+			}
+			return err
+		}
+		os.Remove(tmp.Name())
+	} else if err = os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// syncDir makes a rename or link in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
