@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -59,7 +58,7 @@ func runExport(e *env, args []string) error {
 	if *out == "" {
 		return exportOne(e.stdout, path, *format)
 	}
-	return writeFileWith(*out, func(w io.Writer) error { return exportOne(w, path, *format) })
+	return store.outputPolicy(path).writeFile(*out, func(w io.Writer) error { return exportOne(w, path, *format) })
 }
 
 func exportOne(w io.Writer, path, format string) error {
@@ -74,8 +73,13 @@ func exportOne(w io.Writer, path, format string) error {
 	return export.Markdown(w, d)
 }
 
+// exportAll writes every session of the data dir into dir, one file per
+// session at <project>/<name>.<format>, mirroring the sessions directory,
+// so sessions of different projects never share an output name. A session
+// that fails is reported and the others are still exported; so is a file
+// that is not a session. Either makes the exit code 1.
 func exportAll(e *env, store *storeFlags, format, dir string) error {
-	data, err := store.dir()
+	data, err := store.existingDir()
 	if err != nil {
 		return err
 	}
@@ -83,47 +87,49 @@ func exportAll(e *env, store *storeFlags, format, dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	policy := store.outputPolicy()
+	if err := policy.checkDir(dir); err != nil {
 		return err
 	}
+	root := session.SessionsDir(data)
 	prog := &progress{e: e, what: "exporting"}
+	var failed []string
 	n := 0
 	for i, info := range infos {
 		prog.update(i+1, len(infos))
 		if info.Err != nil {
+			failed = append(failed, fmt.Sprintf("%s: skipped: %v", info.Path, info.Err))
 			continue
 		}
-		dst := filepath.Join(dir, strings.TrimSuffix(filepath.Base(info.Path), ".jsonl")+"."+format)
-		if err := writeFileWith(dst, func(w io.Writer) error { return exportOne(w, info.Path, format) }); err != nil {
-			prog.done()
-			return err
+		rel, err := filepath.Rel(root, info.Path)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			rel = filepath.Base(info.Path)
+		}
+		dst := filepath.Join(dir, strings.TrimSuffix(rel, ".jsonl")+"."+format)
+		err = os.MkdirAll(filepath.Dir(dst), 0o700)
+		if err == nil {
+			policy.inputs = []string{info.Path}
+			err = policy.writeFile(dst, func(w io.Writer) error { return exportOne(w, info.Path, format) })
+		}
+		if err != nil {
+			failed = append(failed, fmt.Sprintf("%s: not exported: %v", info.Path, err))
+			continue
 		}
 		n++
 	}
 	prog.done()
-	if e.tty {
-		fmt.Fprintf(e.stdout, "Exported %s to %s\n", plural(n, "session"), dir)
+	for _, f := range failed {
+		fmt.Fprintln(e.stderr, f)
+	}
+	if e.tty || len(failed) > 0 {
+		fmt.Fprintf(e.stderr, "Exported %s of %d to %s", plural(n, "session"), len(infos), dir)
+		if len(failed) > 0 {
+			fmt.Fprintf(e.stderr, "; %d skipped (above)", len(failed))
+		}
+		fmt.Fprintln(e.stderr)
+	}
+	if len(failed) > 0 {
+		return exitCodeError{code: exitError}
 	}
 	return nil
-}
-
-// writeFileWith writes a new file (0600: transcripts hold secrets)
-// through fill, removing it again if fill fails.
-func writeFileWith(path string, fill func(io.Writer) error) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(f)
-	err = fill(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-	}
-	return err
 }

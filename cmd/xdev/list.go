@@ -53,7 +53,7 @@ func runList(e *env, args []string) error {
 	if len(pos) != 0 {
 		return usagef("unexpected argument %q", pos[0])
 	}
-	dir, err := store.dir()
+	dir, err := store.existingDir()
 	if err != nil {
 		return err
 	}

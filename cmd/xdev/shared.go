@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,16 +39,46 @@ func (f *storeFlags) dir() (string, error) {
 	case f.dataDir != "":
 		return filepath.Abs(f.dataDir)
 	case f.omp:
-		if d := os.Getenv("PI_CODING_AGENT_DIR"); d != "" {
-			return filepath.Abs(d)
-		}
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(home, ".omp", "agent"), nil
+		return ompDataDir()
 	}
 	return session.DefaultDataDir()
+}
+
+// existingDir returns the data dir the flags choose, failing when it has
+// no sessions directory: every command that reads a data dir says so the
+// same way (exit 1), rather than listing nothing.
+func (f *storeFlags) existingDir() (string, error) {
+	dir, err := f.dir()
+	if err != nil {
+		return "", err
+	}
+	sessions := session.SessionsDir(dir)
+	fi, err := os.Stat(sessions)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		hint := "--data-dir or $XDEV_DATA_DIR chooses another; --omp reads omp's"
+		if f.omp {
+			hint = "$PI_CODING_AGENT_DIR chooses omp's agent dir"
+		}
+		return "", fmt.Errorf("no sessions: %s does not exist (%s)", sessions, hint)
+	case err != nil:
+		return "", err
+	case !fi.IsDir():
+		return "", fmt.Errorf("no sessions: %s is not a directory", sessions)
+	}
+	return dir, nil
+}
+
+// ompDataDir is omp's agent dir: $PI_CODING_AGENT_DIR, else ~/.omp/agent.
+func ompDataDir() (string, error) {
+	if d := os.Getenv("PI_CODING_AGENT_DIR"); d != "" {
+		return filepath.Abs(d)
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".omp", "agent"), nil
 }
 
 // resolve finds the session a SESSION argument names: a path, else an id
@@ -55,7 +87,7 @@ func (f *storeFlags) resolve(arg string) (string, error) {
 	if fi, err := os.Stat(arg); err == nil && fi.Mode().IsRegular() {
 		return arg, nil
 	}
-	dir, err := f.dir()
+	dir, err := f.existingDir()
 	if err != nil {
 		return "", err
 	}

@@ -42,7 +42,7 @@ func runVerify(e *env, args []string) error {
 	var files []string
 	var links []session.Problem
 	if len(pos) == 0 {
-		dir, err := store.dir()
+		dir, err := store.existingDir()
 		if err != nil {
 			return err
 		}
