@@ -1,13 +1,10 @@
 package session_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,31 +15,23 @@ import (
 )
 
 // The benchmarks read generated sessions (internal/corpus), cached between
-// runs in $TMPDIR/xdev-bench-corpus because the 500 MB file takes seconds
+// runs in corpus.CacheDir() because the 500 MB file takes seconds
 // to write. Run them with
 //
 //	go test -run '^$' -bench . -benchtime 10x ./internal/session
 //
 // docs/performance.md has the figures and the side-by-side with omp.
 
-var corpusMu sync.Mutex
-
-// corpusFile returns a generated session of size bytes, writing it once.
-func corpusFile(b *testing.B, name string, size int64, seed uint64) string {
-	return corpusFileOpts(b, name, corpus.Options{Size: size, Seed: seed})
+// corpusFile returns a generated session of size bytes (see
+// corpus.CachedFile).
+func corpusFile(b *testing.B, size int64, seed uint64) string {
+	return corpusFileOpts(b, corpus.Options{Size: size, Seed: seed})
 }
 
-func corpusFileOpts(b *testing.B, name string, opts corpus.Options) string {
+func corpusFileOpts(b *testing.B, opts corpus.Options) string {
 	b.Helper()
-	corpusMu.Lock()
-	defer corpusMu.Unlock()
-	dir := filepath.Join(os.TempDir(), "xdev-bench-corpus")
-	path := filepath.Join(dir, fmt.Sprintf("%s-seed%d-tail%d.jsonl", name, opts.Seed, opts.TailSeed))
-	if fi, err := os.Stat(path); err == nil && fi.Size() >= opts.Size {
-		return path
-	}
-	os.Remove(path)
-	if _, err := corpus.WriteFile(path, opts); err != nil {
+	path, err := corpus.CachedFile(opts)
+	if err != nil {
 		b.Fatal(err)
 	}
 	return path
@@ -51,18 +40,10 @@ func corpusFileOpts(b *testing.B, name string, opts corpus.Options) string {
 // corpusDir returns a data dir of n generated small sessions.
 func corpusDir(b *testing.B, n int) string {
 	b.Helper()
-	corpusMu.Lock()
-	defer corpusMu.Unlock()
-	dir := filepath.Join(os.TempDir(), "xdev-bench-corpus", fmt.Sprintf("dir-%d", n))
-	done := filepath.Join(dir, ".complete")
-	if _, err := os.Stat(done); err == nil {
-		return dir
-	}
-	os.RemoveAll(dir)
-	if _, err := corpus.WriteDir(dir, n, 1); err != nil {
+	dir, err := corpus.CachedDir(n, 1)
+	if err != nil {
 		b.Fatal(err)
 	}
-	os.WriteFile(done, nil, 0o600)
 	return dir
 }
 
@@ -124,7 +105,7 @@ func BenchmarkOpen(b *testing.B) {
 		{"SameWindow/104MB", 104 << 20, 99}, {"SameWindow/500MB", 500 << 20, 99},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			path := corpusFileOpts(b, c.name[strings.LastIndexByte(c.name, '/')+1:], corpus.Options{Size: c.size, Seed: 1, TailSeed: c.tail})
+			path := corpusFileOpts(b, corpus.Options{Size: c.size, Seed: 1, TailSeed: c.tail})
 			fi, _ := os.Stat(path)
 			b.SetBytes(fi.Size())
 			var peak, live uint64
@@ -160,7 +141,7 @@ func BenchmarkOpen(b *testing.B) {
 
 // BenchmarkOpenFull is the same load without windowing, for comparison.
 func BenchmarkOpenFull(b *testing.B) {
-	path := corpusFile(b, "104MB", 104<<20, 1)
+	path := corpusFile(b, 104<<20, 1)
 	fi, _ := os.Stat(path)
 	b.SetBytes(fi.Size())
 	for b.Loop() {
