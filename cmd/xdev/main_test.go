@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -85,5 +87,54 @@ func TestErrors(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(bad); string(b) != "not a session\n" {
 		t.Error("a refused file was changed")
+	}
+}
+
+// TestConcurrentAppendCommands is the issue's reproduction: two loops of
+// 200 `xdev append F` at once, with a retitle loop running too. Each
+// command opens the file afresh, as separate processes do. Every message
+// must reach the resume context: before the fix, 322 of 400 did (214 with
+// the retitles).
+func TestConcurrentAppendCommands(t *testing.T) {
+	data := t.TempDir()
+	out, errs, code := xdev(t, "", "new", "--data-dir", data, "--cwd", "/work/app")
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	path := strings.TrimSpace(out)
+	var wg sync.WaitGroup
+	for loop := range 2 {
+		wg.Go(func() {
+			for i := range 200 {
+				line := fmt.Sprintf(`{"type":"message","message":{"role":"user","content":"loop %d message %d","timestamp":1}}`, loop, i)
+				if _, errs, code := xdev(t, line, "append", path); code != 0 {
+					t.Errorf("append: %s", errs)
+					return
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := range 50 {
+			if _, errs, code := xdev(t, "", "retitle", path, fmt.Sprintf("Title %d", i)); code != 0 {
+				t.Errorf("retitle: %s", errs)
+				return
+			}
+		}
+	})
+	wg.Wait()
+	out, errs, code = xdev(t, "", "context", "--json", path)
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	var ctx struct{ Messages []map[string]any }
+	if err := json.Unmarshal([]byte(out), &ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(ctx.Messages) != 400 {
+		t.Errorf("%d of 400 messages reach the resume context", len(ctx.Messages))
+	}
+	if _, errs, code := xdev(t, "", "verify", path); code != 0 {
+		t.Errorf("verify: %s", errs)
 	}
 }

@@ -107,25 +107,26 @@ func (s *Store) SetTitle(title string, source TitleSource) (bool, error) {
 // rewriting the file to fix it is a repair (xdev verify --repair), not a
 // retitle. It runs inside lockedWrite.
 func (s *Store) slotPlan() (inPlace bool, old []byte, err error) {
-	head := make([]byte, TitleSlotWidth)
-	n, err := s.w.f.ReadAt(head, 0)
+	buf := make([]byte, 4096)
+	n, err := s.w.f.ReadAt(buf, 0)
 	if err != nil && err != io.EOF {
 		return false, nil, fmt.Errorf("%s: reading the slot: %w", s.path, err)
 	}
-	head = head[:n]
-	if n == TitleSlotWidth && head[n-1] == '\n' && bytes.IndexByte(head[:n-1], '\n') < 0 {
-		if _, ok := ParseTitleSlotSource(head); ok {
-			return true, head, nil
+	buf = buf[:n]
+	width := bytes.IndexByte(buf, '\n') + 1
+	if width == TitleSlotWidth {
+		if _, ok := ParseTitleSlotSource(buf[:width]); ok {
+			return true, buf[:width], nil
 		}
 	}
 	if !s.hasSlot {
 		return false, nil, nil
 	}
-	width := bytes.IndexByte(head, '\n') + 1
 	what := fmt.Sprintf("%d bytes", width)
 	if width == 0 {
-		what = "longer than 256 bytes"
+		what = "more than 4 KiB"
 	}
+	head := buf
 	crlf := ""
 	if width > 1 && head[width-2] == '\r' {
 		crlf = " (it ends in CRLF: the file's line endings were converted)"
