@@ -69,7 +69,7 @@ func runBlobs(e *env, args []string) error {
 		}
 	}
 	if *asJSON {
-		return writeJSON(e.stdout, out)
+		return writeJSON(e, out)
 	}
 	fmt.Fprintf(e.stdout, "%s in %s; %d referenced by the %s under %s\n",
 		plural(u.Blobs, "blob"), session.BlobsDir(dir), u.Referenced, plural(u.Files, "file"), session.SessionsDir(dir))

@@ -3,9 +3,6 @@ package main
 import (
 	"fmt"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/xdev/xdev/internal/ai"
 	"github.com/xdev/xdev/internal/session"
 )
@@ -58,7 +55,7 @@ func runContext(e *env, args []string) error {
 		out.Messages = []ai.Message{}
 	}
 	if *asJSON {
-		return json.MarshalWrite(e.stdout, out, jsontext.Multiline(true), jsontext.WithIndent("  "), jsontext.AllowInvalidUTF8(true))
+		return writeJSON(e, out)
 	}
 	fmt.Fprintf(e.stdout, "%s (%s)  model %s  thinking %s  ~%d tokens\n\n", orNone(title), src, orNone(out.Model), out.ThinkingLevel, out.Tokens)
 	for _, m := range ctx.Messages {

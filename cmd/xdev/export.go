@@ -56,7 +56,7 @@ func runExport(e *env, args []string) error {
 		return err
 	}
 	if *out == "" {
-		return exportOne(e.stdout, path, *format)
+		return exportOne(e.dataOut(), path, *format)
 	}
 	return store.outputPolicy(path).writeFile(*out, func(w io.Writer) error { return exportOne(w, path, *format) })
 }

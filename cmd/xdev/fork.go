@@ -65,7 +65,7 @@ func runFork(e *env, args []string) error {
 	t, _ := s.Title()
 	h := s.Header()
 	if *asJSON {
-		return writeJSON(e.stdout, forkJSON{ID: h.ID, Path: s.Path(), ParentSession: h.ParentSession, Title: t, LeafID: s.LeafID()})
+		return writeJSON(e, forkJSON{ID: h.ID, Path: s.Path(), ParentSession: h.ParentSession, Title: t, LeafID: s.LeafID()})
 	}
 	if e.tty {
 		fmt.Fprintf(e.stdout, "Forked %s into %s\n%s\n", pos[0], h.ID, s.Path())

@@ -20,21 +20,25 @@ func init() {
 	})
 }
 
-// listJSON is one session in `xdev list --json`.
+// listJSON is one session in `xdev list --json`. title is what omp's
+// picker shows: the stored title (titleSource says where it came from),
+// else the last compaction's shortSummary (also in shortSummary).
 type listJSON struct {
-	ID            string    `json:"id"`
-	Title         string    `json:"title"`
-	TitleSource   string    `json:"titleSource"`
-	Cwd           string    `json:"cwd"`
-	Path          string    `json:"path"`
-	Created       time.Time `json:"created"`
-	Modified      time.Time `json:"modified"`
-	Size          int64     `json:"size"`
-	ParentSession string    `json:"parentSession,omitempty"`
-	FirstMessage  string    `json:"firstMessage,omitempty"`
-	Subagent      bool      `json:"subagent,omitzero"`
-	Version       int       `json:"version,omitzero"`
-	Error         string    `json:"error,omitempty"`
+	ID            string   `json:"id"`
+	Title         string   `json:"title"`
+	TitleSource   string   `json:"titleSource"`
+	ShortSummary  string   `json:"shortSummary,omitempty"`
+	Status        string   `json:"status,omitempty"`
+	Cwd           string   `json:"cwd"`
+	Path          string   `json:"path"`
+	Created       jsonTime `json:"created"`
+	Modified      jsonTime `json:"modified"`
+	Size          int64    `json:"size"`
+	ParentSession string   `json:"parentSession,omitempty"`
+	FirstMessage  string   `json:"firstMessage,omitempty"`
+	Subagent      bool     `json:"subagent,omitzero"`
+	Version       int      `json:"version,omitzero"`
+	Error         string   `json:"error,omitempty"`
 }
 
 func runList(e *env, args []string) error {
@@ -57,7 +61,7 @@ func runList(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := &session.ListOptions{Subagents: *subagents}
+	opts := &session.ListOptions{Subagents: *subagents, Status: true}
 	if !*all {
 		if opts.Cwd = *cwd; opts.Cwd == "" {
 			if opts.Cwd, err = os.Getwd(); err != nil {
@@ -83,15 +87,18 @@ func runList(e *env, args []string) error {
 	if *asJSON {
 		out := make([]listJSON, 0, len(infos))
 		for _, i := range append(good, bad...) {
-			j := listJSON{ID: i.ID, Title: i.Title, TitleSource: i.TitleSource.String(), Cwd: i.Cwd, Path: i.Path,
-				Created: i.Created, Modified: i.Modified, Size: i.Size, ParentSession: i.ParentSession,
-				Subagent: i.Subagent, Version: i.Version, FirstMessage: i.FirstMessage}
+			j := listJSON{ID: i.ID, Title: i.ListTitle(), ShortSummary: i.ShortSummary, Status: string(i.Status),
+				Cwd: i.Cwd, Path: i.Path, Created: jsonTime(i.Created), Modified: jsonTime(i.Modified), Size: i.Size,
+				ParentSession: i.ParentSession, Subagent: i.Subagent, Version: i.Version, FirstMessage: i.FirstMessage}
+			if j.Title == i.Title {
+				j.TitleSource = i.TitleSource.String()
+			}
 			if i.Err != nil {
 				j.Error = i.Err.Error()
 			}
 			out = append(out, j)
 		}
-		return writeJSON(e.stdout, out)
+		return writeJSON(e, out)
 	}
 	if len(good) == 0 && e.tty {
 		where := "for " + opts.Cwd
@@ -100,9 +107,10 @@ func runList(e *env, args []string) error {
 		}
 		fmt.Fprintf(e.stderr, "No sessions %s. Try --all, or --omp for omp's.\n", where)
 	}
-	t := &table{e: e, header: []string{"ID", "TITLE", "UPDATED", "SIZE"}}
+	t := &table{e: e, header: []string{"ID", "TITLE", "STATUS", "UPDATED", "SIZE"}, flex: []bool{false, true, false, false, false}}
 	if *all {
 		t.header = append(t.header, "DIRECTORY")
+		t.flex = append(t.flex, true)
 	}
 	ids := make([]string, len(good))
 	for k, i := range good {
@@ -111,21 +119,21 @@ func runList(e *env, args []string) error {
 	short := shortIDs(ids)
 	now := time.Now()
 	for k, i := range good {
-		title := i.Title
+		title := i.ListTitle()
 		if title == "" && i.FirstMessage != "" && e.tty {
-			title = "“" + i.FirstMessage + "”"
+			title = "“" + oneLine(i.FirstMessage) + "”"
 		}
 		if i.Subagent {
 			title = "↳ " + title
 		}
 		if e.tty {
-			row := []string{short[k], truncate(orDash(title), 48), ago(i.Modified, now), size(i.Size)}
+			row := []string{short[k], oneLine(orDash(title)), string(i.Status), ago(i.Modified, now), size(i.Size)}
 			if *all {
-				row = append(row, i.Cwd)
+				row = append(row, homePath(i.Cwd))
 			}
 			t.add(row...)
 		} else {
-			t.add(i.ID, title, i.Modified.UTC().Format(time.RFC3339), fmt.Sprint(i.Size), i.Cwd, i.Path)
+			t.add(i.ID, title, string(i.Status), session.FormatTime(i.Modified), fmt.Sprint(i.Size), i.Cwd, i.Path)
 		}
 	}
 	t.print()

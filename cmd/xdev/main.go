@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 )
 
 // Exit codes scripts can rely on.
@@ -37,11 +38,34 @@ func register(c *command) { commands[c.name] = c }
 
 // env is what a command may touch: its streams and the process environment.
 type env struct {
-	stdin          io.Reader
+	stdin io.Reader
+	// stdout and stderr are for a person: control characters from session
+	// content are escaped on the way (see escapeWriter).
 	stdout, stderr io.Writer
+	// rawOut is stdout unfiltered, for data: JSON and entries as stored.
+	// rawErr is stderr unfiltered, for the progress line's own escapes.
+	rawOut, rawErr io.Writer
 	// tty: stdout is a terminal, so print for a person (aligned tables,
 	// relative times, progress on stderr) rather than for a script.
 	tty bool
+	// width is the terminal's width in columns, when tty.
+	width int
+
+	flushers []*escapeWriter
+}
+
+// newEnv returns the env of a command writing to out and errOut.
+func newEnv(in io.Reader, out, errOut io.Writer, tty bool, width int) *env {
+	o, e := &escapeWriter{w: out}, &escapeWriter{w: errOut}
+	return &env{stdin: in, stdout: o, stderr: e, rawOut: out, rawErr: errOut, tty: tty, width: width,
+		flushers: []*escapeWriter{o, e}}
+}
+
+// flush writes out what the escaping writers hold back.
+func (e *env) flush() {
+	for _, f := range e.flushers {
+		f.flush()
+	}
 }
 
 // usageError marks errors in the command line (exit 2).
@@ -57,7 +81,13 @@ type exitCodeError struct{ code int }
 func (e exitCodeError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 func main() {
-	os.Exit(run(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, tty: isTerminal(os.Stdout)}, os.Args[1:]))
+	os.Exit(run(osEnv(), os.Args[1:]))
+}
+
+// osEnv is the env of the process: its standard streams and terminal.
+func osEnv() *env {
+	tty := isTerminal(os.Stdout)
+	return newEnv(os.Stdin, os.Stdout, os.Stderr, tty, terminalWidth(os.Stdout))
 }
 
 // isTerminal reports whether f is a terminal; XDEV_FORCE_TTY=1 says yes
@@ -74,17 +104,26 @@ func isTerminal(f *os.File) bool {
 }
 
 func run(e *env, args []string) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		if len(args) > 1 {
-			if c := commands[args[1]]; c != nil {
-				printCommandHelp(e.stdout, c, nil)
-				return exitOK
-			}
+	defer e.flush()
+	if len(args) == 0 {
+		printHelp(e.stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "--help", "-help":
+		if len(args) == 1 {
+			printHelp(e.stdout)
+			return exitOK
 		}
-		printHelp(e.stdout)
-		if len(args) == 0 {
+		c := commands[args[1]]
+		if c == nil {
+			fmt.Fprintf(e.stderr, "xdev help: unknown command %q\nRun 'xdev help' for the list.\n", args[1])
 			return exitUsage
 		}
+		// The command prints its own help, flags and all.
+		args = []string{args[1], "--help"}
+	case "version", "--version", "-version":
+		fmt.Fprintln(e.stdout, versionString())
 		return exitOK
 	}
 	c := commands[args[0]]
@@ -103,12 +142,43 @@ func run(e *env, args []string) int {
 	case errors.As(err, &ce):
 		return ce.code
 	case errors.As(err, &ue):
-		fmt.Fprintf(e.stderr, "xdev %s: %s\nUsage: xdev %s %s\n", c.name, ue.msg, c.name, c.args)
+		fmt.Fprintf(e.stderr, "xdev %s: %s\nUsage: xdev %s %s\nRun 'xdev %s --help' for more.\n", c.name, ue.msg, c.name, c.args, c.name)
 		return exitUsage
 	default:
 		fmt.Fprintf(e.stderr, "xdev %s: %v\n", c.name, err)
 		return exitError
 	}
+}
+
+// versionString says which xdev this is: the module version and the VCS
+// revision the binary was built from, as the Go toolchain recorded them.
+func versionString() string {
+	v := "(devel)"
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "xdev " + v
+	}
+	if info.Main.Version != "" {
+		v = info.Main.Version
+	}
+	var rev, when, dirty string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			when = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = ", modified"
+			}
+		}
+	}
+	out := "xdev " + v
+	if rev != "" {
+		out += fmt.Sprintf(" (%.12s %s%s)", rev, when, dirty)
+	}
+	return out + " " + info.GoVersion
 }
 
 func printHelp(w io.Writer) {
@@ -132,7 +202,8 @@ func printHelp(w io.Writer) {
 	fmt.Fprintln(w, "Sessions are read from --data-dir, else $XDEV_DATA_DIR, else ~/.xdev/agent;")
 	fmt.Fprintln(w, "--omp reads omp's instead ($PI_CODING_AGENT_DIR, else ~/.omp/agent).")
 	fmt.Fprintln(w, "Exit codes: 0 ok, 1 failed, 2 bad command line, 3 verify found problems.")
-	fmt.Fprintln(w, "\nRun 'xdev <command> --help' for examples.")
+	fmt.Fprintln(w, "\nRun 'xdev help <command>' or 'xdev <command> --help' for its flags and examples;")
+	fmt.Fprintln(w, "'xdev --version' for the version.")
 }
 
 func printCommandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
@@ -141,17 +212,19 @@ func printCommandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
 		fmt.Fprintln(w, "\nFlags:")
 		fs.SetOutput(w)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 	}
 	if c.example != "" {
 		fmt.Fprintf(w, "\nExamples:\n%s\n", c.example)
 	}
 }
 
-// flags returns a FlagSet whose --help prints the command's help.
+// flags returns the command's FlagSet. It prints nothing itself: parse
+// prints the help on --help, and run the short usage on a bad flag.
 func (c *command) flags(e *env) *flag.FlagSet {
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.Usage = func() { printCommandHelp(e.stdout, c, fs) }
+	fs.Usage = func() {}
 	return fs
 }
 
@@ -162,7 +235,7 @@ func (c *command) parse(e *env, fs *flag.FlagSet, args []string) ([]string, erro
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.Usage()
+				printCommandHelp(e.stdout, c, fs)
 				return nil, err
 			}
 			return nil, usagef("%v", err)

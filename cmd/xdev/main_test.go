@@ -16,7 +16,7 @@ import (
 func xdev(t *testing.T, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(&env{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb}, args)
+	code := run(newEnv(strings.NewReader(stdin), &out, &errb, false, 100), args)
 	return out.String(), errb.String(), code
 }
 

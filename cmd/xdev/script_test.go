@@ -16,7 +16,7 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"xdev": func() {
-			os.Exit(run(&env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, tty: isTerminal(os.Stdout)}, os.Args[1:]))
+			os.Exit(run(osEnv(), os.Args[1:]))
 		},
 	})
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -99,36 +98,113 @@ func (f *storeFlags) resolve(arg string) (string, error) {
 	return info.Path, nil
 }
 
-// writeJSON prints v as indented JSON, as every --json does.
-func writeJSON(w io.Writer, v any) error {
-	return json.MarshalWrite(w, v, jsontext.Multiline(true), jsontext.WithIndent("  "),
-		jsontext.AllowInvalidUTF8(true), json.Deterministic(true))
+// dataOut is where a command prints data that is not JSON (a Markdown
+// export, entries as stored): byte for byte on a pipe or into a file, but
+// escaped like any text for a person when stdout is a terminal.
+func (e *env) dataOut() io.Writer {
+	if e.tty {
+		return e.stdout
+	}
+	return e.rawOut
 }
 
-// table prints rows for a person (aligned columns under a header) on a
-// terminal, and for a script (tab-separated, no header) otherwise, as the
-// GitHub CLI does.
+// jsonTime is a time in JSON output: RFC 3339 in UTC with milliseconds,
+// the format of the timestamps in session files, for every time field of
+// every command; null when unknown.
+type jsonTime time.Time
+
+func (t jsonTime) MarshalJSON() ([]byte, error) {
+	if time.Time(t).IsZero() {
+		return []byte("null"), nil
+	}
+	return []byte(`"` + session.FormatTime(time.Time(t)) + `"`), nil
+}
+
+// writeJSON prints v as indented JSON ending in a newline, as every
+// --json does. It is data: control characters are JSON-escaped, not
+// shown as terminal escapes.
+func writeJSON(e *env, v any) error {
+	b, err := json.Marshal(v, jsontext.Multiline(true), jsontext.WithIndent("  "),
+		jsontext.AllowInvalidUTF8(true), json.Deterministic(true))
+	if err != nil {
+		return err
+	}
+	_, err = e.rawOut.Write(append(b, '\n'))
+	return err
+}
+
+// table prints rows for a person on a terminal: aligned columns under a
+// header, fitted to the terminal's width by cutting the columns marked
+// flexible (never the others, such as an id), measured in display columns
+// (a CJK character or an emoji takes two). For a script (stdout not a
+// terminal) it prints tab-separated lines without a header, as the GitHub
+// CLI does. Cells are escaped either way: a tab or newline in a title
+// cannot break a row.
 type table struct {
 	e      *env
 	header []string
+	flex   []bool // per column: may be cut to fit the width
 	rows   [][]string
 }
 
-func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+func (t *table) add(cells ...string) {
+	for i, c := range cells {
+		cells[i] = escapeString(c)
+	}
+	t.rows = append(t.rows, cells)
+}
+
+const columnGap = 2
+
+// minFlexWidth is as narrow as a flexible column is cut.
+const minFlexWidth = 12
 
 func (t *table) print() {
+	w := t.e.stdout
 	if !t.e.tty {
 		for _, r := range t.rows {
-			fmt.Fprintln(t.e.stdout, strings.Join(r, "\t"))
+			fmt.Fprintln(w, strings.Join(r, "\t"))
 		}
 		return
 	}
-	tw := tabwriter.NewWriter(t.e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(t.header, "\t"))
-	for _, r := range t.rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	widths := make([]int, len(t.header))
+	for _, r := range append([][]string{t.header}, t.rows...) {
+		for i, c := range r {
+			widths[i] = max(widths[i], displayWidth(c))
+		}
 	}
-	tw.Flush()
+	// Cut the widest flexible column, one column at a time, until the row
+	// fits or every flexible column is at its minimum.
+	total := func() int {
+		n := columnGap * (len(widths) - 1)
+		for _, x := range widths {
+			n += x
+		}
+		return n
+	}
+	for over := total() - t.e.width; over > 0; over-- {
+		widest := -1
+		for i, f := range t.flex {
+			if f && widths[i] > minFlexWidth && (widest < 0 || widths[i] > widths[widest]) {
+				widest = i
+			}
+		}
+		if widest < 0 {
+			break
+		}
+		widths[widest]--
+	}
+	for _, r := range append([][]string{t.header}, t.rows...) {
+		var line strings.Builder
+		for i, c := range r {
+			c = fitWidth(c, widths[i])
+			if i < len(r)-1 {
+				c = padWidth(c, widths[i]+columnGap)
+			}
+			line.WriteString(c)
+		}
+		fmt.Fprintln(w, strings.TrimRight(line.String(), " "))
+	}
 }
 
 // ago says how long ago t was, the way a person reads it.
@@ -169,14 +245,12 @@ func size(n int64) string {
 	return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
 }
 
-// truncate cuts s to n runes for a table cell.
-func truncate(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
+// oneLine joins the lines of s into one, its runs of white space into one
+// space: a message's start, as a table or tree shows it.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// truncate cuts s to one line of at most n display columns.
+func truncate(s string, n int) string { return fitWidth(oneLine(s), n) }
 
 // progress reports long work on stderr when stdout is a terminal.
 type progress struct {
@@ -191,12 +265,12 @@ func (p *progress) update(done, total int) {
 		return
 	}
 	p.last, p.shown = time.Now(), true
-	fmt.Fprintf(p.e.stderr, "\r%s %d/%d…", p.what, done, total)
+	fmt.Fprintf(p.e.rawErr, "\r%s %d/%d…", p.what, done, total)
 }
 
 func (p *progress) done() {
 	if p.shown {
-		fmt.Fprint(p.e.stderr, "\r\033[K")
+		fmt.Fprint(p.e.rawErr, "\r\033[K")
 	}
 }
 

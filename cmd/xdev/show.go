@@ -71,7 +71,7 @@ func runShow(e *env, args []string) error {
 	}
 	switch {
 	case *raw:
-		w := bufio.NewWriter(e.stdout)
+		w := bufio.NewWriter(e.dataOut())
 		for _, en := range s.Entries() {
 			w.Write(en.Raw())
 			w.WriteByte('\n')
@@ -89,7 +89,7 @@ func runShow(e *env, args []string) error {
 		if out.Messages == nil {
 			out.Messages = []ai.Message{}
 		}
-		return writeJSON(e.stdout, out)
+		return writeJSON(e, out)
 	}
 	w := bufio.NewWriter(e.stdout)
 	fmt.Fprintf(w, "%s\n%s · %s · model %s · thinking %s · ~%d tokens\n", orUntitled(title), s.ID(), path,
@@ -210,7 +210,7 @@ func showTree(e *env, s *session.Store, asJSON bool) error {
 			}
 			out = append(out, t)
 		}
-		return writeJSON(e.stdout, out)
+		return writeJSON(e, out)
 	}
 	w := bufio.NewWriter(e.stdout)
 	width := 72

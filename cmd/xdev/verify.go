@@ -111,7 +111,7 @@ func runVerify(e *env, args []string) error {
 		if out == nil {
 			out = []verifyJSON{}
 		}
-		if err := writeJSON(e.stdout, out); err != nil {
+		if err := writeJSON(e, out); err != nil {
 			return err
 		}
 	} else {

@@ -31,6 +31,9 @@ type head struct {
 	partial bool
 	// firstMessage is the first user message's text, if it is in the head.
 	firstMessage string
+	// shortSummary is the shortSummary of the last compaction in the head,
+	// which omp's listing shows for a session without a title.
+	shortSummary string
 }
 
 // readHead reads at most HeadBytes from the start of f and decodes the slot
@@ -76,47 +79,60 @@ func parseHead(buf []byte, truncated bool, path string) (head, error) {
 			return head{}, fmt.Errorf("%s: line %d: %w (%v)", path, num, ErrNoHeader, err)
 		}
 		h.header = hd
-		h.firstMessage = firstUserText(rest)
+		h.firstMessage, h.shortSummary = scanHeadEntries(rest)
 		return h, nil
 	}
 	return head{}, fmt.Errorf("%s: %w", path, ErrNoHeader)
 }
 
-// firstUserText returns the text of the first user message among the
-// complete lines of buf, cut to 200 bytes, or "".
-func firstUserText(buf []byte) string {
+// scanHeadEntries reads the complete lines of buf (the entries in the
+// head) for the text of the first user message, cut to 200 bytes, and the
+// shortSummary of the last compaction, as omp's listing does.
+func scanHeadEntries(buf []byte) (firstMessage, shortSummary string) {
 	var p fastjson.Parser
+	found := false
 	for {
 		line, rest, complete := bytes.Cut(buf, []byte{'\n'})
 		if !complete {
-			return ""
+			return firstMessage, shortSummary
 		}
 		buf = rest
-		if !bytes.Contains(line, []byte(`"user"`)) {
+		isUser := !found && bytes.Contains(line, []byte(`"user"`))
+		isCompaction := bytes.Contains(line, []byte(`"compaction"`))
+		if !isUser && !isCompaction {
 			continue
 		}
 		v, err := p.ParseBytes(line)
-		if err != nil || string(v.GetStringBytes("type")) != TypeMessage || string(v.GetStringBytes("message", "role")) != "user" {
+		if err != nil || !isStrictJSON(line) {
 			continue
 		}
-		c := v.Get("message", "content")
-		var text string
-		switch {
-		case c == nil:
-		case c.Type() == fastjson.TypeString:
-			text = string(c.GetStringBytes())
-		case c.Type() == fastjson.TypeArray:
-			for _, b := range c.GetArray() {
-				if string(b.GetStringBytes("type")) == "text" {
-					text = string(b.GetStringBytes("text"))
-					break
+		switch string(v.GetStringBytes("type")) {
+		case TypeCompaction:
+			if s := v.Get("shortSummary"); s != nil && s.Type() == fastjson.TypeString {
+				shortSummary = string(s.GetStringBytes())
+			}
+		case TypeMessage:
+			if !isUser || string(v.GetStringBytes("message", "role")) != "user" {
+				continue
+			}
+			found = true
+			c := v.Get("message", "content")
+			switch {
+			case c == nil:
+			case c.Type() == fastjson.TypeString:
+				firstMessage = string(c.GetStringBytes())
+			case c.Type() == fastjson.TypeArray:
+				for _, b := range c.GetArray() {
+					if string(b.GetStringBytes("type")) == "text" {
+						firstMessage = string(b.GetStringBytes("text"))
+						break
+					}
 				}
 			}
+			if len(firstMessage) > 200 {
+				firstMessage = strings.ToValidUTF8(firstMessage[:200], "")
+			}
 		}
-		if len(text) > 200 {
-			text = strings.ToValidUTF8(text[:200], "")
-		}
-		return text
 	}
 }
 
@@ -169,15 +185,39 @@ func parsePartialHeader(line []byte) (Header, error) {
 	return h, nil
 }
 
-// statHead opens path, stats it and reads its head, leaving it unchanged.
-func statHead(path string) (head, os.FileInfo, error) {
+// statHead opens path, stats it and reads its head, and with withStatus
+// its last TailBytes for the Status, leaving it unchanged. A file small
+// enough is read in one go.
+func statHead(path string, withStatus bool) (head, Status, os.FileInfo, error) {
 	f, fi, err := openRegular(path, 0)
 	if err != nil {
-		return head{}, fi, err
+		return head{}, "", fi, err
 	}
 	defer f.Close()
-	h, err := readHead(f, path)
-	return h, fi, err
+	size := fi.Size()
+	if !withStatus {
+		h, err := readHead(f, path)
+		return h, "", fi, err
+	}
+	buf := make([]byte, min(size, HeadBytes+TailBytes))
+	n, err := f.ReadAt(buf, 0)
+	if err != nil && err != io.EOF {
+		return head{}, "", fi, err
+	}
+	buf = buf[:n]
+	h, err := parseHead(buf[:min(n, HeadBytes)], n >= HeadBytes, path)
+	if err != nil {
+		return head{}, "", fi, err
+	}
+	tail := buf[max(0, n-TailBytes):]
+	if size > int64(len(buf)) {
+		tail = make([]byte, TailBytes)
+		if n, err = f.ReadAt(tail, size-TailBytes); err != nil && err != io.EOF {
+			return head{}, "", fi, err
+		}
+		tail = tail[:n]
+	}
+	return h, tailStatus(tail), fi, nil
 }
 
 // openRead opens path for reading without blocking on a FIFO or device

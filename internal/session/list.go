@@ -29,12 +29,20 @@ type SessionInfo struct {
 	// FirstMessage is the start of the first user message when it lies in
 	// the first HeadBytes (a title for sessions that have none).
 	FirstMessage string
+	// ShortSummary is the shortSummary of the last compaction in the first
+	// HeadBytes: what omp's picker shows for a session without a title.
+	ShortSummary string
+	// Status is how the last turn ended, read from the file's last
+	// TailBytes; only with ListOptions.Status.
+	Status Status
 	// Subagent marks a subagent transcript: a file nested under its parent
 	// session's directory, or an older file whose slot says "subagent".
 	Subagent bool
 	// Err says why the file cannot be opened as a session (unreadable, not
 	// a session, a symlink); the other fields are then partial.
 	Err error
+
+	hasSlot bool
 }
 
 // ListOptions narrow List. The zero value lists every project's sessions
@@ -45,6 +53,17 @@ type ListOptions struct {
 	Cwd string
 	// Subagents includes subagent transcripts.
 	Subagents bool
+	// Status reads each file's last TailBytes too, for SessionInfo.Status.
+	Status bool
+}
+
+// ListTitle is the title omp's session picker shows: the stored title
+// (a slot's that is only spaces counts as none), else the ShortSummary.
+func (i SessionInfo) ListTitle() string {
+	if strings.TrimSpace(i.Title) != "" || (i.Title != "" && !i.hasSlot) {
+		return i.Title
+	}
+	return i.ShortSummary
 }
 
 // List returns the sessions under dataDir, newest first (by modification
@@ -85,6 +104,9 @@ func List(dataDir string, opts *ListOptions) ([]SessionInfo, error) {
 	for _, d := range dirs {
 		cands = appendCandidates(cands, d, opts.Subagents)
 	}
+	for i := range cands {
+		cands[i].status = opts.Status
+	}
 	infos := statAll(cands)
 	if !opts.Subagents {
 		infos = slices.DeleteFunc(infos, func(i SessionInfo) bool { return i.Subagent })
@@ -102,6 +124,7 @@ type candidate struct {
 	symlink  bool
 	// irregular: a FIFO, socket or device, reported without being opened.
 	irregular bool
+	status    bool // read the tail for SessionInfo.Status
 }
 
 // appendCandidates adds the *.jsonl files of one project directory and,
@@ -181,7 +204,7 @@ func describe(c candidate) SessionInfo {
 		info.Err = errors.New(c.path + ": not a regular file")
 		return info
 	}
-	h, fi, err := statHead(c.path)
+	h, status, fi, err := statHead(c.path, c.status)
 	if fi != nil {
 		info.Size, info.Modified = fi.Size(), fi.ModTime()
 	}
@@ -191,7 +214,7 @@ func describe(c candidate) SessionInfo {
 	}
 	hd := h.header
 	info.ID, info.Cwd, info.ParentSession = hd.ID, hd.Cwd, hd.ParentSession
-	info.FirstMessage = h.firstMessage
+	info.FirstMessage, info.ShortSummary, info.Status, info.hasSlot = h.firstMessage, h.shortSummary, status, h.hasSlot
 	info.Version = hd.FormatVersion()
 	info.Created, _ = ParseTime(hd.Timestamp)
 	if h.hasSlot {
