@@ -52,19 +52,19 @@ func ForkSession(src, dst, label string) (*Store, error) {
 	}
 
 	var body func(w io.Writer) error
-	if pre.header.FormatVersion() >= CurrentVersion {
+	switch v := pre.header.FormatVersion(); {
+	case v > CurrentVersion:
+		return nil, fmt.Errorf("fork %s: format v%d: %w", src, v, ErrNewerVersion)
+	case v == CurrentVersion:
 		size := fi.Size()
 		body = func(w io.Writer) error { return copyEntries(w, f, pre.entriesOff, size) }
-	} else {
-		s, err := Open(src, &OpenOptions{Full: true})
+	default:
+		x, err := OpenIndex(src, nil)
 		if err != nil {
 			return nil, err
 		}
-		lines, err := s.migratedLines(s.entries)
-		if err != nil {
-			return nil, err
-		}
-		body = func(w io.Writer) error { return writeLines(w, lines) }
+		defer x.Close()
+		body = func(w io.Writer) error { return x.writeMigrated(w, allIndexes(x.Len()), nil) }
 	}
 	if err := child.write(dst, body); err != nil {
 		return nil, fmt.Errorf("fork %s: %w", src, err)
@@ -84,30 +84,33 @@ func ForkSession(src, dst, label string) (*Store, error) {
 // the whole file, last write wins) differs from its label in the copy. So
 // the copy has every label the path's entries had, and an unbroken chain.
 func BranchedSession(src, dst, entryID string) (*Store, error) {
-	s, err := Open(src, &OpenOptions{Full: true})
+	x, err := OpenIndex(src, nil)
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := s.byID[entryID]; !ok {
+	defer x.Close()
+	if v := x.Version(); v > CurrentVersion {
+		return nil, fmt.Errorf("branch %s: format v%d: %w", src, v, ErrNewerVersion)
+	}
+	at, ok := x.Lookup(entryID)
+	if !ok {
 		return nil, fmt.Errorf("branch %s: no entry %q", src, entryID)
 	}
-	path := s.pathTo(entryID)
-	lines, err := s.migratedLines(path)
+	path := x.PathTo(at)
+	ids := make([]string, len(path))
+	for k, i := range path {
+		ids[k] = x.ID(i)
+	}
+	carried, err := carryLabels(x.Labels(), x.labelsOf(path), ids)
 	if err != nil {
 		return nil, err
 	}
-	carried, err := carryLabels(s.entries, path)
-	if err != nil {
-		return nil, err
-	}
-	lines = append(lines, carried...)
-
 	abs, err := filepath.Abs(src)
 	if err != nil {
 		return nil, err
 	}
-	title, source := s.Title()
-	child, err := newChild(s.header, abs, title, source)
+	title, source := x.Title()
+	child, err := newChild(x.Header(), abs, title, source)
 	if err != nil {
 		return nil, err
 	}
@@ -115,45 +118,90 @@ func BranchedSession(src, dst, entryID string) (*Store, error) {
 	if dst == "" {
 		dst = filepath.Join(filepath.Dir(src), FileName(child.created, child.id))
 	}
-	if err := child.write(dst, func(w io.Writer) error { return writeLines(w, lines) }); err != nil {
+	err = child.write(dst, func(w io.Writer) error {
+		if err := x.writeMigrated(w, path, nil); err != nil {
+			return err
+		}
+		return writeLines(w, carried)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("branch %s: %w", src, err)
 	}
 	return Open(dst, nil)
 }
 
-// carryLabels returns label entries, chained after the last entry of path,
-// that give each entry on path the label it has in the whole source.
-func carryLabels(all, path []*Entry) ([][]byte, error) {
-	want := labelsInEffect(all)
-	have := labelsInEffect(path)
+// carryLabels returns label entries, chained after the last of path (the
+// ids of a branch, root first), that give each entry on path the label
+// want has for it, where have (the labels the path itself sets) differs.
+func carryLabels(want, have map[string]string, path []string) ([][]byte, error) {
 	used := make(map[string]bool, len(path))
-	for _, e := range path {
-		used[e.ID] = true
+	for _, id := range path {
+		used[id] = true
 	}
 	parent := ""
 	if len(path) > 0 {
-		parent = path[len(path)-1].ID
+		parent = path[len(path)-1]
 	}
 	var lines [][]byte
-	for _, e := range path {
-		if want[e.ID] == have[e.ID] {
+	for _, id := range path {
+		if want[id] == have[id] {
 			continue
 		}
-		id := NewID()
-		for used[id] {
-			id = NewID()
+		nid := NewID()
+		for used[nid] {
+			nid = NewID()
 		}
-		used[id] = true
-		le := &Entry{Type: TypeLabel, ID: id, ParentID: parent, Timestamp: Now(),
-			Body: &Label{TargetID: e.ID, Label: want[e.ID]}}
+		used[nid] = true
+		le := &Entry{Type: TypeLabel, ID: nid, ParentID: parent, Timestamp: Now(),
+			Body: &Label{TargetID: id, Label: want[id]}}
 		raw, err := encodeEntry(le)
 		if err != nil {
 			return nil, err
 		}
 		lines = append(lines, raw)
-		parent = id
+		parent = nid
 	}
 	return lines, nil
+}
+
+// writeMigrated writes the lines of the entries at idx as a v3 file holds
+// them: byte for byte from a v3 file; from v1 and v2, migrated as omp's
+// first write migrates them (see migrateLine); then through edit, when
+// not nil. One entry is read at a time.
+func (x *Index) writeMigrated(w io.Writer, idx []int, edit func(i int, line []byte) ([]byte, error)) error {
+	for _, i := range idx {
+		var line []byte
+		var err error
+		if x.Version() >= CurrentVersion {
+			line, err = x.Raw(i)
+		} else {
+			e, derr := x.Entry(i)
+			if e == nil {
+				return derr
+			}
+			if line, err = migrateLine(x.Version(), e); err != nil {
+				err = fmt.Errorf("%s: line %d: %w", x.Path(), e.line, err)
+			}
+		}
+		if err == nil && edit != nil {
+			line, err = edit(i, line)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(append(line, '\n')); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func allIndexes(n int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
 }
 
 // labelsInEffect resolves label entries as omp does: over the given
@@ -161,36 +209,25 @@ func carryLabels(all, path []*Entry) ([][]byte, error) {
 func labelsInEffect(entries []*Entry) map[string]string {
 	m := map[string]string{}
 	for _, e := range entries {
-		if l, ok := e.Body.(*Label); ok {
-			if l.Label == "" {
-				delete(m, l.TargetID)
-			} else {
-				m[l.TargetID] = l.Label
-			}
-		}
+		applyLabel(m, e)
 	}
 	return m
 }
 
-// migratedLines returns the lines of entries as a v3 file holds them: the
-// raw line for a v3 source; for v1 and v2, the line with the migration omp
-// applies on its first write (ids and parentIds appended, firstKeptEntryIndex
-// replaced by firstKeptEntryId, the hookMessage role renamed custom).
-func (s *Store) migratedLines(entries []*Entry) ([][]byte, error) {
-	lines := make([][]byte, 0, len(entries))
-	for _, e := range entries {
-		line := e.raw
-		if s.version < CurrentVersion {
-			var err error
-			if line, err = migrateLine(s.version, e); err != nil {
-				return nil, fmt.Errorf("%s: line %d: %w", s.path, e.line, err)
-			}
+// applyLabel applies e to m if it is a label entry.
+func applyLabel(m map[string]string, e *Entry) {
+	if l, ok := e.Body.(*Label); ok {
+		if l.Label == "" {
+			delete(m, l.TargetID)
+		} else {
+			m[l.TargetID] = l.Label
 		}
-		lines = append(lines, line)
 	}
-	return lines, nil
 }
 
+// migrateLine returns the line of e from a v1 or v2 file as omp's first
+// write migrates it: ids and parentIds appended (v1), firstKeptEntryIndex
+// replaced by firstKeptEntryId, the hookMessage role renamed custom.
 func migrateLine(version int, e *Entry) ([]byte, error) {
 	line := e.raw
 	set := func(name string, v any) error {

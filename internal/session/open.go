@@ -8,6 +8,7 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/valyala/fastjson"
 
@@ -33,6 +34,10 @@ type OpenOptions struct {
 	// Blobs resolves image blob references in the context. Nil means the
 	// blob store beside the file's sessions directory, when there is one.
 	Blobs *BlobStore
+
+	// skipLine1: read the file as if line 1 were blank (Verify reads past a
+	// slot neither program accepts).
+	skipLine1 bool
 }
 
 // BadLine describes a line Open skipped.
@@ -143,7 +148,7 @@ func (s *Store) scanFile(f io.Reader) ([]record, error) {
 		if !l.eol {
 			s.tornTail = true
 		}
-		if !l.tooLong && blank(l.data) {
+		if !l.tooLong && blank(l.data) || l.num == 1 && s.opts.skipLine1 {
 			continue
 		}
 		if !headerSeen {
@@ -175,6 +180,13 @@ func (s *Store) scanFile(f io.Reader) ([]record, error) {
 		}
 		if env.typ == "" {
 			s.skip(l.num, "entry has no type")
+			continue
+		}
+		if newBody(env.typ) != nil && !isStrictJSON(l.data) {
+			// fastjson is lenient (raw control characters, unknown escapes);
+			// JSON.parse is not, so omp skips this line, and a body of a
+			// known type would not decode.
+			s.skip(l.num, "not valid JSON: "+strictJSONError(l.data))
 			continue
 		}
 		if s.version < 2 {
@@ -339,6 +351,15 @@ func (s *Store) chooseWindow(recs []record) []int {
 // body does not decode may be one omp skips.
 func isStrictJSON(line []byte) bool {
 	return jsontext.Value(line).IsValid(ai.DecodeOptions)
+}
+
+// strictJSONError says why line is not JSON by JSON.parse's rules.
+func strictJSONError(line []byte) string {
+	var v jsontext.Value
+	if err := json.Unmarshal(line, &v, ai.DecodeOptions); err != nil {
+		return err.Error()
+	}
+	return "not JSON"
 }
 
 // allRecords keeps every record: no window.

@@ -148,11 +148,17 @@ func (s *Store) WindowStats() WindowStats {
 	return s.stats
 }
 
+// decodeEntry fills in the timestamp and body of e from its raw line, as
+// the store's format version reads it.
+func (s *Store) decodeEntry(p *fastjson.Parser, e *Entry, kept string) error {
+	return decodeEntry(p, e, kept, s.version)
+}
+
 // decodeEntry fills in the timestamp and body of e from its raw line. p is
 // reused across entries so a load allocates one parser, not one per line.
 // kept is the resolved firstKeptEntryId of a compaction (v1 files name the
-// kept entry by index).
-func (s *Store) decodeEntry(p *fastjson.Parser, e *Entry, kept string) error {
+// kept entry by index); version is the file's format version.
+func decodeEntry(p *fastjson.Parser, e *Entry, kept string, version int) error {
 	if v, err := p.ParseBytes(e.raw); err == nil {
 		e.Timestamp = string(v.GetStringBytes("timestamp"))
 	}
@@ -167,7 +173,7 @@ func (s *Store) decodeEntry(p *fastjson.Parser, e *Entry, kept string) error {
 			b.FirstKeptEntryID = &kept
 		}
 	case *Message:
-		if s.version < 3 && b.Message.Role == ai.RoleHookMessage {
+		if version < 3 && b.Message.Role == ai.RoleHookMessage {
 			// v2 → v3 renames hookMessage to custom.
 			raw, err := ai.ReplaceMember(b.Message.Raw(), "role", []byte(`"custom"`))
 			if err != nil {

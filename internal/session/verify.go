@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
-	"os"
 	"slices"
 	"strings"
 
@@ -60,7 +60,9 @@ type VerifyOptions struct {
 }
 
 // Verify checks the session file at path and returns its problems, in line
-// order. It only reads. An error means the file could not be read at all.
+// order. It only reads, one entry at a time (see Index), so memory follows
+// the number of entries, not the file's size. An error means the file
+// could not be read at all.
 func Verify(path string, opts *VerifyOptions) ([]Problem, error) {
 	if opts == nil {
 		opts = &VerifyOptions{}
@@ -73,11 +75,11 @@ func Verify(path string, opts *VerifyOptions) ([]Problem, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := Open(path, &OpenOptions{Full: true, Blobs: opts.Blobs})
+	x, err := OpenIndex(path, &OpenOptions{Blobs: opts.Blobs})
 	if errors.Is(err, ErrNoHeader) && looksLikeSlot(first) {
 		// Line 1 is a slot neither program accepts; check the rest.
 		add(1, ProblemSlotRejected, "line 1 is a title slot omp refuses (its source is not \"auto\" or \"user\", or it lacks a field), so omp will not resume the file", "rewrite line 1 as a slot omp accepts")
-		s, err = openSkippingLine1(path)
+		x, err = OpenIndex(path, &OpenOptions{Blobs: opts.Blobs, skipLine1: true})
 	}
 	if errors.Is(err, ErrNoHeader) {
 		add(1, ProblemNoHeader, err.Error(), "")
@@ -86,73 +88,98 @@ func Verify(path string, opts *VerifyOptions) ([]Problem, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.hasSlot {
-		if !s.slot.OmpAccepts {
+	defer x.Close()
+	if slot, ok := x.Slot(); ok {
+		if !slot.OmpAccepts {
 			add(1, ProblemSlotRejected, "omp refuses a slot whose source is not \"auto\" or \"user\", or that lacks v, updatedAt or pad", "rewrite line 1 as a slot omp accepts")
 		}
 		if len(first) != TitleSlotWidth {
 			add(1, ProblemSlotWidth, fmt.Sprintf("line 1 is %d bytes with its newline, not %d: retitling in place would overwrite line 2", len(first), TitleSlotWidth), "rewrite line 1 at 256 bytes")
 		}
 	}
-	if s.version < CurrentVersion {
-		add(s.headerLine, ProblemOldVersion, fmt.Sprintf("format v%d: omp rewrites the whole file (new ids for v1) on its next write", s.version), "migrate to v3 as omp would")
+	if v := x.Version(); v < CurrentVersion {
+		add(x.HeaderLine(), ProblemOldVersion, fmt.Sprintf("format v%d: omp rewrites the whole file (new ids for v1) on its next write", v), "migrate to v3 as omp would")
 	}
-	for _, b := range s.badLines {
-		if strings.HasPrefix(b.Reason, "kept as an opaque entry") {
-			add(b.Line, ProblemUndecodable, b.Reason, "")
-		} else {
-			add(b.Line, ProblemMalformed, b.Reason, "drop the line (the original keeps it)")
-		}
+	listed := 0
+	for _, b := range x.BadLines() {
+		add(b.Line, ProblemMalformed, b.Reason, "drop the line (the original keeps it)")
+		listed++
 	}
-	if more := s.malformed + s.undecodable - len(s.badLines); more > 0 {
-		add(0, ProblemMalformed, fmt.Sprintf("%d more bad lines not listed", more), "drop them")
-	}
-	if s.tornTail {
+	if x.TornTail() {
 		add(0, ProblemTornTail, "the file does not end in a newline: the last write was interrupted", "drop the partial line")
 	}
-	seen := map[string]*Entry{}
-	for _, e := range s.entries {
-		if prev := seen[e.ID]; prev != nil {
-			add(e.line, ProblemDuplicateID, fmt.Sprintf("id %q is also line %d's; the later entry wins", e.ID, prev.line), "")
-		}
-		seen[e.ID] = e
-	}
-	blobs := opts.Blobs
-	if blobs == nil {
-		blobs = s.blobStore()
-	}
-	for i, e := range s.entries {
-		if e.ParentID != "" && seen[e.ParentID] == nil {
-			repair := "make it a root"
-			if i > 0 {
-				repair = fmt.Sprintf("re-parent it to the entry before it (line %d)", s.entries[i-1].line)
-			}
-			add(e.line, ProblemDanglingParent, fmt.Sprintf("parent %q is not in the file: a context built through it loses everything above", e.ParentID), repair)
-		}
-		m := e.Message()
-		if m == nil {
+	// Ids and parents: from the index alone.
+	firstLineOf := make(map[string]int, x.Len())
+	for i := range x.Len() {
+		id := x.ID(i)
+		if prev, ok := firstLineOf[id]; ok {
+			add(x.Line(i), ProblemDuplicateID, fmt.Sprintf("id %q is also line %d's; the later entry wins", id, prev), "")
 			continue
 		}
-		for _, b := range m.Content.Blocks {
-			switch {
-			case b.Type == ai.BlockText && strings.Contains(b.Text, BlobRefPrefix):
-				add(e.line, ProblemTextBlobRef, "a text block holds a blob reference, which omp gives the model as text", "")
-			case b.Type == ai.BlockImage && IsBlobRef(b.Data):
-				if _, err := ParseBlobRef(b.Data); err != nil {
-					add(e.line, ProblemBadBlob, err.Error(), "")
-				} else if blobs == nil {
-					add(e.line, ProblemMissingBlob, "an image blob, but the file is not in a data dir with a blob store", "")
-				} else if _, err := blobs.Get(b.Data); err != nil {
-					add(e.line, ProblemMissingBlob, err.Error(), "")
+		firstLineOf[id] = x.Line(i)
+	}
+	for i := range x.Len() {
+		if p := x.ParentID(i); p != "" {
+			if _, ok := firstLineOf[p]; !ok {
+				repair := "make it a root"
+				if i > 0 {
+					repair = fmt.Sprintf("re-parent it to the entry before it (line %d)", x.Line(i-1))
 				}
+				add(x.Line(i), ProblemDanglingParent, fmt.Sprintf("parent %q is not in the file: a context built through it loses everything above", p), repair)
 			}
 		}
-		if m.Content.IsString && strings.Contains(m.Content.String, BlobRefPrefix) {
-			add(e.line, ProblemTextBlobRef, "the message text holds a blob reference, which omp gives the model as text", "")
+	}
+	// Bodies: every entry decoded, one at a time.
+	blobs := opts.Blobs
+	if blobs == nil {
+		blobs = x.s.blobStore()
+	}
+	undecodable := 0
+	for i := range x.Len() {
+		if newBody(x.Type(i)) == nil {
+			continue
 		}
+		e, err := x.Entry(i)
+		if err != nil {
+			if e == nil {
+				return nil, err
+			}
+			if undecodable++; listed < maxBadLines {
+				add(e.line, ProblemUndecodable, "kept as an opaque entry: "+errors.Unwrap(err).Error(), "")
+				listed++
+			}
+			continue
+		}
+		if m := e.Message(); m != nil {
+			verifyMessage(m, e.line, blobs, add)
+		}
+	}
+	if more := x.Malformed() + undecodable - listed; more > 0 {
+		add(0, ProblemMalformed, fmt.Sprintf("%d more bad lines not listed", more), "drop them")
 	}
 	sortProblems(probs)
 	return probs, nil
+}
+
+// verifyMessage checks a message's blob references.
+func verifyMessage(m *ai.Message, line int, blobs *BlobStore, add func(line int, kind, detail, repair string)) {
+	for _, b := range m.Content.Blocks {
+		switch {
+		case b.Type == ai.BlockText && strings.Contains(b.Text, BlobRefPrefix):
+			add(line, ProblemTextBlobRef, "a text block holds a blob reference, which omp gives the model as text", "")
+		case b.Type == ai.BlockImage && IsBlobRef(b.Data):
+			if _, err := ParseBlobRef(b.Data); err != nil {
+				add(line, ProblemBadBlob, err.Error(), "")
+			} else if blobs == nil {
+				add(line, ProblemMissingBlob, "an image blob, but the file is not in a data dir with a blob store", "")
+			} else if _, err := blobs.Get(b.Data); err != nil {
+				add(line, ProblemMissingBlob, err.Error(), "")
+			}
+		}
+	}
+	if m.Content.IsString && strings.Contains(m.Content.String, BlobRefPrefix) {
+		add(line, ProblemTextBlobRef, "the message text holds a blob reference, which omp gives the model as text", "")
+	}
 }
 
 // sortProblems orders problems by line, file-level ones (line 0) last.
@@ -229,17 +256,13 @@ func Repair(path, dst string) ([]Problem, error) {
 	if err != nil {
 		return nil, err
 	}
-	var s *Store
-	if looksLikeSlot(first) {
-		// A rejected slot makes Open refuse the file: read it without.
-		s, err = openSkippingLine1(path)
-	} else {
-		s, err = Open(path, &OpenOptions{Full: true})
-	}
+	// A rejected slot makes the index refuse the file: read it without.
+	x, err := OpenIndex(path, &OpenOptions{skipLine1: looksLikeSlot(first)})
 	if err != nil {
 		return nil, err
 	}
-	title, source := s.Title()
+	defer x.Close()
+	title, source := x.Title()
 	if slot, ok := parseTitleSlotLenient(first); ok {
 		title, source = slot.Title, slot.Source
 	}
@@ -250,31 +273,15 @@ func Repair(path, dst string) ([]Problem, error) {
 	if err != nil {
 		return nil, err
 	}
-	header := s.header.raw
-	if s.version < CurrentVersion {
+	header := x.Header().raw
+	if x.Version() < CurrentVersion {
 		if header, err = ai.ReplaceMember(header, "version", []byte("3")); err != nil {
 			return nil, err
 		}
 	}
-	lines, err := s.migratedLines(s.entries)
-	if err != nil {
-		return nil, err
-	}
-	known := make(map[string]bool, len(s.entries))
-	for _, e := range s.entries {
-		known[e.ID] = true
-	}
-	for i, e := range s.entries {
-		if e.ParentID == "" || known[e.ParentID] {
-			continue
-		}
-		parent := []byte("null")
-		if i > 0 {
-			parent, _ = json.Marshal(s.entries[i-1].ID)
-		}
-		if lines[i], err = ai.ReplaceMember(lines[i], "parentId", parent); err != nil {
-			return nil, fmt.Errorf("%s: line %d: %w", path, e.line, err)
-		}
+	known := make(map[string]bool, x.Len())
+	for i := range x.Len() {
+		known[x.ID(i)] = true
 	}
 	err = createFile(dst, func(w io.Writer) error {
 		if _, err := w.Write(slot); err != nil {
@@ -283,8 +290,22 @@ func Repair(path, dst string) ([]Problem, error) {
 		if _, err := w.Write(append(bytes.Clone(header), '\n')); err != nil {
 			return err
 		}
-		return writeLines(w, lines)
+		// Migrated, and re-parented when the parent is missing.
+		return x.writeMigrated(w, allIndexes(x.Len()), func(i int, line []byte) ([]byte, error) {
+			p := x.ParentID(i)
+			if p == "" || known[p] {
+				return line, nil
+			}
+			parent := []byte("null")
+			if i > 0 {
+				parent, _ = json.Marshal(x.ID(i - 1))
+			}
+			return ai.ReplaceMember(line, "parentId", parent)
+		})
 	})
+	if errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("repair %s: %w: %s is left from an earlier repair; review it and move it over the original, or remove it, then run again", path, fs.ErrExist, dst)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("repair %s: %w", path, err)
 	}
@@ -307,38 +328,4 @@ func parseTitleSlotLenient(line []byte) (TitleSlot, bool) {
 	}
 	src, _ := ParseTitleSource(w.Source)
 	return TitleSlot{Title: CleanTitle(w.Title), Source: src}, true
-}
-
-// openSkippingLine1 opens a file whose line 1 is a slot Open refuses, by
-// reading a copy of it without that line. The copy lives in memory only
-// when small; otherwise in a temp file that is removed at once.
-func openSkippingLine1(path string) (*Store, error) {
-	f, err := openRead(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	first, err := firstLine(path)
-	if err != nil {
-		return nil, err
-	}
-	tmp, err := os.CreateTemp("", "xdev-repair-*.jsonl")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
-	// Keep line numbers: a blank line stands in for the slot.
-	if _, err := tmp.WriteString("\n"); err != nil {
-		return nil, err
-	}
-	if _, err := io.Copy(tmp, io.NewSectionReader(f, int64(len(first)), 1<<62)); err != nil {
-		return nil, err
-	}
-	s, err := Open(tmp.Name(), &OpenOptions{Full: true})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	s.path = path
-	return s, nil
 }
