@@ -13,11 +13,12 @@ import (
 
 func init() {
 	register(&command{
-		name: "export", args: "[--format md|html] [-o FILE] SESSION | --all -o DIR",
+		name: "export", args: "[--format md|html] [--full] [-o FILE] SESSION | --all -o DIR",
 		summary: "Export a session's branch as Markdown or as a self-contained HTML page",
 		example: `  xdev export 01a22920 > session.md
   xdev export -o session.html 01a22920     the format follows the extension
-  xdev export --all --format html -o out/  every session (progress on a terminal)`,
+  xdev export --full -o all.html 01a22920  every entry, every output whole
+  xdev export --all --format html -o out/  every session, as out/<project>/<name>.html`,
 		run: runExport,
 	})
 }
@@ -29,6 +30,7 @@ func runExport(e *env, args []string) error {
 	format := fs.String("format", "", "md or html (default: from -o's extension, else md)")
 	out := fs.String("o", "", "write to this file (with --all, this directory) instead of stdout")
 	all := fs.Bool("all", false, "export every session of the data dir into the directory -o")
+	full := fs.Bool("full", false, "HTML: the whole branch, every output whole (by default a page keeps the newest 8 MiB of the branch and cuts outputs at 64 KiB, so any browser opens it)")
 	pos, err := c.parse(e, fs, args)
 	if err != nil {
 		return err
@@ -46,7 +48,7 @@ func runExport(e *env, args []string) error {
 		if *out == "" || len(pos) != 0 {
 			return usagef("--all writes one file per session into the directory -o")
 		}
-		return exportAll(e, store, *format, *out)
+		return exportAll(e, store, *format, *full, *out)
 	}
 	if len(pos) != 1 {
 		return usagef("want one SESSION")
@@ -56,21 +58,27 @@ func runExport(e *env, args []string) error {
 		return err
 	}
 	if *out == "" {
-		return exportOne(e.dataOut(), path, *format)
+		return exportOne(e.dataOut(), path, *format, *full)
 	}
-	return store.outputPolicy(path).writeFile(*out, func(w io.Writer) error { return exportOne(w, path, *format) })
+	return store.outputPolicy(path).writeFile(*out, func(w io.Writer) error { return exportOne(w, path, *format, *full) })
 }
 
-func exportOne(w io.Writer, path, format string) error {
-	s, err := session.Open(path, &session.OpenOptions{Full: true})
+// exportOne writes one session. A Markdown export is the whole branch; an
+// HTML page is bounded (export.PageDefaults) unless full.
+func exportOne(w io.Writer, path, format string, full bool) error {
+	x, err := session.OpenIndex(path, nil)
 	if err != nil {
 		return err
 	}
-	d := export.Build(s)
+	defer x.Close()
 	if format == "html" {
-		return export.HTML(w, d)
+		opts := &export.PageDefaults
+		if full {
+			opts = nil
+		}
+		return export.HTML(w, x, opts)
 	}
-	return export.Markdown(w, d)
+	return export.Markdown(w, x, nil)
 }
 
 // exportAll writes every session of the data dir into dir, one file per
@@ -78,7 +86,7 @@ func exportOne(w io.Writer, path, format string) error {
 // so sessions of different projects never share an output name. A session
 // that fails is reported and the others are still exported; so is a file
 // that is not a session. Either makes the exit code 1.
-func exportAll(e *env, store *storeFlags, format, dir string) error {
+func exportAll(e *env, store *storeFlags, format string, full bool, dir string) error {
 	data, err := store.existingDir()
 	if err != nil {
 		return err
@@ -109,7 +117,7 @@ func exportAll(e *env, store *storeFlags, format, dir string) error {
 		err = os.MkdirAll(filepath.Dir(dst), 0o700)
 		if err == nil {
 			policy.inputs = []string{info.Path}
-			err = policy.writeFile(dst, func(w io.Writer) error { return exportOne(w, info.Path, format) })
+			err = policy.writeFile(dst, func(w io.Writer) error { return exportOne(w, info.Path, format, full) })
 		}
 		if err != nil {
 			failed = append(failed, fmt.Sprintf("%s: not exported: %v", info.Path, err))

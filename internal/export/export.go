@@ -3,10 +3,18 @@
 // styles are inline, its images data: URIs, and its Content-Security-Policy
 // forbids every other source).
 //
-// The transcript is the branch from the root to the leaf, whole: what was
-// said, including what a compaction has since summarized, with the
-// compaction's summary shown where it happened. (`xdev show` prints the
-// context the model would see instead.)
+// The transcript is the branch from the root to the leaf: what was said,
+// including what a compaction has since summarized, with the compaction's
+// summary shown where it happened. (`xdev show` prints the context the
+// model would see instead.)
+//
+// An export streams: it reads the session through a session.Index, one
+// entry at a time, and writes each as it goes, so its memory does not
+// follow the session's size. A page must also stay one a browser can open:
+// Options.Budget keeps the newest part of the branch that fits and leaves
+// out the oldest, saying what was left out (compaction summaries, which
+// stand for it, are always kept), and Options.MaxOutput cuts long tool
+// outputs.
 package export
 
 import (
@@ -19,15 +27,23 @@ import (
 	"github.com/xdev/xdev/internal/session"
 )
 
-// Doc is a transcript ready to render.
-type Doc struct {
-	Title   string
-	ID      string
-	Cwd     string
-	Created string
-	Path    string
-	Items   []Item
+// Options tune an export. The zero value exports the whole branch, every
+// output whole.
+type Options struct {
+	// Budget bounds the bytes of session lines the export reads from the
+	// branch (a line's size stands for what it becomes in the page): the
+	// newest entries that fit are exported, the older ones left out and
+	// counted. Zero means no bound.
+	Budget int64
+	// MaxOutput cuts each tool output, command output and thinking block to
+	// this many bytes, saying how much was cut. Zero means whole.
+	MaxOutput int
 }
+
+// PageDefaults are the options for an HTML page any browser opens at once:
+// the newest 8 MiB of the branch, outputs cut at 64 KiB. A 110 MB session
+// made a 124 MB page that Chromium needed 51 s to render.
+var PageDefaults = Options{Budget: 8 << 20, MaxOutput: 64 << 10}
 
 // Item is one entry of the transcript.
 type Item struct {
@@ -42,6 +58,7 @@ type Item struct {
 	Output   string // tool results, command output
 	IsError  bool
 	Images   []Image
+	Cut      int // bytes cut from Output and Thinking (Options.MaxOutput)
 }
 
 // Call is a tool call.
@@ -57,42 +74,160 @@ type Image struct {
 	Bytes    int
 }
 
-// Build collects the transcript of s: the branch ending at its leaf. Open
-// s with OpenOptions.Full to get the branch from its root.
-func Build(s *session.Store) Doc {
-	title, _ := s.Title()
-	h := s.Header()
-	d := Doc{Title: title, ID: h.ID, Cwd: h.Cwd, Created: h.Timestamp, Path: s.Path()}
-	labels := s.Labels()
-	for _, e := range s.EntriesTo(s.LeafID()) {
-		it := Item{ID: e.ID, Time: e.Timestamp, Label: labels[e.ID]}
-		switch b := e.Body.(type) {
-		case *session.Message:
-			m, _ := s.ResolveImages(b.Message)
-			fillMessage(&it, &m)
-		case *session.Compaction:
-			it.Kind, it.Text = "compaction", b.Summary
-		case *session.BranchSummary:
-			if b.Summary == "" {
-				continue
+// transcript is what an export walks: the branch of an Index and what of
+// it the options keep.
+type transcript struct {
+	x       *session.Index
+	opts    Options
+	Title   string
+	ID      string
+	Cwd     string
+	Created string
+	Path    string
+	Entries int // on the branch
+	labels  map[string]string
+	branch  []int // indexes of the branch, root first
+	from    int   // the first position of branch exported whole
+	// Omitted describes the entries before from that were left out.
+	Omitted omission
+}
+
+// omission is the part of a branch an export left out.
+type omission struct {
+	Entries     int
+	Bytes       int64
+	First, Last string // their timestamps
+}
+
+func newTranscript(x *session.Index, opts *Options) *transcript {
+	if opts == nil {
+		opts = &Options{}
+	}
+	title, _ := x.Title()
+	h := x.Header()
+	t := &transcript{x: x, opts: *opts, Title: title, ID: h.ID, Cwd: h.Cwd, Created: h.Timestamp, Path: x.Path(),
+		labels: x.Labels()}
+	if leaf := x.Leaf(); leaf >= 0 {
+		t.branch = x.PathTo(leaf)
+	}
+	t.Entries = len(t.branch)
+	if opts.Budget > 0 {
+		// The newest entries that fit the budget; an entry costs its line,
+		// or what is left of it once outputs are cut.
+		var used int64
+		t.from = len(t.branch)
+		for t.from > 0 {
+			cost := int64(x.LineSize(t.branch[t.from-1]))
+			if opts.MaxOutput > 0 {
+				cost = min(cost, int64(opts.MaxOutput)+4<<10)
 			}
-			it.Kind, it.Text = "branch", b.Summary
-		case *session.ModelChange:
-			it.Kind, it.Text = "model", "Model: "+b.Model
-		case *session.ResetBoundary:
-			it.Kind, it.Text = "note", "Context cleared here (/clear)."
-		case *session.CustomMessage:
-			if !b.Display {
-				continue
+			if used+cost > opts.Budget && t.from < len(t.branch) {
+				break
 			}
-			it.Kind, it.Text = "custom", b.Content.Text()
-		default:
+			used += cost
+			t.from--
+		}
+		for _, i := range t.branch[:t.from] {
+			if x.Type(i) != session.TypeCompaction {
+				t.Omitted.Entries++
+				t.Omitted.Bytes += int64(x.LineSize(i))
+			}
+		}
+		if t.from > 0 {
+			t.Omitted.First = t.timeOf(t.branch[0])
+			t.Omitted.Last = t.timeOf(t.branch[t.from-1])
+		}
+	}
+	return t
+}
+
+func (t *transcript) timeOf(i int) string {
+	if e, _ := t.x.Entry(i); e != nil {
+		return e.Timestamp
+	}
+	return ""
+}
+
+// each calls fn with the items of the branch in order, decoded one at a
+// time. Before the kept part, only compactions are given; omitted is
+// called once where the left-out part ends.
+func (t *transcript) each(fn func(it *Item) error, omitted func() error) error {
+	for pos, i := range t.branch {
+		if pos == t.from && t.from > 0 && t.Omitted.Entries > 0 {
+			if err := omitted(); err != nil {
+				return err
+			}
+		}
+		if pos < t.from && t.x.Type(i) != session.TypeCompaction {
 			continue
 		}
-		d.Items = append(d.Items, it)
+		e, _ := t.x.Entry(i) // an undecodable entry has no body and is skipped below
+		if e == nil {
+			return fmt.Errorf("%s: line %d: unreadable", t.x.Path(), t.x.Line(i))
+		}
+		it, ok := t.item(e)
+		if !ok {
+			continue
+		}
+		if err := fn(&it); err != nil {
+			return err
+		}
 	}
-	return d
+	return nil
 }
+
+// item makes the Item of an entry; ok is false for entries a transcript
+// does not show.
+func (t *transcript) item(e *session.Entry) (it Item, ok bool) {
+	it = Item{ID: e.ID, Time: e.Timestamp, Label: t.labels[e.ID]}
+	switch b := e.Body.(type) {
+	case *session.Message:
+		m, _ := t.x.ResolveImages(b.Message)
+		fillMessage(&it, &m)
+	case *session.Compaction:
+		it.Kind, it.Text = "compaction", b.Summary
+	case *session.BranchSummary:
+		if b.Summary == "" {
+			return it, false
+		}
+		it.Kind, it.Text = "branch", b.Summary
+	case *session.ModelChange:
+		it.Kind, it.Text = "model", "Model: "+b.Model
+	case *session.ResetBoundary:
+		it.Kind, it.Text = "note", "Context cleared here (/clear)."
+	case *session.CustomMessage:
+		if !b.Display {
+			return it, false
+		}
+		it.Kind, it.Text = "custom", b.Content.Text()
+	default:
+		return it, false
+	}
+	if n := t.opts.MaxOutput; n > 0 {
+		it.Output = t.cut(&it, it.Output)
+		for k := range it.Thinking {
+			it.Thinking[k] = t.cut(&it, it.Thinking[k])
+		}
+	}
+	return it, true
+}
+
+// cut shortens s to Options.MaxOutput bytes (on a rune boundary) and
+// counts what it cut.
+func (t *transcript) cut(it *Item, s string) string {
+	n := t.opts.MaxOutput
+	if len(s) <= n {
+		return s
+	}
+	k := n
+	for k > 0 && !isRuneStart(s[k]) {
+		k--
+	}
+	it.Cut += len(s) - k
+	return s[:k]
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 func fillMessage(it *Item, m *ai.Message) {
 	it.Kind = string(m.Role)
@@ -176,7 +311,37 @@ func (it Item) heading() string {
 	case "model", "note":
 		return ""
 	}
+	if it.Kind == "" {
+		return "Entry"
+	}
 	return strings.ToUpper(it.Kind[:1]) + it.Kind[1:]
+}
+
+// MarkdownKind reports whether the item's text is Markdown the model
+// wrote (an answer, a summary), rather than what a person typed.
+func (it Item) MarkdownKind() bool {
+	switch it.Kind {
+	case "assistant", "compaction", "branch", "branchSummary", "compactionSummary", "custom":
+		return true
+	}
+	return false
+}
+
+// omittedNote says what an export left out, and how to get it.
+func (o omission) note() string {
+	s := fmt.Sprintf("%s of this branch (%s of session data", plural(o.Entries, "earlier entry", "earlier entries"), sizeText(o.Bytes))
+	if o.First != "" {
+		s += ", " + when(o.First) + " to " + when(o.Last)
+	}
+	return s + ") are left out to keep this page one a browser opens at once; the compaction summaries shown stand for them. `xdev export --full` exports everything."
+}
+
+func sizeText(n int64) string {
+	switch {
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
 }
 
 // when formats a timestamp for a person, in UTC.

@@ -2,6 +2,8 @@ package export
 
 import (
 	"bytes"
+	"html"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,40 +11,56 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+
+	"github.com/xdev/xdev/internal/ai"
+	"github.com/xdev/xdev/internal/corpus"
 	"github.com/xdev/xdev/internal/session"
 )
 
 // corpus returns omp's sample sessions, copied with their blob store.
-func corpus(t *testing.T) []string {
+func sampleSessions(t *testing.T) []string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, os.DirFS("../session/testdata/omp")); err != nil {
 		t.Fatal(err)
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "sessions", "-proj", "*.jsonl"))
+	files, _ := filepath.Glob(filepath.Join(dir, "sessions", "*", "*.jsonl"))
 	if len(files) < 8 {
 		t.Fatalf("corpus: %v", files)
 	}
 	return files
 }
 
-func build(t *testing.T, path string) Doc {
+func index(t *testing.T, path string) *session.Index {
 	t.Helper()
-	s, err := session.Open(path, &session.OpenOptions{Full: true})
+	x, err := session.OpenIndex(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Build(s)
+	t.Cleanup(func() { x.Close() })
+	return x
+}
+
+// items lists what an export of x shows.
+func items(t *testing.T, x *session.Index, opts *Options) []Item {
+	t.Helper()
+	var out []Item
+	if err := newTranscript(x, opts).each(func(it *Item) error { out = append(out, *it); return nil }, func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func TestMarkdownHasEveryEntry(t *testing.T) {
-	for _, f := range corpus(t) {
-		d := build(t, f)
+	for _, f := range sampleSessions(t) {
+		x := index(t, f)
 		var b bytes.Buffer
-		if err := Markdown(&b, d); err != nil {
+		if err := Markdown(&b, x, nil); err != nil {
 			t.Fatal(err)
 		}
-		for _, it := range d.Items {
+		for _, it := range items(t, x, nil) {
 			if it.heading() != "" && !strings.Contains(b.String(), it.ID) {
 				t.Errorf("%s: entry %s (%s) missing from the Markdown", filepath.Base(f), it.ID, it.Kind)
 			}
@@ -54,6 +72,80 @@ func TestFence(t *testing.T) {
 	for in, want := range map[string]string{"": "```", "a ``` b": "````", "`````": "``````"} {
 		if got := fence(in); got != want {
 			t.Errorf("fence(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestEscapeMarkdown: what a person typed reads as typed once a Markdown
+// renderer (goldmark, with GitHub's extensions, as viewers render) has
+// made HTML of it: for generated strings full of Markdown and HTML syntax,
+// the rendered text equals the input, line breaks and all, and no markup
+// but paragraphs and line breaks appears. Before, "<in>" vanished.
+func TestEscapeMarkdown(t *testing.T) {
+	md := goldmark.New(goldmark.WithExtensions(extension.GFM))
+	pieces := []string{"<in>", "<b>bold</b>", "<script>x</script>", "&amp;", "&lt;", "*em*", "**strong**", "_u_", "`code`",
+		"[link](http://x)", "![img](y.png)", "# heading", "- item", "+ item", "1. one", "2) two", "> quote", "| a | b |",
+		"---", "===", "~~del~~", "\\", "\\*", "    indented", "\ttab", "word", "漢字", "😀", "http://example.com", "a_b_c",
+		"<!-- c -->", "[^1]", "\n", "\n\n", " ", "=", "-", "#", "10.", "x|y", "{x}", "$x$"}
+	r := rand.New(rand.NewPCG(4, 2))
+	tags := regexp.MustCompile(`<[^>]*>`)
+	for range 2000 {
+		var b strings.Builder
+		for range 1 + r.IntN(8) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+			if r.IntN(3) == 0 {
+				b.WriteString(" ")
+			}
+		}
+		in := b.String()
+		var out bytes.Buffer
+		if err := md.Convert([]byte(escapeMarkdown(in)), &out); err != nil {
+			t.Fatal(err)
+		}
+		rendered := out.String()
+		for _, tag := range tags.FindAllString(rendered, -1) {
+			// GitHub's dialect links bare URLs: the text stays as typed.
+			link := strings.HasPrefix(tag, `<a href="http`) || tag == "</a>"
+			if tag != "<p>" && tag != "</p>" && tag != "<br>" && tag != "<br />" && !link {
+				t.Errorf("%q renders markup %s: %s", in, tag, rendered)
+				break
+			}
+		}
+		text := html.UnescapeString(strings.ReplaceAll(tags.ReplaceAllStringFunc(rendered, func(tag string) string {
+			if strings.HasPrefix(tag, "<br") || tag == "</p>" {
+				return "\n"
+			}
+			return ""
+		}), "\n\n", "\n"))
+		if norm(text) != norm(in) {
+			t.Errorf("%q\nescaped  %q\nrendered %q\nreads    %q", in, escapeMarkdown(in), rendered, text)
+		}
+	}
+}
+
+// norm compares text as a reader sees it: runs of white space are one.
+func norm(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// TestHTMLSanitizesMarkdown: Markdown the model wrote is rendered, and
+// nothing in it can add a script, an event handler, a javascript: link, a
+// style or a frame to the page.
+func TestHTMLSanitizesMarkdown(t *testing.T) {
+	hostile := []string{
+		"<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "[x](javascript:alert(1))", "<a href=\"javascript:alert(1)\">x</a>",
+		"<iframe src=\"http://evil\"></iframe>", "<style>body{display:none}</style>", "<svg onload=alert(1)>", "![x](http://evil/t.png)",
+		"<div style=\"background:url(http://evil)\">x</div>", "<object data=x></object>", "<form action=http://evil><input></form>",
+		"[x](data:text/html;base64,PHNjcmlwdD4=)", "<meta http-equiv=refresh content=0;url=http://evil>", "<base href=http://evil>",
+	}
+	for _, h := range hostile {
+		got := string(renderMarkdown("Some **bold** text and `code`.\n\n" + h + "\n\n| a | b |\n|---|---|\n| 1 | 2 |"))
+		low := strings.ToLower(got)
+		for _, bad := range []string{"<script", "onerror", "onload", "javascript:", "<iframe", "<style", "style=", "<object", "<form", "<meta", "<base", "data:text"} {
+			if strings.Contains(low, bad) {
+				t.Errorf("%q renders %q: %s", h, bad, got)
+			}
+		}
+		if !strings.Contains(got, "<strong>bold</strong>") || !strings.Contains(got, "<table>") {
+			t.Errorf("Markdown not rendered: %s", got)
 		}
 	}
 }
@@ -73,42 +165,60 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
+// renderInChromium loads page in headless Chromium and returns the DOM it
+// built and what it logged.
+func renderInChromium(t *testing.T, bin, page string) (dom, log string) {
+	t.Helper()
+	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir="+t.TempDir(), "--enable-logging=stderr", "--v=0",
+		"--virtual-time-budget=2000", "--dump-dom", "file://"+page)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium on %s: %v\n%s", page, err, stderr.Bytes())
+	}
+	if !strings.Contains(stdout.String(), "<main>") {
+		t.Fatalf("%s: no DOM:\n%s", page, stderr.Bytes())
+	}
+	return stdout.String(), stderr.String()
+}
+
+// checkQuiet fails on anything Chromium logged from the page: its CSP
+// would log any attempted fetch, and a script would have nothing to run.
+func checkQuiet(t *testing.T, page, log string) {
+	t.Helper()
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "CONSOLE") || strings.Contains(line, "Refused to") {
+			t.Errorf("%s: console: %s", page, line)
+		}
+	}
+}
+
 // TestHTMLInChromium renders every exported page in headless Chromium: it
-// loads, every entry is in the DOM, images render from data: URIs, and the
-// console stays silent (the page's CSP would log any attempted fetch).
+// loads, every entry is in the DOM, images render from data: URIs, turn
+// links resolve, and the console stays silent.
 func TestHTMLInChromium(t *testing.T) {
 	bin := chromium(t)
 	out := t.TempDir()
-	for _, f := range corpus(t) {
-		d := build(t, f)
+	for _, f := range sampleSessions(t) {
+		x := index(t, f)
 		page := filepath.Join(out, strings.TrimSuffix(filepath.Base(f), ".jsonl")+".html")
 		var b bytes.Buffer
-		if err := HTML(&b, d); err != nil {
+		if err := HTML(&b, x, &PageDefaults); err != nil {
 			t.Fatal(err)
 		}
 		if regexp.MustCompile(`(?i)(src|href)="(https?:)?//`).Match(b.Bytes()) {
 			t.Errorf("%s: the page links to the network", page)
 		}
 		os.WriteFile(page, b.Bytes(), 0o600)
-		cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-			"--user-data-dir="+t.TempDir(), "--enable-logging=stderr", "--v=0",
-			"--virtual-time-budget=2000", "--dump-dom", "file://"+page)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("chromium on %s: %v\n%s", page, err, stderr.Bytes())
-		}
-		dom := stdout.String()
-		if !strings.Contains(dom, "<main>") {
-			t.Fatalf("%s: no DOM:\n%s", page, stderr.Bytes())
-		}
-		for _, it := range d.Items {
+		dom, log := renderInChromium(t, bin, page)
+		its := items(t, x, &PageDefaults)
+		want := 0
+		for _, it := range its {
 			if !strings.Contains(dom, `id="e-`+it.ID+`"`) {
 				t.Errorf("%s: entry %s (%s) is not in the rendered page", page, it.ID, it.Kind)
 			}
-		}
-		want := 0
-		for _, it := range d.Items {
 			for _, img := range it.Images {
 				if imgSrc(img) != "" {
 					want++
@@ -118,10 +228,108 @@ func TestHTMLInChromium(t *testing.T) {
 		if got := strings.Count(dom, `<img alt="image" src="data:`); got != want {
 			t.Errorf("%s: %d images rendered, want %d", page, got, want)
 		}
-		for _, line := range strings.Split(stderr.String(), "\n") {
-			if strings.Contains(line, "CONSOLE") || strings.Contains(line, "Refused to") {
-				t.Errorf("%s: console: %s", page, line)
+		for _, m := range regexp.MustCompile(`href="#([^"]+)"`).FindAllStringSubmatch(dom, -1) {
+			if !strings.Contains(dom, `id="`+m[1]+`"`) {
+				t.Errorf("%s: a link to #%s, which is not in the page", page, m[1])
+			}
+		}
+		checkQuiet(t, page, log)
+	}
+}
+
+// TestHTMLHostileInChromium: a session whose assistant writes hostile
+// Markdown and HTML renders in Chromium with no script element, no event
+// handler, no javascript: link, and nothing logged.
+func TestHTMLHostileInChromium(t *testing.T) {
+	bin := chromium(t)
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	s, err := session.Create(path, session.NewOptions{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AppendMessage(ai.Message{Role: ai.RoleUser, Content: ai.TextContent("<script>alert('user')</script> <in> & \"quotes\""), Timestamp: 1})
+	s.AppendMessage(ai.Message{Role: ai.RoleAssistant, Content: ai.BlockContent(ai.Text(
+		"# Answer\n\n<script>alert(1)</script>\n\n<img src=x onerror=alert(2)>\n\n[click](javascript:alert(3))\n\n<iframe src=\"https://evil\"></iframe>\n\n```go\nfmt.Println(\"hi\")\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")),
+		StopReason: ai.StopEnd, Timestamp: 2})
+	s.AppendMessage(ai.Message{Role: ai.RoleToolResult, ToolCallID: "c", ToolName: "bash", Content: ai.BlockContent(ai.Text(strings.Repeat("output line\n", 200))), Timestamp: 3})
+	s.Close()
+	var b bytes.Buffer
+	if err := HTML(&b, index(t, path), &PageDefaults); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(t.TempDir(), "p.html")
+	os.WriteFile(page, b.Bytes(), 0o600)
+	dom, log := renderInChromium(t, bin, page)
+	low := strings.ToLower(dom)
+	for _, bad := range []string{"<script", "onerror=", "javascript:", "<iframe"} {
+		if strings.Contains(low, bad) {
+			t.Errorf("the page holds %q", bad)
+		}
+	}
+	for _, want := range []string{"<h1>Answer</h1>", "<table>", "&lt;in&gt;", "<details><summary>output line · 200 lines</summary>"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	checkQuiet(t, page, log)
+}
+
+// TestHTMLBigSessionPage: the default page of a large session stays one a
+// browser opens at once: its size is bounded by the budget whatever the
+// session's, the newest entries and every compaction are in it, and it
+// says what was left out. Chromium renders it.
+func TestHTMLBigSessionPage(t *testing.T) {
+	path, err := corpus.CachedFile(corpus.Options{Size: 24 << 20, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := index(t, path)
+	var b bytes.Buffer
+	if err := HTML(&b, x, &PageDefaults); err != nil {
+		t.Fatal(err)
+	}
+	if max := PageDefaults.Budget * 3 / 2; int64(b.Len()) > max {
+		t.Errorf("the page is %d bytes for a budget of %d", b.Len(), PageDefaults.Budget)
+	}
+	branch := x.PathTo(x.Leaf())
+	page := b.String()
+	if !strings.Contains(page, `id="e-`+x.ID(branch[len(branch)-1])+`"`) {
+		t.Error("the leaf is not in the page")
+	}
+	compactions := 0
+	for _, i := range branch {
+		if x.Type(i) == session.TypeCompaction {
+			compactions++
+			if !strings.Contains(page, `id="e-`+x.ID(i)+`"`) {
+				t.Errorf("compaction %s is not in the page", x.ID(i))
 			}
 		}
 	}
+	if compactions == 0 || !strings.Contains(page, "are left out to keep this page") || !strings.Contains(page, "xdev export --full") {
+		t.Errorf("%d compactions; the page does not say what it left out", compactions)
+	}
+	// --full has it all.
+	var full bytes.Buffer
+	if err := HTML(&full, x, nil); err != nil {
+		t.Fatal(err)
+	}
+	if full.Len() < 20<<20 || strings.Contains(full.String(), "are left out") {
+		t.Errorf("the full page is %d bytes", full.Len())
+	}
+	out := filepath.Join(t.TempDir(), "big.html")
+	os.WriteFile(out, b.Bytes(), 0o600)
+	dom, log := renderInChromium(t, chromium(t), out)
+	if !strings.Contains(dom, `id="omitted"`) {
+		t.Error("the rendered page lacks the note on what was left out")
+	}
+	checkQuiet(t, out, log)
+	t.Logf("%d MB session: %s page (%s in full)", fileSize(t, path)>>20, sizeText(int64(b.Len())), sizeText(int64(full.Len())))
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }

@@ -1,16 +1,104 @@
 package export
 
 import (
+	"bufio"
+	"bytes"
 	"html/template"
 	"io"
 	"strings"
+	"sync"
+
+	"github.com/microcosm-cc/bluemonday"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+
+	"github.com/xdev/xdev/internal/session"
 )
 
-// HTML writes d as one self-contained page: no scripts, inline styles,
+// HTML writes the transcript of the session x indexes as one
+// self-contained page, one entry at a time: no scripts, inline styles,
 // images as data: URIs, and a Content-Security-Policy that lets the page
 // load nothing else, so opening it never touches the network.
-func HTML(w io.Writer, d Doc) error {
-	return page.Execute(w, d)
+//
+// What the model wrote is rendered from Markdown (goldmark, GitHub's
+// dialect) and then sanitized (bluemonday's policy for user content), so
+// no markup in a session can add a script, a handler or a fetch. Tool
+// outputs longer than a screen are collapsed; each user turn links to the
+// previous and the next, and the page ends with a list of the turns. Use
+// PageDefaults for a page a browser opens at once whatever the session's
+// size.
+func HTML(w io.Writer, x *session.Index, opts *Options) error {
+	t := newTranscript(x, opts)
+	bw := bufio.NewWriter(w)
+	if err := pageHead.Execute(bw, t); err != nil {
+		return err
+	}
+	var turns []turn
+	err := t.each(func(it *Item) error {
+		v := itemView{Item: it}
+		if it.Kind == "user" {
+			turns = append(turns, turn{N: len(turns) + 1, ID: it.ID, Text: firstLine(it.Text, 100)})
+			v.Turn = len(turns)
+		}
+		return pageItem.Execute(bw, v)
+	}, func() error {
+		return pageOmitted.Execute(bw, t.Omitted.note())
+	})
+	if err != nil {
+		return err
+	}
+	if err := pageTail.Execute(bw, turns); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// itemView is an Item as the item template sees it.
+type itemView struct {
+	*Item
+	Turn int // its number when it starts a user turn, else 0
+}
+
+// turn is one entry of the list of user turns at the end of a page.
+type turn struct {
+	N    int
+	ID   string
+	Text string
+}
+
+func firstLine(s string, n int) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// screenLines is how many lines of tool output show before it collapses.
+const screenLines = 25
+
+// collapse reports whether an output is longer than a screen.
+func collapse(s string) bool {
+	return strings.Count(s, "\n") >= screenLines || len(s) > 4000
+}
+
+var (
+	markdownOnce sync.Once
+	md           goldmark.Markdown
+	sanitizer    *bluemonday.Policy
+)
+
+// renderMarkdown renders Markdown the model wrote as safe HTML.
+func renderMarkdown(s string) template.HTML {
+	markdownOnce.Do(func() {
+		md = goldmark.New(goldmark.WithExtensions(extension.GFM))
+		sanitizer = bluemonday.UGCPolicy()
+	})
+	var b bytes.Buffer
+	if err := md.Convert([]byte(s), &b); err != nil {
+		return template.HTML("<pre>" + template.HTMLEscapeString(s) + "</pre>")
+	}
+	return template.HTML(sanitizer.SanitizeBytes(b.Bytes()))
 }
 
 // imgSrc allows a data: URI for an image of a known raster type only.
@@ -28,14 +116,29 @@ func imgSrc(img Image) template.URL {
 	return template.URL("data:" + img.MimeType + ";base64," + img.Data)
 }
 
-var page = template.Must(template.New("page").Funcs(template.FuncMap{
+func classRune(r rune) rune {
+	if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+		return r
+	}
+	return -1
+}
+
+var funcs = template.FuncMap{
 	"when":       when,
 	"orUntitled": orUntitled,
 	"plural":     plural,
 	"imgSrc":     imgSrc,
 	"kindClass":  func(k string) string { return "k-" + strings.Map(classRune, k) },
-	"heading":    func(it Item) string { return it.heading() },
-}).Parse(`<!doctype html>
+	"heading":    func(it *Item) string { return it.heading() },
+	"markdown":   renderMarkdown,
+	"collapse":   collapse,
+	"lines":      func(s string) int { return strings.Count(strings.TrimRight(s, "\n"), "\n") + 1 },
+	"size":       func(n int) string { return sizeText(int64(n)) },
+	"first":      firstLine,
+	"add":        func(a, b int) int { return a + b },
+}
+
+var pageHead = template.Must(template.New("head").Funcs(funcs).Parse(`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -52,16 +155,24 @@ header dd { margin: 0; font-family: ui-monospace, monospace; overflow-wrap: anyw
 article { border: 1px solid var(--line); border-radius: 8px; padding: .6rem 1rem; margin: .8rem 0; }
 article h2 { font-size: 1rem; margin: 0 0 .4rem; display: flex; gap: .6rem; align-items: baseline; flex-wrap: wrap; }
 article h2 small { color: var(--muted); font-weight: normal; }
+nav.turn { margin-left: auto; font-size: .8rem; font-weight: normal; }
+nav.turn a { color: var(--muted); text-decoration: none; margin-left: .4rem; }
 .k-user { background: var(--user); }
 .k-toolResult, .k-bashExecution, .k-pythonExecution { background: var(--tool); }
 .err { background: var(--err); }
-.k-compaction, .k-branch { background: var(--note); }
+.k-compaction, .k-branch, .omitted { background: var(--note); }
 .k-model, .k-note { border: none; padding: 0 1rem; color: var(--muted); font-style: italic; }
 .label { border: 1px solid var(--line); border-radius: 1rem; padding: 0 .5rem; font-size: .8rem; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; font: 13px/1.45 ui-monospace, SFMono-Regular, Menlo, monospace; margin: .4rem 0; }
 .text { white-space: pre-wrap; overflow-wrap: anywhere; }
-details { margin: .4rem 0; color: var(--muted); }
+.md { overflow-wrap: anywhere; }
+.md pre { background: var(--tool); padding: .5rem; border-radius: 6px; }
+.md table { border-collapse: collapse; } .md td, .md th { border: 1px solid var(--line); padding: .2rem .5rem; }
+details { margin: .4rem 0; }
+details > summary { color: var(--muted); cursor: pointer; }
+.cut { color: var(--muted); font-style: italic; }
 img { max-width: 100%; border: 1px solid var(--line); }
+#turns ol { padding-left: 2rem; }
 </style>
 </head>
 <body>
@@ -71,26 +182,35 @@ img { max-width: 100%; border: 1px solid var(--line); }
 <dt>Session</dt><dd>{{.ID}}</dd>
 <dt>Directory</dt><dd>{{.Cwd}}</dd>
 <dt>Started</dt><dd>{{when .Created}}</dd>
-<dt>Entries</dt><dd>{{plural (len .Items) "entry" "entries"}}</dd>
+<dt>Branch</dt><dd>{{plural .Entries "entry" "entries"}}{{if .Omitted.Entries}}, the newest shown{{end}} · <a href="#turns">turns</a></dd>
 </dl>
 </header>
 <main>
-{{range .Items}}<article id="e-{{.ID}}" class="{{kindClass .Kind}}{{if .IsError}} err{{end}}" data-kind="{{.Kind}}">
-{{with heading .}}<h2>{{.}}{{end}}{{if heading .}} {{if .Label}}<span class="label">{{.Label}}</span>{{end}} <small>{{when .Time}} · {{.ID}}</small></h2>{{end}}
+`))
+
+var pageOmitted = template.Must(template.New("omitted").Funcs(funcs).Parse(`<article class="omitted" id="omitted"><p><strong>{{.}}</strong></p></article>
+`))
+
+var pageItem = template.Must(template.New("item").Funcs(funcs).Parse(
+	`<article id="e-{{.ID}}" class="{{kindClass .Kind}}{{if .IsError}} err{{end}}" data-kind="{{.Kind}}">
+{{- if .Turn}}<a id="turn-{{.Turn}}"></a>{{end}}
+{{with heading .Item}}<h2>{{.}}{{end}}{{if heading .Item}} {{if .Label}}<span class="label">{{.Label}}</span>{{end}} <small>{{when .Time}} · {{.ID}}</small>
+{{- if .Turn}}<nav class="turn">turn {{.Turn}}{{if gt .Turn 1}}<a href="#turn-{{add .Turn -1}}">◀ previous</a>{{end}}<a href="#turn-{{add .Turn 1}}">next ▶</a><a href="#turns">all</a></nav>{{end}}</h2>{{end}}
 {{range .Thinking}}<details><summary>Thinking</summary><div class="text">{{.}}</div></details>
-{{end}}{{if .Text}}{{if or (eq .Kind "bashExecution") (eq .Kind "pythonExecution")}}<pre>{{.Text}}</pre>{{else}}<div class="text">{{.Text}}</div>{{end}}
+{{end}}{{if .Text}}{{if or (eq .Kind "bashExecution") (eq .Kind "pythonExecution")}}<pre>{{.Text}}</pre>{{else if .MarkdownKind}}<div class="md">{{markdown .Text}}</div>{{else}}<div class="text">{{.Text}}</div>{{end}}
 {{end}}{{range .Calls}}<details open><summary>→ {{.Name}}</summary><pre>{{.Args}}</pre></details>
-{{end}}{{if .Output}}<pre>{{.Output}}</pre>
+{{end}}{{if .Output}}{{if collapse .Output}}<details><summary>{{first .Output 80}} · {{lines .Output}} lines</summary><pre>{{.Output}}</pre></details>{{else}}<pre>{{.Output}}</pre>{{end}}
+{{end}}{{if .Cut}}<p class="cut">{{size .Cut}} more cut here; xdev export --full has everything.</p>
 {{end}}{{range .Images}}{{with imgSrc .}}<img alt="image" src="{{.}}">{{else}}<p><em>[image {{.MimeType}}: not available]</em></p>{{end}}
 {{end}}</article>
-{{end}}</main>
+`))
+
+var pageTail = template.Must(template.New("tail").Funcs(funcs).Parse(`</main>
+<footer id="turns">
+<h2>Turns</h2>
+{{if .}}<ol>{{range .}}<li><a href="#turn-{{.N}}">{{.Text}}</a></li>{{end}}</ol>{{else}}<p>No user turns on this branch.</p>{{end}}
+<a id="turn-{{len . | add 1}}"></a>
+</footer>
 </body>
 </html>
 `))
-
-func classRune(r rune) rune {
-	if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
-		return r
-	}
-	return -1
-}
