@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/xdev/xdev/internal/session"
 )
@@ -63,6 +64,9 @@ func runFork(e *env, args []string) error {
 	}
 	defer s.Close()
 	t, _ := s.Title()
+	if *title != "" {
+		noteCutTitle(e, *title, t)
+	}
 	h := s.Header()
 	if *asJSON {
 		return writeJSON(e, forkJSON{ID: h.ID, Path: s.Path(), ParentSession: h.ParentSession, Title: t, LeafID: s.LeafID()})
@@ -98,9 +102,21 @@ func runRetitle(e *env, args []string) error {
 	if _, err := s.SetTitle(pos[1], session.TitleManual); err != nil {
 		return err
 	}
+	t, _ := s.Title()
+	noteCutTitle(e, pos[1], t)
 	if e.tty {
-		t, _ := s.Title()
 		fmt.Fprintf(e.stdout, "Retitled %s: %s\n", s.ID(), t)
 	}
 	return nil
+}
+
+// noteCutTitle says on stderr when a title was cut to fit the 256-byte
+// slot: what was kept, and where the whole title is.
+func noteCutTitle(e *env, asked, kept string) {
+	whole := session.CleanTitle(asked)
+	if kept == whole {
+		return
+	}
+	fmt.Fprintf(e.stderr, "The title is cut to fit the title slot (256 bytes): kept %q, %d of %d characters. The whole title is in the session's title_change entry.\n",
+		kept, utf8.RuneCountInString(kept), utf8.RuneCountInString(whole))
 }

@@ -165,7 +165,10 @@ func runTitle(e *env, args []string) error {
 	}
 	if !changed {
 		fmt.Fprintln(e.stderr, "kept the manual title; an automatic title does not replace it")
+		return nil
 	}
+	t, _ := s.Title()
+	noteCutTitle(e, pos[1], t)
 	return nil
 }
 

@@ -2,10 +2,14 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/xdev/xdev/internal/ai"
 	"github.com/xdev/xdev/internal/session"
@@ -30,17 +34,19 @@ type showJSON struct {
 	contextJSON
 }
 
-// treeJSON is one entry in `xdev show --tree --json`.
+// treeJSON is one entry in `xdev show --tree --json`. parentId is null
+// for a root, as on disk.
 type treeJSON struct {
-	ID       string `json:"id"`
-	ParentID string `json:"parentId"`
-	Type     string `json:"type"`
-	Role     string `json:"role,omitempty"`
-	Line     int    `json:"line"`
-	Label    string `json:"label,omitempty"`
-	Summary  string `json:"summary"`
-	OnPath   bool   `json:"onPath"`
-	Leaf     bool   `json:"leaf,omitzero"`
+	ID        string   `json:"id"`
+	ParentID  *string  `json:"parentId"`
+	Type      string   `json:"type"`
+	Role      string   `json:"role,omitempty"`
+	Timestamp jsonTime `json:"timestamp"`
+	Line      int      `json:"line"`
+	Label     string   `json:"label,omitempty"`
+	Summary   string   `json:"summary"`
+	OnPath    bool     `json:"onPath"`
+	Leaf      bool     `json:"leaf,omitzero"`
 }
 
 func runShow(e *env, args []string) error {
@@ -65,20 +71,22 @@ func runShow(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := session.Open(path, &session.OpenOptions{Full: *tree || *raw})
+	if *tree || *raw {
+		// The whole file, one entry at a time: memory follows the number
+		// of entries, not their size.
+		x, err := session.OpenIndex(path, nil)
+		if err != nil {
+			return err
+		}
+		defer x.Close()
+		if *raw {
+			return showRaw(e, x)
+		}
+		return showTree(e, x, *asJSON)
+	}
+	s, err := session.Open(path, nil)
 	if err != nil {
 		return err
-	}
-	switch {
-	case *raw:
-		w := bufio.NewWriter(e.dataOut())
-		for _, en := range s.Entries() {
-			w.Write(en.Raw())
-			w.WriteByte('\n')
-		}
-		return w.Flush()
-	case *tree:
-		return showTree(e, s, *asJSON)
 	}
 	ctx := s.BuildContext()
 	title, src := s.Title()
@@ -177,89 +185,195 @@ func cutLines(s string, n int) string {
 	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n… %s more (--full shows all)", plural(rest, "line"))
 }
 
-// showTree draws the entries as a tree: a chain continues on one column,
-// a fork indents its branches. ● marks the leaf, * the entries on its path.
-func showTree(e *env, s *session.Store, asJSON bool) error {
-	entries := s.Entries()
-	labels := s.Labels()
-	leaf := s.LeafID()
-	onPath := map[string]bool{}
-	for _, en := range s.EntriesTo(leaf) {
-		onPath[en.ID] = true
+// showRaw prints the entries as stored, one line each.
+func showRaw(e *env, x *session.Index) error {
+	w := bufio.NewWriter(e.dataOut())
+	for i := range x.Len() {
+		line, err := x.Raw(i)
+		if err != nil {
+			return err
+		}
+		w.Write(line)
+		w.WriteByte('\n')
 	}
-	byID := map[string]bool{}
-	for _, en := range entries {
-		byID[en.ID] = true
-	}
-	children := map[string][]*session.Entry{}
-	var roots []*session.Entry
-	for _, en := range entries {
-		if en.ParentID == "" || !byID[en.ParentID] || en.ParentID == en.ID {
-			roots = append(roots, en)
-		} else {
-			children[en.ParentID] = append(children[en.ParentID], en)
+	return w.Flush()
+}
+
+// showTree prints the entries as a tree, as `git log --graph` draws
+// history: the active branch (root to leaf) runs down the left edge;
+// a branch that leaves it is drawn indented where it leaves, and the main
+// line goes on below at the left. So a long session stays at the left
+// however often it forked. ● marks the leaf, * the entries on its path.
+func showTree(e *env, x *session.Index, asJSON bool) error {
+	labels := x.Labels()
+	onPath := make([]bool, x.Len())
+	if leaf := x.Leaf(); leaf >= 0 {
+		for _, i := range x.PathTo(leaf) {
+			onPath[i] = true
 		}
 	}
 	if asJSON {
-		out := make([]treeJSON, 0, len(entries))
-		for _, en := range entries {
-			t := treeJSON{ID: en.ID, ParentID: en.ParentID, Type: en.Type, Line: en.Line(), Label: labels[en.ID],
-				Summary: entrySummary(en), OnPath: onPath[en.ID], Leaf: en.ID == leaf}
-			if m := en.Message(); m != nil {
-				t.Role = string(m.Role)
-			}
-			out = append(out, t)
-		}
-		return writeJSON(e, out)
+		return treeJSONOut(e, x, labels, onPath)
 	}
-	w := bufio.NewWriter(e.stdout)
-	width := 72
-	seen := map[string]bool{}
-	var walk func(en *session.Entry, prefix string)
-	line := func(en *session.Entry, prefix, branch string) {
-		mark := " "
-		switch {
-		case en.ID == leaf:
-			mark = "●"
-		case onPath[en.ID]:
-			mark = "*"
-		}
-		text := prefix + branch + mark + " " + en.ID + " " + entrySummary(en)
-		if l := labels[en.ID]; l != "" {
-			text += "  [" + l + "]"
-		}
-		fmt.Fprintln(w, truncateKeep(text, width+len(prefix)))
+	t := &treePrinter{x: x, labels: labels, onPath: onPath, seen: make([]bool, x.Len()),
+		w: bufio.NewWriter(e.stdout), width: 120}
+	if e.tty {
+		t.width = e.width
 	}
-	walk = func(en *session.Entry, prefix string) {
-		for en != nil && !seen[en.ID] {
-			seen[en.ID] = true
-			kids := children[en.ID]
-			// Branches that are not on the path first, so the path reads on.
-			sort.SliceStable(kids, func(i, j int) bool { return !onPath[kids[i].ID] && onPath[kids[j].ID] })
-			if len(kids) <= 1 {
-				if len(kids) == 1 {
-					en = kids[0]
-					line(en, prefix, "")
-					continue
-				}
-				return
-			}
-			for k, kid := range kids {
-				if k == len(kids)-1 {
-					line(kid, prefix, "└─")
-					walk(kid, prefix+"  ")
-				} else {
-					line(kid, prefix, "├─")
-					walk(kid, prefix+"│ ")
-				}
-			}
-			return
-		}
+	// children as linked lists (first child, next sibling), in file order.
+	t.first, t.next = make([]int32, x.Len()), make([]int32, x.Len())
+	last := make([]int32, x.Len())
+	for i := range t.first {
+		t.first[i], t.next[i], last[i] = -1, -1, -1
 	}
+	var roots []int
+	for i := range x.Len() {
+		p, ok := -1, false
+		if pid := x.ParentID(i); pid != "" && pid != x.ID(i) {
+			p, ok = x.Lookup(pid)
+		}
+		if !ok || p == i {
+			roots = append(roots, i)
+			continue
+		}
+		if last[p] < 0 {
+			t.first[p] = int32(i)
+		} else {
+			t.next[last[p]] = int32(i)
+		}
+		last[p] = int32(i)
+	}
+	// The root on the active branch last, so the main line ends the output.
+	slices.SortStableFunc(roots, func(a, b int) int { return cmp.Compare(b2i(onPath[a]), b2i(onPath[b])) })
 	for _, r := range roots {
-		line(r, "", "")
-		walk(r, "")
+		if err := t.chain(r, "", ""); err != nil {
+			return err
+		}
 	}
+	return t.w.Flush()
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// treePrinter draws showTree's text.
+type treePrinter struct {
+	x           *session.Index
+	labels      map[string]string
+	onPath      []bool
+	seen        []bool
+	first, next []int32
+	w           *bufio.Writer
+	width       int
+}
+
+// chain prints the chain that starts at entry i: its first line after
+// head ("├─" for a branch off another line), the rest after prefix, with
+// the branches that leave it indented under a bar.
+func (t *treePrinter) chain(i int, prefix, head string) error {
+	cont := prefix
+	if head != "" {
+		cont = prefix + "│ "
+	}
+	if err := t.line(i, prefix+head); err != nil {
+		return err
+	}
+	for {
+		t.seen[i] = true
+		var kids []int
+		for k := t.first[i]; k >= 0; k = t.next[k] {
+			if !t.seen[k] {
+				kids = append(kids, int(k))
+			}
+		}
+		if len(kids) == 0 {
+			return nil
+		}
+		// The chain goes on with the child on the active branch, else the
+		// latest one; the others branch off here.
+		main := kids[len(kids)-1]
+		for _, k := range kids {
+			if t.onPath[k] {
+				main = k
+			}
+		}
+		for _, k := range kids {
+			if k != main {
+				t.seen[k] = true
+				if err := t.chain(k, cont, "├─"); err != nil {
+					return err
+				}
+			}
+		}
+		i = main
+		t.seen[i] = true
+		if err := t.line(i, cont); err != nil {
+			return err
+		}
+	}
+}
+
+// line prints one entry: the mark, the id, its label in full, and as
+// much of its summary as the width leaves.
+func (t *treePrinter) line(i int, prefix string) error {
+	en, _ := t.x.Entry(i) // an undecodable entry is summarized by its type
+	if en == nil {
+		return fmt.Errorf("%s: line %d: unreadable", t.x.Path(), t.x.Line(i))
+	}
+	mark := " "
+	switch {
+	case i == t.x.Leaf():
+		mark = "●"
+	case t.onPath[i]:
+		mark = "*"
+	}
+	head := prefix + mark + " " + escapeString(en.ID) + " "
+	if l := t.labels[en.ID]; l != "" {
+		head += "[" + fitWidth(escapeString(oneLine(l)), 40) + "] "
+	}
+	summary := escapeString(entrySummary(en))
+	// Deep in nested branches even the head may not fit: then the line is
+	// cut at the edge.
+	fmt.Fprintln(t.w, fitWidth(head+fitWidth(summary, max(t.width-displayWidth(head), 12)), t.width))
+	return nil
+}
+
+// treeJSONOut streams the entries as a JSON array, one decoded at a time.
+func treeJSONOut(e *env, x *session.Index, labels map[string]string, onPath []bool) error {
+	w := bufio.NewWriter(e.rawOut)
+	enc := jsontext.NewEncoder(w, jsontext.Multiline(true), jsontext.WithIndent("  "), jsontext.AllowInvalidUTF8(true))
+	if err := enc.WriteToken(jsontext.BeginArray); err != nil {
+		return err
+	}
+	leaf := x.Leaf()
+	for i := range x.Len() {
+		en, _ := x.Entry(i)
+		if en == nil {
+			return fmt.Errorf("%s: line %d: unreadable", x.Path(), x.Line(i))
+		}
+		t := treeJSON{ID: en.ID, Type: en.Type, Line: en.Line(), Label: labels[en.ID],
+			Summary: entrySummary(en), OnPath: onPath[i], Leaf: i == leaf}
+		if en.ParentID != "" {
+			t.ParentID = &en.ParentID
+		}
+		if ts, err := session.ParseTime(en.Timestamp); err == nil {
+			t.Timestamp = jsonTime(ts)
+		}
+		if m := en.Message(); m != nil {
+			t.Role = string(m.Role)
+		}
+		if err := json.MarshalEncode(enc, t, json.Deterministic(true)); err != nil {
+			return err
+		}
+	}
+	if err := enc.WriteToken(jsontext.EndArray); err != nil {
+		return err
+	}
+	w.WriteByte('\n')
 	return w.Flush()
 }
 
@@ -302,11 +416,4 @@ func entrySummary(en *session.Entry) string {
 		return "title → " + truncate(b.Title, 50)
 	}
 	return en.Type
-}
-
-func truncateKeep(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }
