@@ -81,8 +81,18 @@ type exitCodeError struct{ code int }
 func (e exitCodeError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 func main() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// Every command is built to hold only what it works on, a few MiB
+		// to a few tens; a soft limit makes the collector return garbage
+		// before the heap doubles rather than after. A command that truly
+		// needs more still gets it.
+		debug.SetMemoryLimit(memoryLimit)
+	}
 	os.Exit(run(osEnv(), os.Args[1:]))
 }
+
+// memoryLimit is the soft limit on the Go runtime's memory (see main).
+const memoryLimit = 48 << 20
 
 // osEnv is the env of the process: its standard streams and terminal.
 func osEnv() *env {

@@ -188,9 +188,10 @@ func cutLines(s string, n int) string {
 // showRaw prints the entries as stored, one line each.
 func showRaw(e *env, x *session.Index) error {
 	w := bufio.NewWriter(e.dataOut())
+	var line []byte
 	for i := range x.Len() {
-		line, err := x.Raw(i)
-		if err != nil {
+		var err error
+		if line, err = x.AppendRaw(line[:0], i); err != nil {
 			return err
 		}
 		w.Write(line)

@@ -11,12 +11,12 @@ import (
 )
 
 // openBackward is the windowed load. It reads the file from the end, so
-// it meets the leaf first and walks the leaf's path as it goes. Every line
-// is kept (as an offset, not a copy) until the walk has found the start of
-// the window: the governing boundary, then the compaction's kept entry.
+// it meets the leaf first and walks the leaf's path as it goes. It keeps
+// the path's entries (as offsets, not copies) until it has found the start
+// of the window: the governing boundary, then the compaction's kept entry.
 // From there on it keeps only the settings entries of the path (model,
-// thinking level, ...) and counts the rest. Memory therefore follows the
-// window, not the file; a file with no boundary on the path is kept whole.
+// thinking level, ...). Entries off the path are counted, never kept.
+// Memory therefore follows the window of the path, not the file.
 //
 // It returns ok=false when the file needs the forward index instead: a v1
 // file (whose ids come from line positions), or a path that does not run
@@ -159,10 +159,12 @@ func (w *walk) step(r *record) bool {
 	if !w.haveLeaf {
 		w.haveLeaf, w.wanted, w.startIdx = true, r.id, -1
 	}
-	if w.phase != phasePrefix {
+	onPath := w.wanted != "" && r.id == w.wanted
+	if onPath && w.phase != phasePrefix {
+		// Only the leaf's path: entries of other branches, however close,
+		// are never read by the context at the leaf.
 		w.tail = append(w.tail, *r)
 	}
-	onPath := w.wanted != "" && r.id == w.wanted
 	if onPath {
 		switch w.phase {
 		case phaseCollect:

@@ -71,24 +71,35 @@
 //
 // Open never writes. It reads the file once from the end, parsing only each
 // line's envelope: the last entry is the leaf, so reading backward walks
-// the leaf's path, and Open stops holding lines once it has passed the
-// window the next context build can read (from the governing compaction's
-// kept entry, or the latest reset, to the end of the file, plus the few
-// settings entries before it that still apply). It then decodes only those
-// lines. Memory follows the window, not the file; a file without any
-// compaction or reset on the leaf's path is kept whole. Older formats are migrated
-// in memory: v1 entries get ids derived from their position and are
-// chained in file order, v2's hookMessage role reads as custom.
+// the leaf's path, and Open holds nothing but the entries of that path from
+// the window's start (the governing compaction's kept entry, or the latest
+// reset) to the leaf, plus the few settings entries before it that still
+// apply. Entries of other branches, and everything before the window, are
+// counted and dropped. It then decodes only the kept lines. Memory follows
+// the window, not the file; a path without any compaction or reset is kept
+// whole. Older formats are migrated in memory: v1 entries get ids derived
+// from their position and are chained in file order, v2's hookMessage role
+// reads as custom.
+//
+// Work over a whole file (every entry, the tree, verifying, exporting,
+// copying a branch) goes through an Index instead: where each line is and
+// how it hangs in the tree, with entries read and decoded one at a time.
 //
 // # Writing
 //
-// An append is one write(2) of one complete line on an O_APPEND descriptor,
+// An append is one write(2) of complete lines on an O_APPEND descriptor,
 // under omp's lockfile (.<name>.jsonl.lock, created O_EXCL and holding
 // "<pid>:<ms>\n"), so an omp process on the same machine never races it.
 // The lockfile is kept for LockLinger (1 ms) after a write, so a burst of
 // appends creates it once; omp, polling every 2 ms, waits at most a poll.
-// A failed write is truncated back; a torn last line (no '\n') gets a
-// newline first, so the new entry never glues onto it. A header claiming a
+// Under the lock, before writing, the store takes in what other writers
+// did since it last looked (entries appended, a retitle, a rewrite), so an
+// entry appended without an explicit parent hangs from the file's real
+// last entry and concurrent writers never fork the session. A failed write
+// is truncated back, and an operation that fails part-way (a retitle whose
+// slot write fails) takes back what it wrote: a failed call leaves the
+// file as it was. A torn last line (no '\n') gets a newline first, so the
+// new entry never glues onto it. A header claiming a
 // version above 3 is read as v3 but never written. New files appear
 // atomically with their slot and header (a temp file linked into place,
 // never over an existing file); whole-file rewrites go to a temp file that

@@ -169,11 +169,13 @@ func carryLabels(want, have map[string]string, path []string) ([][]byte, error) 
 // first write migrates them (see migrateLine); then through edit, when
 // not nil. One entry is read at a time.
 func (x *Index) writeMigrated(w io.Writer, idx []int, edit func(i int, line []byte) ([]byte, error)) error {
+	var buf []byte
 	for _, i := range idx {
 		var line []byte
 		var err error
 		if x.Version() >= CurrentVersion {
-			line, err = x.Raw(i)
+			buf, err = x.AppendRaw(buf[:0], i)
+			line = buf
 		} else {
 			e, derr := x.Entry(i)
 			if e == nil {
@@ -189,7 +191,10 @@ func (x *Index) writeMigrated(w io.Writer, idx []int, edit func(i int, line []by
 		if err != nil {
 			return err
 		}
-		if _, err := w.Write(append(line, '\n')); err != nil {
+		if _, err := w.Write(line); err != nil {
+			return err
+		}
+		if _, err := w.Write([]byte{'\n'}); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"syscall"
 
 	"github.com/valyala/fastjson"
@@ -110,13 +111,18 @@ func (x *Index) ResolveImages(m ai.Message) (ai.Message, int) {
 }
 
 // Raw reads the line of entry i (without its newline) into a new slice.
-func (x *Index) Raw(i int) ([]byte, error) {
+func (x *Index) Raw(i int) ([]byte, error) { return x.AppendRaw(nil, i) }
+
+// AppendRaw appends the line of entry i (without its newline) to dst, so
+// a caller going over many lines can reuse one buffer.
+func (x *Index) AppendRaw(dst []byte, i int) ([]byte, error) {
 	r := &x.recs[i]
-	line := make([]byte, r.size)
-	if _, err := x.f.ReadAt(line, r.off); err != nil {
-		return nil, fmt.Errorf("%s: line %d: %w", x.s.path, r.line, err)
+	n := len(dst)
+	dst = slices.Grow(dst, int(r.size))[:n+int(r.size)]
+	if _, err := x.f.ReadAt(dst[n:], r.off); err != nil {
+		return dst[:n], fmt.Errorf("%s: line %d: %w", x.s.path, r.line, err)
 	}
-	return line, nil
+	return dst, nil
 }
 
 // Entry reads and decodes entry i. An entry of a known type whose body
@@ -158,7 +164,7 @@ func (x *Index) Leaf() int { return len(x.recs) - 1 }
 // stops at a missing parent or a repeated id.
 func (x *Index) PathTo(i int) []int {
 	var path []int
-	seen := map[int]bool{}
+	seen := make([]bool, len(x.recs))
 	for i >= 0 && !seen[i] {
 		seen[i] = true
 		path = append(path, i)

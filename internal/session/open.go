@@ -78,13 +78,14 @@ type record struct {
 // Open reads the file once from the end, parsing only the envelope of each
 // line (type, id, parentId). The last entry is the leaf, so reading
 // backward walks the leaf's path as it goes, and Open keeps in memory only
-// what the next context build can read: the entries from the governing
-// compaction's kept entry (or the latest reset) to the end of the file,
+// what the context build at the leaf reads: the path's entries from the
+// governing compaction's kept entry (or the latest reset) to the leaf,
 // plus the few settings entries on the path before it (model, thinking
-// level, ...). Past the window it holds offsets of nothing but those. The
-// kept lines are then decoded in full. A file without a boundary on the
-// leaf's path is kept whole, as it must be; so are v1 files and files whose
-// parent links do not all point back in the file (see WindowStats).
+// level, ...). Entries of other branches are counted and dropped. The kept
+// lines are then decoded in full. A path without a boundary is kept whole;
+// v1 files, and files whose parent links do not all point back in the
+// file, are loaded in full (see WindowStats). For every entry of a file,
+// use OpenOptions.Full or an Index.
 //
 // Malformed lines (torn writes, garbage, lines longer than MaxLineBytes) are
 // skipped and counted; see Store.Malformed. A file whose first line is

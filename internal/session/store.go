@@ -119,7 +119,10 @@ func (s *Store) Entry(id string) (*Entry, bool) {
 	return e, ok
 }
 
-// Malformed returns how many lines were skipped as unreadable.
+// Malformed returns how many lines were skipped as unreadable. A windowed
+// load counts the lines that are not JSON objects wherever they are, but
+// lines JSON.parse rejects only where it decodes them (on the leaf's path);
+// OpenOptions.Full, an Index and Verify count every line.
 func (s *Store) Malformed() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
