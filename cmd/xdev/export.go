@@ -15,9 +15,9 @@ func init() {
 	register(&command{
 		name: "export", args: "[--format md|html] [--full] [-o FILE] SESSION | --all -o DIR",
 		summary: "Export a session's branch as Markdown or as a self-contained HTML page",
-		example: `  xdev export 01a22920 > session.md
-  xdev export -o session.html 01a22920     the format follows the extension
-  xdev export --full -o all.html 01a22920  every entry, every output whole
+		example: `  xdev export 01a11069 > session.md
+  xdev export -o session.html 01a11069     the format follows the extension
+  xdev export --full -o all.html 01a11069  every entry, every output whole
   xdev export --all --format html -o out/  every session, as out/<project>/<name>.html`,
 		run: runExport,
 	})

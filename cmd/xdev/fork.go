@@ -11,15 +11,15 @@ func init() {
 	register(&command{
 		name: "fork", args: "[--at ENTRY_ID] [--title T] [--json] SESSION",
 		summary: "Copy a session into a new one (whole, or its branch up to an entry)",
-		example: `  xdev fork 01a22920                     a new session with the same tree and leaf
+		example: `  xdev fork 01a11069                     a new session with the same tree and leaf
   xdev fork --title 'Try the other fix' 01a2
-  xdev fork --at 3f2a9c1b 01a22920       only the branch from the root to that entry`,
+  xdev fork --at 316618af 01a11069       only the branch from the root to that entry`,
 		run: runFork,
 	})
 	register(&command{
 		name: "retitle", args: "SESSION TITLE",
 		summary: "Give a session a title (a manual title, which automatic ones never replace)",
-		example: `  xdev retitle 01a22920 'Fix the flaky loader test'`,
+		example: `  xdev retitle 01a11069 'Fix the flaky loader test'`,
 		run:     runRetitle,
 	})
 }

@@ -19,8 +19,8 @@ func init() {
 	register(&command{
 		name: "show", args: "[--tree | --raw] [--full] [--json] SESSION",
 		summary: "Show a session as the model sees it on resume, its tree, or its entries",
-		example: `  xdev show 01a22920             the context a resume would send, readable
-  xdev show --tree 01a22920      the branch tree, labels, and the current leaf (●)
+		example: `  xdev show 01a11069             the context a resume would send, readable
+  xdev show --tree 01a11069      the branch tree, labels, and the current leaf (●)
   xdev show --raw s.jsonl        the entries as stored, one JSON object a line
   xdev show --json 01a2 | jq '.messages[-1]'`,
 		run: runShow,

@@ -14,7 +14,7 @@ func init() {
 		name: "verify", args: "[--repair] [--json] [SESSION...]",
 		summary: "Check sessions for what omp would refuse or mangle (every session when none given)",
 		example: `  xdev verify                    every session in the data dir (exit 3 if any problem)
-  xdev verify 01a22920 s.jsonl
+  xdev verify 01a11069 s.jsonl
   xdev verify --repair s.jsonl   also write s.jsonl.repaired beside it, and say what changed
   xdev verify --json | jq '.[] | select(.kind == "torn-tail")'`,
 		run: runVerify,
