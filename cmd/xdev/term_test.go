@@ -163,3 +163,29 @@ func TestTableFits(t *testing.T) {
 		}
 	}
 }
+
+// FuzzEscapeWriter: whatever bytes a session holds, and however the
+// writes split them, what reaches the terminal is safe, and every byte
+// that was safe to show comes out as it went in.
+func FuzzEscapeWriter(f *testing.F) {
+	f.Add([]byte("hi \x1b]0;PWNED\x07\x1b[2J there\r\n\u202e\xff\xc3"), uint8(3))
+	f.Add([]byte("漢字😀\r"), uint8(1))
+	f.Fuzz(func(t *testing.T, in []byte, split uint8) {
+		var out bytes.Buffer
+		w := &escapeWriter{w: &out}
+		for rest := in; len(rest) > 0; {
+			n := min(len(rest), int(split)+1)
+			w.Write(rest[:n])
+			rest = rest[n:]
+		}
+		w.flush()
+		checkTerminalSafe(t, "output", out.Bytes())
+		var whole bytes.Buffer
+		w = &escapeWriter{w: &whole}
+		w.Write(in)
+		w.flush()
+		if whole.String() != out.String() {
+			t.Fatalf("split writes give %q, one write %q", out.String(), whole.String())
+		}
+	})
+}

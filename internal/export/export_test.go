@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
@@ -88,7 +89,6 @@ func TestEscapeMarkdown(t *testing.T) {
 		"---", "===", "~~del~~", "\\", "\\*", "    indented", "\ttab", "word", "漢字", "😀", "http://example.com", "a_b_c",
 		"<!-- c -->", "[^1]", "\n", "\n\n", " ", "=", "-", "#", "10.", "x|y", "{x}", "$x$"}
 	r := rand.New(rand.NewPCG(4, 2))
-	tags := regexp.MustCompile(`<[^>]*>`)
 	for range 2000 {
 		var b strings.Builder
 		for range 1 + r.IntN(8) {
@@ -97,29 +97,51 @@ func TestEscapeMarkdown(t *testing.T) {
 				b.WriteString(" ")
 			}
 		}
-		in := b.String()
-		var out bytes.Buffer
-		if err := md.Convert([]byte(escapeMarkdown(in)), &out); err != nil {
-			t.Fatal(err)
+		checkEscapedMarkdown(t, md, b.String())
+	}
+}
+
+// FuzzEscapeMarkdown is TestEscapeMarkdown's check on any text.
+func FuzzEscapeMarkdown(f *testing.F) {
+	f.Add("<in> *em* [x](y) 1. item\n# h")
+	f.Add("\\\n  \t`code`")
+	md := goldmark.New(goldmark.WithExtensions(extension.GFM))
+	f.Fuzz(func(t *testing.T, in string) {
+		if !utf8.ValidString(in) || strings.ContainsAny(in, "\x00\r") {
+			return // a renderer replaces these; not what is checked here
 		}
-		rendered := out.String()
-		for _, tag := range tags.FindAllString(rendered, -1) {
-			// GitHub's dialect links bare URLs: the text stays as typed.
-			link := strings.HasPrefix(tag, `<a href="http`) || tag == "</a>"
-			if tag != "<p>" && tag != "</p>" && tag != "<br>" && tag != "<br />" && !link {
-				t.Errorf("%q renders markup %s: %s", in, tag, rendered)
-				break
-			}
+		checkEscapedMarkdown(t, md, in)
+	})
+}
+
+var tags = regexp.MustCompile(`<[^>]*>`)
+
+// checkEscapedMarkdown renders escapeMarkdown(in) and checks that it
+// reads as in: no markup but paragraphs, line breaks and the links GFM
+// makes of bare URLs, and the same text.
+func checkEscapedMarkdown(t *testing.T, md goldmark.Markdown, in string) {
+	t.Helper()
+	var out bytes.Buffer
+	if err := md.Convert([]byte(escapeMarkdown(in)), &out); err != nil {
+		t.Fatal(err)
+	}
+	rendered := out.String()
+	for _, tag := range tags.FindAllString(rendered, -1) {
+		// GitHub's dialect links bare URLs: the text stays as typed.
+		link := strings.HasPrefix(tag, `<a href="`) || tag == "</a>"
+		if tag != "<p>" && tag != "</p>" && tag != "<br>" && tag != "<br />" && !link {
+			t.Errorf("%q renders markup %s: %s", in, tag, rendered)
+			break
 		}
-		text := html.UnescapeString(strings.ReplaceAll(tags.ReplaceAllStringFunc(rendered, func(tag string) string {
-			if strings.HasPrefix(tag, "<br") || tag == "</p>" {
-				return "\n"
-			}
-			return ""
-		}), "\n\n", "\n"))
-		if norm(text) != norm(in) {
-			t.Errorf("%q\nescaped  %q\nrendered %q\nreads    %q", in, escapeMarkdown(in), rendered, text)
+	}
+	text := html.UnescapeString(strings.ReplaceAll(tags.ReplaceAllStringFunc(rendered, func(tag string) string {
+		if strings.HasPrefix(tag, "<br") || tag == "</p>" {
+			return "\n"
 		}
+		return ""
+	}), "\n\n", "\n"))
+	if norm(text) != norm(in) {
+		t.Errorf("%q\nescaped  %q\nrendered %q\nreads    %q", in, escapeMarkdown(in), rendered, text)
 	}
 }
 

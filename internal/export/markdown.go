@@ -87,10 +87,10 @@ func writeMarkdownItem(bw *bufio.Writer, it *Item) {
 // escapeMarkdown makes s read as itself in Markdown (CommonMark with
 // GitHub's extensions): the characters that make markup anywhere
 // (\ ` * _ [ ] < > & | ~) are backslash-escaped, and those that do only at
-// the start of a line (# - + = and the dot or parenthesis after a number)
-// are escaped there; indentation that would make a code block becomes
-// character references, and each line break is kept as a hard break
-// (two trailing spaces).
+// the start of a line (# - + = :, and the dot or parenthesis after a
+// number) are escaped there; indentation that would make a code block
+// becomes character references, and each line break is kept as a hard
+// break (two trailing spaces). FuzzEscapeMarkdown checks it by rendering.
 func escapeMarkdown(s string) string {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	lines := strings.Split(s, "\n")
@@ -106,7 +106,7 @@ func escapeMarkdown(s string) string {
 			i++
 		}
 		rest := line[i:]
-		if i == 0 && rest != "" && strings.ContainsRune("#-+=", rune(rest[0])) {
+		if i == 0 && rest != "" && strings.ContainsRune("#-+=:", rune(rest[0])) {
 			b.WriteByte('\\')
 		}
 		digits := 0

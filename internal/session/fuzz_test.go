@@ -207,3 +207,72 @@ func entryID(i int) string {
 	}
 	return string(b)
 }
+
+// FuzzIndex: an Index of any file holds exactly the entries a full Open
+// keeps, in order, with the same ids, parents, types and lines; its path
+// to the leaf is the store's; every entry reads back with the store's
+// bytes; and the file is not changed.
+func FuzzIndex(f *testing.F) {
+	files, _ := filepath.Glob("testdata/context/*.jsonl")
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(testHeader + "{\"type\":\"message\",\"id\":\"a\",\"parentId\":\"b\",\"message\":{\"content\":\"\x01\"}}\n{\"type\":\"label\",\"id\":\"b\",\"parentId\":\"a\"}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "fuzz.jsonl")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		sum := fileSum(t, path)
+		opts := &OpenOptions{Full: true, MaxLineBytes: 1 << 16}
+		s, serr := Open(path, opts)
+		x, xerr := OpenIndex(path, opts)
+		if (serr == nil) != (xerr == nil) {
+			t.Fatalf("Open: %v; OpenIndex: %v", serr, xerr)
+		}
+		if serr != nil {
+			return
+		}
+		defer x.Close()
+		es := s.Entries()
+		if len(es) != x.Len() || s.Malformed() != x.Malformed() {
+			t.Fatalf("Open keeps %d entries (%d malformed), the index %d (%d)", len(es), s.Malformed(), x.Len(), x.Malformed())
+		}
+		for i, e := range es {
+			raw, err := x.Raw(i)
+			if err != nil || e.ID != x.ID(i) || e.ParentID != x.ParentID(i) || e.Type != x.Type(i) || e.Line() != x.Line(i) || string(raw) != string(e.Raw()) {
+				t.Fatalf("entry %d: store %s/%s/%s line %d; index %s/%s/%s line %d (%v)", i, e.ID, e.ParentID, e.Type, e.Line(), x.ID(i), x.ParentID(i), x.Type(i), x.Line(i), err)
+			}
+		}
+		if x.Len() > 0 {
+			var want, got []string
+			for _, e := range s.EntriesTo(s.LeafID()) {
+				want = append(want, e.ID)
+			}
+			for _, i := range x.PathTo(x.Leaf()) {
+				got = append(got, x.ID(i))
+			}
+			if strings.Join(want, " ") != strings.Join(got, " ") {
+				t.Fatalf("path: store %v, index %v", want, got)
+			}
+		}
+		unchanged(t, path, sum)
+	})
+}
+
+// FuzzTailStatus: the status reader takes any bytes without a panic and
+// answers one of the statuses.
+func FuzzTailStatus(f *testing.F) {
+	f.Add([]byte("{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\"}]}}\n"))
+	f.Add([]byte("x\n{\"type\":\"message\",\"message\":0}\n{\"type\":\"message\",\"message\":{\"role\":\"user\"}}"))
+	f.Add([]byte("{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"stopReason\":\"aborted\"}}\r\n"))
+	f.Fuzz(func(t *testing.T, tail []byte) {
+		switch st := tailStatus(tail); st {
+		case StatusComplete, StatusInterrupted, StatusAborted, StatusError, StatusPending, StatusUnknown:
+		default:
+			t.Fatalf("status %q", st)
+		}
+	})
+}
