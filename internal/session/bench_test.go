@@ -170,6 +170,18 @@ func BenchmarkList10k(b *testing.B) {
 	b.ReportMetric(float64(n), "sessions")
 }
 
+// BenchmarkList10kStatus is BenchmarkList10k reading each file's tail for
+// its Status too, as `xdev list` and omp's picker do.
+func BenchmarkList10kStatus(b *testing.B) {
+	dir := corpusDir(b, 10000)
+	for b.Loop() {
+		infos, err := session.List(dir, &session.ListOptions{Status: true})
+		if err != nil || len(infos) != 10000 || infos[0].Status == "" {
+			b.Fatalf("%v, %d sessions", err, len(infos))
+		}
+	}
+}
+
 // BenchmarkAppend: one message entry appended, measured one by one.
 //   - burst: appends back to back, as an agent writes an assistant message
 //     and its tool results; the lockfile is taken once per burst.

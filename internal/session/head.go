@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fastjson"
 	"io"
 	"os"
+	"sync"
 	"syscall"
 
 	"github.com/go-json-experiment/json"
@@ -98,16 +99,19 @@ func scanHeadEntries(buf []byte) (firstMessage, shortSummary string) {
 		}
 		buf = rest
 		isUser := !found && bytes.Contains(line, []byte(`"user"`))
-		isCompaction := bytes.Contains(line, []byte(`"compaction"`))
-		if !isUser && !isCompaction {
+		isSummary := bytes.Contains(line, []byte(`"shortSummary"`))
+		if !isUser && !isSummary {
 			continue
 		}
 		v, err := p.ParseBytes(line)
-		if err != nil || !isStrictJSON(line) {
+		if err != nil {
 			continue
 		}
 		switch string(v.GetStringBytes("type")) {
 		case TypeCompaction:
+			if !isSummary || !isStrictJSON(line) {
+				continue // JSON.parse would not have read it
+			}
 			if s := v.Get("shortSummary"); s != nil && s.Type() == fastjson.TypeString {
 				shortSummary = string(s.GetStringBytes())
 			}
@@ -199,7 +203,9 @@ func statHead(path string, withStatus bool) (head, Status, os.FileInfo, error) {
 		h, err := readHead(f, path)
 		return h, "", fi, err
 	}
-	buf := make([]byte, min(size, HeadBytes+TailBytes))
+	bp := headTailBufs.Get().(*[]byte)
+	defer headTailBufs.Put(bp)
+	buf := (*bp)[:min(size, HeadBytes+TailBytes)]
 	n, err := f.ReadAt(buf, 0)
 	if err != nil && err != io.EOF {
 		return head{}, "", fi, err
@@ -211,7 +217,8 @@ func statHead(path string, withStatus bool) (head, Status, os.FileInfo, error) {
 	}
 	tail := buf[max(0, n-TailBytes):]
 	if size > int64(len(buf)) {
-		tail = make([]byte, TailBytes)
+		// The head is parsed (its strings copied): its bytes can go.
+		tail = (*bp)[:TailBytes]
 		if n, err = f.ReadAt(tail, size-TailBytes); err != nil && err != io.EOF {
 			return head{}, "", fi, err
 		}
@@ -219,6 +226,11 @@ func statHead(path string, withStatus bool) (head, Status, os.FileInfo, error) {
 	}
 	return h, tailStatus(tail), fi, nil
 }
+
+// headTailBufs are statHead's read buffers: List reads thousands of files,
+// and a fresh 36 KiB buffer each would be most of its work (zeroing it,
+// then collecting it).
+var headTailBufs = sync.Pool{New: func() any { b := make([]byte, HeadBytes+TailBytes); return &b }}
 
 // openRead opens path for reading without blocking on a FIFO or device
 // that stands where a session file should be; the caller then refuses it

@@ -42,7 +42,9 @@ func OpenIndex(path string, opts *OpenOptions) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{path: path, size: fi.Size(), ino: fi.Sys().(*syscall.Stat_t).Ino, opts: *opts}
+	o := *opts
+	o.strictScan = true
+	s := &Store{path: path, size: fi.Size(), ino: fi.Sys().(*syscall.Stat_t).Ino, opts: o}
 	recs, err := s.scanFile(io.NewSectionReader(f, 0, fi.Size()))
 	if err != nil {
 		f.Close()
