@@ -3,7 +3,8 @@
 // (scripts/bench.ts prints the same shape).
 //
 //	xdev-bench open FILE          Open + BuildContext
-//	xdev-bench list DATADIR       List every session
+//	xdev-bench list DATADIR       List every session, with its status (as
+//	                              omp's listAll reads it)
 //	xdev-bench append FILE N      N appends to FILE, one at a time
 //	xdev-bench append-locked FILE N  the same, taking omp's lockfile for
 //	                              each append as omp does (LockLinger 0)
@@ -47,7 +48,7 @@ func main() {
 		check(err)
 		r.Count = len(s.BuildContext().Messages)
 	case "list":
-		infos, err := session.List(os.Args[2], nil)
+		infos, err := session.List(os.Args[2], &session.ListOptions{Status: true})
 		check(err)
 		r.Count = len(infos)
 	case "append", "append-locked":

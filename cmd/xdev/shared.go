@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"flag"
 	"fmt"
@@ -124,13 +125,14 @@ func (t jsonTime) MarshalJSON() ([]byte, error) {
 // --json does. It is data: control characters are JSON-escaped, not
 // shown as terminal escapes.
 func writeJSON(e *env, v any) error {
-	b, err := json.Marshal(v, jsontext.Multiline(true), jsontext.WithIndent("  "),
+	w := bufio.NewWriter(e.rawOut)
+	err := json.MarshalWrite(w, v, jsontext.Multiline(true), jsontext.WithIndent("  "),
 		jsontext.AllowInvalidUTF8(true), json.Deterministic(true))
 	if err != nil {
 		return err
 	}
-	_, err = e.rawOut.Write(append(b, '\n'))
-	return err
+	w.WriteByte('\n')
+	return w.Flush()
 }
 
 // table prints rows for a person on a terminal: aligned columns under a
