@@ -193,22 +193,15 @@ func (s *Store) catchUp(size int64) error {
 			break
 		}
 		if l.tooLong {
-			s.skip(num, fmt.Sprintf("line longer than %d bytes", lr.max))
+			s.skip(num, tooLongReason(lr.max))
 			continue
 		}
 		if blank(l.data) {
 			continue
 		}
 		env, err := sc.scan(l.data)
-		switch {
-		case err != nil:
-			s.skip(num, err.Error())
-			continue
-		case env.typ == "":
-			s.skip(num, "entry has no type")
-			continue
-		case env.id == "":
-			s.skip(num, "entry has no id")
+		if why := notEntry(&env, err, true); why != "" {
+			s.skip(num, why)
 			continue
 		}
 		e := &Entry{Type: env.typ, ID: env.id, ParentID: env.parentID, raw: append([]byte(nil), l.data...), line: num}

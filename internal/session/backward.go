@@ -60,20 +60,15 @@ func (s *Store) openBackward(f *os.File, size int64) (ok bool, err error) {
 			l, env := &lines[i], &envs[i]
 			k := w.lines
 			w.lines++
-			switch {
-			case l.tooLong:
-				w.bad(k, fmt.Sprintf("line longer than %d bytes", rl.max))
+			if l.tooLong {
+				w.bad(k, tooLongReason(rl.max))
 				continue
-			case env.blank:
+			}
+			if env.blank {
 				continue
-			case env.err != nil:
-				w.bad(k, env.err.Error())
-				continue
-			case env.typ == "":
-				w.bad(k, "entry has no type")
-				continue
-			case env.id == "":
-				w.bad(k, "entry has no id")
+			}
+			if why := notEntry(&env.envelope, env.err, true); why != "" {
+				w.bad(k, why)
 				continue
 			}
 			r := record{off: l.off, size: int32(len(l.data)), line: int32(k), typ: env.typ, id: env.id,

@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/valyala/fastjson"
 )
@@ -47,6 +48,25 @@ func intern(b []byte) string {
 	}
 	return string(b)
 }
+
+// notEntry says why a line whose envelope scan gave env and err is not an
+// entry, or "" when it is one: the one rule every reader (the backward and
+// forward loads, a store catching up with another writer) skips lines by.
+// needID is false for v1 files, whose entries have no ids.
+func notEntry(env *envelope, err error, needID bool) string {
+	switch {
+	case err != nil:
+		return err.Error()
+	case env.typ == "":
+		return "entry has no type"
+	case needID && env.id == "":
+		return "entry has no id"
+	}
+	return ""
+}
+
+// tooLongReason is the reason a line longer than max is skipped.
+func tooLongReason(max int) string { return fmt.Sprintf("line longer than %d bytes", max) }
 
 // scan parses line and returns its envelope. A line that is not a JSON
 // object (a torn write, null, a number) is an error: the caller skips and

@@ -174,16 +174,12 @@ func (s *Store) scanFile(f io.Reader) ([]record, error) {
 			continue
 		}
 		if l.tooLong {
-			s.skip(l.num, fmt.Sprintf("line longer than %d bytes", lr.max))
+			s.skip(l.num, tooLongReason(lr.max))
 			continue
 		}
 		env, err := sc.scan(l.data)
-		if err != nil {
-			s.skip(l.num, err.Error())
-			continue
-		}
-		if env.typ == "" {
-			s.skip(l.num, "entry has no type")
+		if why := notEntry(&env, err, s.version >= 2); why != "" {
+			s.skip(l.num, why)
 			continue
 		}
 		if (s.version < 2 || s.opts.strictScan) && newBody(env.typ) != nil && !isStrictJSON(l.data) {
@@ -208,9 +204,6 @@ func (s *Store) scanFile(f io.Reader) ([]record, error) {
 			if env.keptIndex > 0 {
 				env.firstKept = v1ID(env.keptIndex)
 			}
-		} else if env.id == "" {
-			s.skip(l.num, "entry has no id")
-			continue
 		}
 		recs = append(recs, record{
 			off: l.off, size: int32(len(l.data)), line: int32(l.num),
