@@ -124,6 +124,11 @@ func (p *outputPolicy) check(path string) (target string, stream bool, err error
 	if err != nil {
 		return "", false, err
 	}
+	if fi, err := os.Stat(target); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		// A FIFO, a terminal, /dev/stdout (a link to a pipe): nothing to
+		// replace, so write into it.
+		return target, true, nil
+	}
 	if fi, err := os.Lstat(target); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 		if target, err = filepath.EvalSymlinks(target); err != nil {
 			return refuse("a symlink whose target cannot be resolved")
@@ -136,8 +141,6 @@ func (p *outputPolicy) check(path string) (target string, stream bool, err error
 	switch {
 	case statErr == nil && fi.IsDir():
 		return refuse("a directory")
-	case statErr == nil && !fi.Mode().IsRegular():
-		return target, true, nil
 	case statErr == nil:
 		for _, in := range p.inputs {
 			if ifi, err := os.Stat(in); err == nil && os.SameFile(fi, ifi) {
