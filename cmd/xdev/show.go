@@ -100,7 +100,7 @@ func runShow(e *env, args []string) error {
 		return writeJSON(e, out)
 	}
 	w := bufio.NewWriter(e.stdout)
-	fmt.Fprintf(w, "%s\n%s · %s · model %s · thinking %s · ~%d tokens\n", orUntitled(title), s.ID(), path,
+	fmt.Fprintf(w, "%s\n%s · %s · model %s · thinking %s · ~%d tokens\n", orUntitled(title), s.ID(), homePath(path),
 		orDash(ctx.Model()), orDash(ctx.ThinkingLevel), ctx.Tokens)
 	if n := s.Malformed(); n > 0 {
 		fmt.Fprintf(w, "%s skipped as unreadable (xdev verify %s)\n", plural(n, "line"), pos[0])
