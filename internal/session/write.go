@@ -231,9 +231,7 @@ func (s *Store) commit(es []*Entry, prepare func() error) error {
 		}
 		if s.autoPersist && slices.ContainsFunc(es, isAssistant) {
 			n := len(s.entries)
-			for _, e := range es {
-				s.entries = append(s.entries, e)
-			}
+			s.entries = append(s.entries, es...)
 			if err := s.ensureOnDisk(); err != nil {
 				s.entries = s.entries[:n]
 				return err
