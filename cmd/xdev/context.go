@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/xdev/xdev/internal/ai"
+	"github.com/xdev/xdev/internal/jsonx"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -55,7 +56,7 @@ func runContext(e *env, args []string) error {
 		out.Messages = []ai.Message{}
 	}
 	if *asJSON {
-		return writeJSON(e, out)
+		return writeContextJSON(e, out, leafValue(ctx.LeafID))
 	}
 	fmt.Fprintf(e.stdout, "%s (%s)  model %s  thinking %s  ~%d tokens\n\n", orNone(title), src, orNone(out.Model), out.ThinkingLevel, out.Tokens)
 	for _, m := range ctx.Messages {
@@ -85,4 +86,41 @@ func summarize(m *ai.Message) string {
 		text = string(r[:max]) + "…"
 	}
 	return text
+}
+
+// writeContextJSON prints the context as JSON.stringify(…, null, 2) would:
+// each message exactly as omp hands it to the model, lone surrogate
+// escapes included (a Go JSON encoder would replace them), and the leaf id
+// as the file has it (a number stays a number).
+func writeContextJSON(e *env, c contextJSON, leaf jsonx.Value) error {
+	msgs := make([]jsonx.Value, len(c.Messages))
+	for i := range c.Messages {
+		raw, err := c.Messages[i].MarshalJSON()
+		if err != nil {
+			return err
+		}
+		if msgs[i], err = jsonx.Parse(raw); err != nil {
+			return err
+		}
+	}
+	str := func(name, s string) jsonx.Member { return jsonx.Member{Name: name, Value: jsonx.Str(s)} }
+	num := func(name string, n float64) jsonx.Member { return jsonx.Member{Name: name, Value: jsonx.Num(n)} }
+	v := jsonx.ObjectOf(
+		jsonx.Member{Name: "leafId", Value: leaf},
+		str("title", c.Title), str("titleSource", c.TitleSource), str("model", c.Model),
+		str("thinkingLevel", c.ThinkingLevel), num("tokens", float64(c.Tokens)), num("malformedLines", float64(c.Malformed)),
+		jsonx.Member{Name: "messages", Value: jsonx.ArrayOf(msgs...)},
+	)
+	out := append(v.AppendIndent(nil, "  "), '\n')
+	_, err := e.rawOut.Write(out)
+	return err
+}
+
+// leafValue spells a leaf id as the file does: a number stays a number.
+// No leaf (an empty session, an id-less last line) is "".
+func leafValue(key string) jsonx.Value {
+	if key == "" {
+		return jsonx.Str("")
+	}
+	return session.IDValue(key)
 }

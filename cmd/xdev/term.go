@@ -69,6 +69,11 @@ func (e *escapeWriter) Write(p []byte) (int, error) {
 		}
 		r, size := utf8.DecodeRune(p)
 		switch {
+		case c == 0xED && len(p) >= 3 && p[1] >= 0xA0 && p[1] <= 0xBF && p[2] >= 0x80 && p[2] <= 0xBF:
+			// A lone surrogate, held as WTF-8 (see jsonx): shown as the
+			// escape the file spells it with.
+			e.buf = fmt.Appendf(e.buf, `\u%04x`, rune(c&0x0F)<<12|rune(p[1]&0x3F)<<6|rune(p[2]&0x3F))
+			size = 3
 		case r == utf8.RuneError && size == 1:
 			e.buf = fmt.Appendf(e.buf, `\x%02x`, p[0])
 		case escapedRune(r):

@@ -1,11 +1,12 @@
 package ai
 
 import (
-	"bytes"
 	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/xdev/xdev/internal/jsonx"
 )
 
 // Block types omp writes in a message's content array.
@@ -64,18 +65,29 @@ func (c Content) MarshalJSON() ([]byte, error) {
 	return json.Marshal(c.Blocks)
 }
 
-// UnmarshalJSON accepts a string or an array of blocks.
+// UnmarshalJSON accepts a string or an array of blocks; any other value
+// decodes as no content.
 func (c *Content) UnmarshalJSON(b []byte) error {
+	v, err := jsonx.Parse(b)
+	if err != nil {
+		return err
+	}
+	c.DecodeJS(v)
+	return nil
+}
+
+// DecodeJS fills c from a parsed JavaScript value.
+func (c *Content) DecodeJS(v jsonx.Value) {
 	*c = Content{}
-	if len(b) > 0 && b[0] == '"' {
-		c.IsString = true
-		return json.Unmarshal(b, &c.String, DecodeOptions)
+	switch v.Kind() {
+	case jsonx.String:
+		c.String, c.IsString = v.String(), true
+	case jsonx.Array:
+		c.Blocks = make([]Block, len(v.Items()))
+		for i, x := range v.Items() {
+			c.Blocks[i].DecodeJS(x)
+		}
 	}
-	if bytes.Equal(b, []byte("null")) {
-		return nil
-	}
-	c.Blocks = []Block{}
-	return json.Unmarshal(b, &c.Blocks, DecodeOptions)
 }
 
 // Block is one element of a content array. A decoded block keeps its bytes,
@@ -138,12 +150,20 @@ func (b Block) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes a block and remembers its bytes.
 func (b *Block) UnmarshalJSON(data []byte) error {
-	*b = Block{}
-	if err := json.Unmarshal(data, (*block)(b), DecodeOptions); err != nil {
+	v, err := jsonx.Parse(data)
+	if err != nil {
 		return err
 	}
-	b.raw = bytes.Clone(data)
+	b.DecodeJS(v)
 	return nil
+}
+
+// DecodeJS fills b from a parsed JavaScript value, remembering it as
+// JSON.stringify writes it.
+func (b *Block) DecodeJS(v jsonx.Value) {
+	*b = Block{}
+	jsonx.Decode(v, (*block)(b))
+	b.raw = v.JSON()
 }
 
 // WithoutSignature returns a copy of a thinking block whose signature is

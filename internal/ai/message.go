@@ -9,11 +9,11 @@
 package ai
 
 import (
-	"bytes"
-	"errors"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/xdev/xdev/internal/jsonx"
 )
 
 // Role says who produced a message.
@@ -130,16 +130,25 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	return json.Marshal((*message)(&m))
 }
 
-// UnmarshalJSON decodes a message and remembers its bytes.
+// UnmarshalJSON decodes a message the way omp reads one: with JSON.parse
+// and no validation. Every JSON value decodes; a typed field whose value
+// has another type (a string timestamp, a float token count) stays zero,
+// and the message remembers the value as JSON.stringify would write it,
+// which is what omp hands the model.
 func (m *Message) UnmarshalJSON(b []byte) error {
-	if err := json.Unmarshal(b, (*message)(m), DecodeOptions); err != nil {
+	v, err := jsonx.Parse(b)
+	if err != nil {
 		return err
 	}
-	if m.Role == "" {
-		return errors.New("message has no role")
-	}
-	m.raw = bytes.Clone(b)
+	m.DecodeJS(v)
 	return nil
+}
+
+// DecodeJS fills m from a parsed JavaScript value; see UnmarshalJSON.
+func (m *Message) DecodeJS(v jsonx.Value) {
+	*m = Message{}
+	jsonx.Decode(v, (*message)(m))
+	m.raw = v.JSON()
 }
 
 // DecodeOptions are the options every decode of session data uses: like

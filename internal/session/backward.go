@@ -72,7 +72,8 @@ func (s *Store) openBackward(f *os.File, size int64) (ok bool, err error) {
 				continue
 			}
 			r := record{off: l.off, size: int32(len(l.data)), line: int32(k), typ: env.typ, id: env.id,
-				parentID: env.parentID, kept: env.firstKept, assistant: env.assistant, modelRole: env.modelRole}
+				parentID: env.parentID, kept: env.firstKept, assistant: env.assistant, modelRole: env.modelRole,
+				notes: env.notes, readsBack: env.readsBack}
 			if !w.step(&r) {
 				return false, nil
 			}
@@ -93,6 +94,9 @@ func (s *Store) openBackward(f *os.File, size int64) (ok bool, err error) {
 		s.badLines = append(s.badLines, BadLine{Line: int(num(int32(b.Line))), Reason: b.Reason})
 	}
 	s.malformed = w.malformed
+	for _, b := range pre.bad {
+		s.skip(b.Line, b.Reason)
+	}
 	s.lines = s.headerLine + w.lines
 	s.stats.Seen = w.entries
 	s.stats.Engaged = len(recs) < w.entries
@@ -132,6 +136,7 @@ type walk struct {
 	prefix     []record // settings before the window, leaf side first
 	kinds      map[string]bool
 	assistant  bool
+	pastReset  bool // the prefix walk has met a reset
 	seen       *idSet
 
 	lines, entries, malformed int
@@ -152,6 +157,11 @@ func (w *walk) bad(k int, reason string) {
 func (w *walk) step(r *record) bool {
 	w.entries++
 	if !w.haveLeaf {
+		if r.id == "" {
+			// An id-less last line is omp's leaf all the same, reached by
+			// position, not by id: the forward load follows that.
+			return false
+		}
 		w.haveLeaf, w.wanted, w.startIdx = true, r.id, -1
 	}
 	onPath := w.wanted != "" && r.id == w.wanted
@@ -167,6 +177,9 @@ func (w *walk) step(r *record) bool {
 			case TypeResetBoundary:
 				w.startWindow(len(w.tail) - 1)
 			case TypeCompaction:
+				if r.readsBack {
+					return false // its context reads before the window: load in full
+				}
 				w.compIdx = len(w.tail) - 1
 				if r.kept == "" {
 					w.startWindow(w.compIdx)
@@ -226,7 +239,9 @@ func (w *walk) startWindow(i int) {
 // for each role (a later one for the same role replaces it; one for the
 // default role also stops assistant messages from naming the model), every
 // TTSR injection, the latest assistant message (it names the model when
-// no model change does). The walk meets the latest first.
+// no model change does), and every context notebook revision back to the
+// latest reset (the context shows the latest valid one). The walk meets
+// the latest first.
 func (w *walk) considerPrefix(r *record) {
 	switch {
 	case settingsKind(r) != "":
@@ -241,6 +256,12 @@ func (w *walk) considerPrefix(r *record) {
 		}
 	case r.typ == TypeTTSRInjection:
 		w.prefix = append(w.prefix, *r)
+	case r.typ == TypeResetBoundary:
+		w.pastReset = true // the notebook is read back to the latest reset only
+	case r.notes:
+		if !w.pastReset {
+			w.prefix = append(w.prefix, *r)
+		}
 	case r.assistant:
 		if !w.assistant {
 			w.assistant = true

@@ -128,3 +128,17 @@ func readNoFollow(path string) ([]byte, error) {
 	defer f.Close()
 	return io.ReadAll(f)
 }
+
+// getUnchecked returns the bytes a reference names without checking their
+// hash, as omp reads a blob when it resolves a session: a damaged blob
+// still reaches the model there, so a context built here must carry the
+// same bytes. Verify reports the damage.
+func (b *BlobStore) getUnchecked(ref string) ([]byte, error) {
+	digest, err := ParseBlobRef(ref)
+	if err != nil {
+		return nil, err
+	}
+	return readNoFollow(filepath.Join(b.dir, digest))
+}
+
+func encodeBase64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

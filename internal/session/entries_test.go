@@ -73,8 +73,9 @@ func TestParseTitleSlotSource(t *testing.T) {
 		{`{"type":"title","v":1,"title":"x","source":"subagent","updatedAt":"t","pad":""}`, true, TitleSubagent, false},
 		{`{"type":"title","v":1,"title":"x","updatedAt":"t"}`, true, TitleNone, false}, // no pad
 		{`{"type":"title","v":2,"title":"x","updatedAt":"t","pad":""}`, true, TitleNone, false},
-		{`{"type":"title","v":1,"title":"x","source":"robot","updatedAt":"t","pad":""}`, false, 0, false},
-		{`{"type":"title","v":1,"title":"x","source":null,"updatedAt":"t","pad":""}`, false, 0, false},
+		{`{"type":"title","v":1,"title":"x","source":"robot","updatedAt":"t","pad":""}`, true, TitleNone, false},
+		{`{"type":"title","v":1,"title":"x","source":null,"updatedAt":"t","pad":""}`, true, TitleNone, false},
+		{`{"type":"title","title":"x"}`, true, TitleNone, false},
 		{`{"type":"session","version":3,"id":"x"}`, false, 0, false},
 		{`{"type":"title"`, false, 0, false},
 		{``, false, 0, false},

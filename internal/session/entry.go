@@ -10,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/xdev/xdev/internal/ai"
+	"github.com/xdev/xdev/internal/jsonx"
 )
 
 // Entry is one node of a session's tree: one line of the file after the
@@ -115,15 +116,18 @@ func encodeEntry(e *Entry) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// decodeBody decodes the body of a known entry type from its line.
+// decodeBody decodes the body of a known entry type from its line, as
+// decodeEntry does; only a line that is not JSON fails.
 func decodeBody(typ string, line []byte) (Body, error) {
 	b := newBody(typ)
 	if b == nil {
 		return nil, nil
 	}
-	if err := json.Unmarshal(line, b, ai.DecodeOptions); err != nil {
+	v, err := jsonx.Parse(line)
+	if err != nil {
 		return nil, err
 	}
+	jsonx.Decode(v, b)
 	return b, nil
 }
 

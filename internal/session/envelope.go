@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/valyala/fastjson"
+
+	"github.com/xdev/xdev/internal/jsonx"
 )
 
 // envelope is what Open reads from every line: enough to place the entry
@@ -20,6 +22,13 @@ type envelope struct {
 	// modelRole: a model_change that sets a model, for this role
 	// ("default" when the entry names none); "" otherwise.
 	modelRole string
+	// notes marks a custom entry that may hold the context notebook, which
+	// the context reads however far back it is (until a reset).
+	notes bool
+	// readsBack marks a compaction whose context reads entries before its
+	// kept one: a notes-backed rollover (the latest user request before
+	// the window) or an OpenAI remote compaction (its replay point).
+	readsBack bool
 }
 
 var errNotObject = errors.New("line is not a JSON object")
@@ -52,15 +61,13 @@ func intern(b []byte) string {
 // notEntry says why a line whose envelope scan gave env and err is not an
 // entry, or "" when it is one: the one rule every reader (the backward and
 // forward loads, a store catching up with another writer) skips lines by.
-// needID is false for v1 files, whose entries have no ids.
+// As in omp, which keeps whatever JSON.parse returns, every JSON object is
+// an entry: one without a type is an entry of no known type, one without an
+// id can still be the leaf. needID is kept for the v1 reader, whose entries
+// never have ids.
 func notEntry(env *envelope, err error, needID bool) string {
-	switch {
-	case err != nil:
+	if err != nil {
 		return err.Error()
-	case env.typ == "":
-		return "entry has no type"
-	case needID && env.id == "":
-		return "entry has no id"
 	}
 	return ""
 }
@@ -71,44 +78,161 @@ func tooLongReason(max int) string { return fmt.Sprintf("line longer than %d byt
 // scan parses line and returns its envelope. A line that is not a JSON
 // object (a torn write, null, a number) is an error: the caller skips and
 // counts it.
+//
+// The fast path is fastjson; it reads members as JSON.parse does (the last
+// of duplicate names wins) by visiting them all. A line fastjson refuses
+// (deeper than its nesting limit) or whose envelope holds anything but
+// plain ASCII strings is read again by jsonx, whose reading is
+// JavaScript's.
 func (s *scanner) scan(line []byte) (envelope, error) {
 	v, err := s.p.ParseBytes(line)
 	if err != nil {
-		return envelope{}, err
+		return scanJS(line, err)
 	}
 	if v.Type() != fastjson.TypeObject {
 		return envelope{}, errNotObject
 	}
+	var typ, id, parent, msg, model, role, kept, keptIndex, customType, details, preserve *fastjson.Value
+	v.GetObject().Visit(func(k []byte, x *fastjson.Value) {
+		switch string(k) {
+		case "type":
+			typ = x
+		case "id":
+			id = x
+		case "parentId":
+			parent = x
+		case "message":
+			msg = x
+		case "model":
+			model = x
+		case "role":
+			role = x
+		case "firstKeptEntryId":
+			kept = x
+		case "firstKeptEntryIndex":
+			keptIndex = x
+		case "customType":
+			customType = x
+		case "details":
+			details = x
+		case "preserveData":
+			preserve = x
+		}
+	})
 	env := envelope{keptIndex: -1}
-	if t := v.Get("type"); t != nil && t.Type() == fastjson.TypeString {
-		env.typ = intern(t.GetStringBytes())
+	var ok bool
+	if env.typ, ok = plainString(typ); !ok {
+		return scanJS(line, nil)
 	}
-	if id := v.Get("id"); id != nil && id.Type() == fastjson.TypeString {
-		env.id = string(id.GetStringBytes())
+	env.typ = intern([]byte(env.typ))
+	if env.id, ok = plainString(id); !ok {
+		return scanJS(line, nil)
 	}
-	if p := v.Get("parentId"); p != nil && p.Type() == fastjson.TypeString {
-		env.parentID = string(p.GetStringBytes())
+	if env.parentID, ok = plainString(parent); !ok {
+		return scanJS(line, nil)
 	}
-	if env.typ == TypeMessage {
-		if r := v.Get("message", "role"); r != nil && r.Type() == fastjson.TypeString {
-			env.assistant = string(r.GetStringBytes()) == "assistant"
+	switch env.typ {
+	case TypeMessage:
+		if msg != nil && msg.Type() == fastjson.TypeObject {
+			var r *fastjson.Value
+			msg.GetObject().Visit(func(k []byte, x *fastjson.Value) {
+				if string(k) == "role" {
+					r = x
+				}
+			})
+			env.assistant = r != nil && r.Type() == fastjson.TypeString && string(r.GetStringBytes()) == "assistant"
 		}
-	}
-	if env.typ == TypeModelChange && len(v.GetStringBytes("model")) > 0 {
-		env.modelRole = "default"
-		if r := v.GetStringBytes("role"); len(r) > 0 {
-			env.modelRole = string(r)
+	case TypeModelChange:
+		if model != nil && model.Type() != fastjson.TypeString {
+			return scanJS(line, nil) // a truthy model of another type
 		}
-	}
-	if env.typ == TypeCompaction {
-		if k := v.Get("firstKeptEntryId"); k != nil && k.Type() == fastjson.TypeString {
-			env.firstKept = string(k.GetStringBytes())
+		if model != nil && len(model.GetStringBytes()) > 0 {
+			env.modelRole = "default"
+			if role != nil && role.Type() != fastjson.TypeNull {
+				if role.Type() != fastjson.TypeString {
+					return scanJS(line, nil)
+				}
+				env.modelRole = string(role.GetStringBytes())
+			}
 		}
-		if k := v.Get("firstKeptEntryIndex"); k != nil && k.Type() == fastjson.TypeNumber {
-			if n, err := k.Int(); err == nil && n >= 0 {
+	case TypeCompaction:
+		if env.firstKept, ok = plainString(kept); !ok {
+			return scanJS(line, nil)
+		}
+		if keptIndex != nil && keptIndex.Type() == fastjson.TypeNumber {
+			if n, err := keptIndex.Int(); err == nil && n >= 0 {
 				env.keptIndex = n
 			}
 		}
+		env.readsBack = details != nil && string(details.GetStringBytes("kind")) == rolloverKind ||
+			preserve != nil && preserve.Get("openaiRemoteCompaction") != nil
+	case TypeCustom:
+		env.notes = customType != nil && string(customType.GetStringBytes()) == customContextNotes
+	}
+	return env, nil
+}
+
+// rolloverKind is the details.kind of omp's notes-backed compaction.
+const rolloverKind = "experimental-context-rollover"
+
+// plainString returns the string x holds when that is plain printable
+// ASCII (or x is absent or null: ""), and ok=false when x needs JavaScript's
+// reading: another type, or text whose escapes fastjson may decode
+// differently.
+func plainString(x *fastjson.Value) (string, bool) {
+	if x == nil || x.Type() == fastjson.TypeNull {
+		return "", true
+	}
+	if x.Type() != fastjson.TypeString {
+		return "", false
+	}
+	b := x.GetStringBytes()
+	for _, c := range b {
+		if c < 0x20 || c >= 0x7f {
+			return "", false
+		}
+	}
+	return string(b), true
+}
+
+// scanJS reads the envelope of line with jsonx. fastErr is fastjson's
+// error, if it refused the line: when JSON.parse refuses it too, that
+// error is the one reported.
+func scanJS(line []byte, fastErr error) (envelope, error) {
+	v, err := jsonx.Parse(line)
+	if err != nil {
+		if fastErr != nil {
+			return envelope{}, fastErr
+		}
+		return envelope{}, err
+	}
+	if v.Kind() != jsonx.Object {
+		return envelope{}, errNotObject
+	}
+	env := envelope{keptIndex: -1}
+	if t, ok := v.Get("type").Text(); ok {
+		env.typ = intern([]byte(t))
+	}
+	env.id = IDKey(v.Get("id"))
+	env.parentID = parentKey(v.Get("parentId"))
+	switch env.typ {
+	case TypeMessage:
+		env.assistant = v.Get("message").Get("role").Is("assistant")
+	case TypeModelChange:
+		if model := v.Get("model"); model.Truthy() {
+			env.modelRole = "default"
+			if r := v.Get("role"); !r.Nullish() {
+				env.modelRole = r.ToString() // the role names an object key
+			}
+		}
+	case TypeCompaction:
+		env.firstKept = IDKey(v.Get("firstKeptEntryId"))
+		if n, ok := v.Get("firstKeptEntryIndex").Float(); ok && n >= 0 && n == float64(int(n)) {
+			env.keptIndex = int(n)
+		}
+		env.readsBack = v.Get("details").Get("kind").Is(rolloverKind) || v.Get("preserveData").Has("openaiRemoteCompaction")
+	case TypeCustom:
+		env.notes = v.Get("customType").Is(customContextNotes)
 	}
 	return env, nil
 }

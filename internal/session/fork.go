@@ -270,6 +270,7 @@ type preamble struct {
 	header     Header
 	headerLine int
 	entriesOff int64
+	bad        []BadLine // lines before the header that are not JSON
 }
 
 func (p preamble) title() (string, TitleSource) {
@@ -287,7 +288,7 @@ func readPreamble(f io.Reader, path string, maxLine int) (preamble, error) {
 	for {
 		l, err := lr.next()
 		if err == io.EOF {
-			return p, fmt.Errorf("%s: %w", path, ErrNoHeader)
+			return p, noHeaderError(path, p.bad)
 		}
 		if err != nil {
 			return p, fmt.Errorf("%s: line %d: %w", path, lr.lineNum+1, err)
@@ -295,18 +296,18 @@ func readPreamble(f io.Reader, path string, maxLine int) (preamble, error) {
 		if l.tooLong {
 			return p, fmt.Errorf("%s: line %d: %w: line longer than %d bytes", path, l.num, ErrNoHeader, lr.max)
 		}
-		if blank(l.data) {
-			continue
-		}
-		if l.num == 1 {
-			if slot, ok := ParseTitleSlotSource(l.data); ok {
-				p.slot, p.hasSlot = slot, true
-				continue
-			}
-		}
-		h, err := parseHeader(l.data)
-		if err != nil {
+		kind, slot, h, reason, err := readPreambleLine(l.num, l.data)
+		switch {
+		case err != nil:
 			return p, fmt.Errorf("%s: line %d: %w (%v)", path, l.num, ErrNoHeader, err)
+		case kind == preSlot:
+			p.slot, p.hasSlot = slot, true
+			continue
+		case kind == preMalformed:
+			p.bad = append(p.bad, BadLine{Line: l.num, Reason: reason})
+			continue
+		case kind == preBlank:
+			continue
 		}
 		p.header, p.headerLine, p.entriesOff = h, l.num, l.off+l.size
 		return p, nil

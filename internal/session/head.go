@@ -66,18 +66,15 @@ func parseHead(buf []byte, truncated bool, path string) (head, error) {
 				return h, nil
 			}
 		}
-		if blank(line) {
-			continue
-		}
-		if num == 1 {
-			if slot, ok := ParseTitleSlotSource(line); ok {
-				h.slot, h.hasSlot = slot, true
-				continue
-			}
-		}
-		hd, err := parseHeader(line)
-		if err != nil {
+		kind, slot, hd, _, err := readPreambleLine(num, line)
+		switch {
+		case err != nil:
 			return head{}, fmt.Errorf("%s: line %d: %w (%v)", path, num, ErrNoHeader, err)
+		case kind == preSlot:
+			h.slot, h.hasSlot = slot, true
+			continue
+		case kind != preHeader:
+			continue
 		}
 		h.header = hd
 		h.firstMessage, h.shortSummary = scanHeadEntries(rest)

@@ -1,12 +1,15 @@
 package session
 
 import (
+	"encoding/base64"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 
 	"github.com/xdev/xdev/internal/ai"
+	"github.com/xdev/xdev/internal/jsonx"
 )
 
 // blobStore returns the blob store for this session: the one in the
@@ -94,33 +97,137 @@ func withImageData(b ai.Block, data string) (ai.Block, error) {
 	return nb, err
 }
 
-// externalizeImages moves image data of ImageBlobThreshold or more base64
-// characters into the blob store, leaving its reference in the block, as
-// omp does on every write. Only image blocks are touched: a reference in a
-// text field would reach the model verbatim.
+// externalizeImages moves the large images of a message into the blob
+// store, as omp does on every write; see externalizeValue.
 func (s *Store) externalizeImages(m ai.Message) (ai.Message, error) {
 	blobs := s.blobStore()
-	if blobs == nil || m.Content.IsString {
-		return m, nil
+	raw, err := m.MarshalJSON()
+	if blobs == nil || err != nil {
+		return m, err
 	}
-	var blocks []ai.Block
-	for i, b := range m.Content.Blocks {
-		if b.Type != ai.BlockImage || len(b.Data) < ImageBlobThreshold || IsBlobRef(b.Data) {
-			continue
+	v, err := jsonx.Parse(raw)
+	if err != nil {
+		return m, err
+	}
+	nv, changed, err := externalizeValue(v, "", blobs)
+	if err != nil || !changed {
+		return m, err
+	}
+	var out ai.Message
+	out.DecodeJS(nv)
+	return out, nil
+}
+
+// externalizeValue is the image part of omp's truncateForPersistence
+// (session-persistence.ts): image data of ImageBlobThreshold base64
+// characters or more, where omp resolves images on load (see
+// isExternalizableImage), moves to the blob store and leaves its
+// reference; so does the result of an image_generation_call, and an
+// "image_url" data URL of an image (stored as its text). Signed and
+// encrypted blocks are left whole, as omp leaves them.
+func externalizeValue(v jsonx.Value, key string, blobs *BlobStore) (jsonx.Value, bool, error) {
+	if v.Kind() == jsonx.Object {
+		if res, ok := v.Get("result").Text(); ok && v.Get("type").Is("image_generation_call") && !IsBlobRef(res) && utf16Len(res) >= ImageBlobThreshold {
+			ref, err := blobs.Put(decodeBase64Lenient(res))
+			return v.With("result", jsonx.Str(ref)), err == nil, err
 		}
-		ref, err := blobs.PutImage(b.Data)
-		if err != nil {
-			return m, err
+		if data, ok := v.Get("data").Text(); ok && isExternalizableImage(v, key) && !IsBlobRef(data) && utf16Len(data) >= ImageBlobThreshold {
+			ref, err := blobs.Put(decodeBase64Lenient(data))
+			return v.With("data", jsonx.Str(ref)), err == nil, err
 		}
-		if blocks == nil {
-			blocks = append([]ai.Block(nil), m.Content.Blocks...)
-		}
-		if blocks[i], err = withImageData(b, ref); err != nil {
-			return m, err
+		if isAtomicBlock(v, key) {
+			return v, false, nil
 		}
 	}
-	if blocks == nil {
-		return m, nil
+	switch v.Kind() {
+	case jsonx.String:
+		if s := v.String(); key == "image_url" && strings.HasPrefix(s, "data:image/") && strings.Contains(s, ";base64,") {
+			ref, err := blobs.Put([]byte(s))
+			return jsonx.Str(ref), err == nil, err
+		}
+	case jsonx.Array:
+		items := make([]jsonx.Value, len(v.Items()))
+		changed := false
+		for i, x := range v.Items() {
+			nx, c, err := externalizeValue(x, key, blobs)
+			if err != nil {
+				return v, false, err
+			}
+			items[i], changed = nx, changed || c
+		}
+		if changed {
+			return jsonx.ArrayOf(items...), true, nil
+		}
+	case jsonx.Object:
+		members := make([]jsonx.Member, len(v.Members()))
+		changed := false
+		for i, m := range v.Members() {
+			nx, c, err := externalizeValue(m.Value, m.Name, blobs)
+			if err != nil {
+				return v, false, err
+			}
+			members[i], changed = jsonx.Member{Name: m.Name, Value: nx}, changed || c
+		}
+		if changed {
+			return jsonx.ObjectOf(members...), true, nil
+		}
 	}
-	return m.WithContent(ai.BlockContent(blocks...))
+	return v, false, nil
+}
+
+// isAtomicBlock reports the blocks omp persists byte for byte: signed
+// thinking, text and tool calls, redacted thinking, encrypted reasoning,
+// Anthropic server compaction state and server tool history.
+func isAtomicBlock(v jsonx.Value, key string) bool {
+	nonEmpty := func(name string) bool { s, ok := v.Get(name).Text(); return ok && s != "" }
+	t := v.Get("type")
+	switch {
+	case t.Is("thinking") && nonEmpty("thinkingSignature"),
+		t.Is("text") && nonEmpty("textSignature"),
+		t.Is("toolCall") && nonEmpty("thoughtSignature"),
+		t.Is("redactedThinking") && nonEmpty("data"),
+		t.Is("reasoning") && nonEmpty("encrypted_content"),
+		t.Is("anthropicCompaction"),
+		t.Is("anthropicServerTool") && v.Get("block").Get("type").Kind() == jsonx.String:
+		return true
+	}
+	_, content := v.Get("content").Text()
+	return key == "anthropicCompaction" && content
+}
+
+// utf16Len is JavaScript's string length.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r >= 0x10000 {
+			n++
+		}
+	}
+	return n
+}
+
+// decodeBase64Lenient decodes base64 as Node's Buffer.from(s, "base64")
+// does: characters outside the alphabet are skipped, padding is optional,
+// and the URL-safe alphabet is accepted too.
+func decodeBase64Lenient(s string) []byte {
+	var clean []byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '+', c == '/':
+			clean = append(clean, c)
+		case c == '-':
+			clean = append(clean, '+')
+		case c == '_':
+			clean = append(clean, '/')
+		case c == '=':
+			i = len(s) // padding ends the data
+		}
+	}
+	if len(clean)%4 == 1 {
+		clean = clean[:len(clean)-1]
+	}
+	out, _ := base64.RawStdEncoding.DecodeString(string(clean))
+	return out
 }

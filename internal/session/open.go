@@ -74,6 +74,8 @@ type record struct {
 	// the latest one names the model.
 	assistant bool
 	modelRole string // see envelope.modelRole
+	notes     bool   // see envelope.notes
+	readsBack bool   // see envelope.readsBack
 }
 
 // Open reads the session file at path. It never writes to the file.
@@ -159,15 +161,18 @@ func (s *Store) scanFile(f io.Reader) ([]record, error) {
 			if l.tooLong {
 				return nil, fmt.Errorf("%s: line %d: %w: line longer than %d bytes", s.path, l.num, ErrNoHeader, lr.max)
 			}
-			if !s.hasSlot && l.num == 1 {
-				if slot, ok := ParseTitleSlotSource(l.data); ok {
-					s.slot, s.hasSlot = slot, true
-					continue
-				}
-			}
-			h, err := parseHeader(l.data)
-			if err != nil {
+			kind, slot, h, reason, err := readPreambleLine(l.num, l.data)
+			switch {
+			case err != nil:
 				return nil, fmt.Errorf("%s: line %d: %w (%v)", s.path, l.num, ErrNoHeader, err)
+			case kind == preSlot:
+				s.slot, s.hasSlot = slot, true
+				continue
+			case kind == preMalformed:
+				s.skip(l.num, reason)
+				continue
+			case kind == preBlank:
+				continue
 			}
 			s.header, s.headerLine, headerSeen = h, l.num, true
 			s.version = h.FormatVersion()
@@ -208,11 +213,11 @@ func (s *Store) scanFile(f io.Reader) ([]record, error) {
 		recs = append(recs, record{
 			off: l.off, size: int32(len(l.data)), line: int32(l.num),
 			typ: env.typ, id: env.id, parentID: env.parentID, kept: env.firstKept,
-			assistant: env.assistant,
+			assistant: env.assistant, modelRole: env.modelRole, notes: env.notes, readsBack: env.readsBack,
 		})
 	}
 	if !headerSeen {
-		return nil, fmt.Errorf("%s: %w", s.path, ErrNoHeader)
+		return nil, noHeaderError(s.path, s.badLines)
 	}
 	s.lines = lr.lineNum
 	s.stats.Seen = len(recs)
@@ -281,6 +286,9 @@ func (s *Store) chooseWindow(recs []record) []int {
 			break
 		}
 		if r.typ == TypeCompaction {
+			if r.readsBack {
+				return allRecords(len(recs))
+			}
 			start = p
 			for q := 0; q < p; q++ {
 				if recs[path[q]].id == r.kept {
@@ -299,9 +307,14 @@ func (s *Store) chooseWindow(recs []record) []int {
 	var prefix []int32
 	lastOf := map[string]int32{}
 	lastAssistant := int32(-1)
+	var notes []int32 // notebook revisions since the latest reset
 	for _, i := range path[:start] {
 		r := &recs[i]
 		switch {
+		case r.typ == TypeResetBoundary:
+			notes = notes[:0]
+		case r.notes:
+			notes = append(notes, i)
 		case settingsKind(r) != "":
 			lastOf[r.typ] = i
 		case r.typ == TypeModelChange:
@@ -317,6 +330,7 @@ func (s *Store) chooseWindow(recs []record) []int {
 	for _, i := range lastOf {
 		prefix = append(prefix, i)
 	}
+	prefix = append(prefix, notes...)
 	if lastAssistant >= 0 {
 		prefix = append(prefix, lastAssistant)
 	}

@@ -133,9 +133,13 @@ func TestBadInput(t *testing.T) {
 		{"version 99 loads as is", strings.Replace(testHeader, `"version":3`, `"version":99`, 1) + testUser("00000001", "", "ok"), "", 1, 0, false},
 		{"empty file", "", "no session header", 0, 0, false},
 		{"slot only", string(mustSlot(t)), "no session header", 0, 0, false},
-		{"garbage first line", "hello\n" + testHeader, "line 1: no session header", 0, 0, false},
+		// omp's JSONL reader skips what is not JSON before the header too.
+		{"garbage first line", "hello\n" + testHeader, "", 0, 1, false},
+		{"garbage only", "hello\n", "line 1: no session header (not valid JSON", 0, 0, false},
 		{"entry first", testUser("00000001", "", "x") + testHeader, "line 1: no session header", 0, 0, false},
-		{"rejected slot source", `{"type":"title","v":1,"title":"x","source":null,"updatedAt":"t","pad":""}` + "\n" + testHeader, "line 1: no session header", 0, 0, false},
+		// A slot omp refuses is still a slot: the session loads without its
+		// title source (verify reports it).
+		{"rejected slot source", `{"type":"title","v":1,"title":"x","source":null,"updatedAt":"t","pad":""}` + "\n" + testHeader, "", 0, 0, false},
 		{"header without id", `{"type":"session","version":3}` + "\n", "line 1: no session header", 0, 0, false},
 	}
 	for i, tt := range tests {

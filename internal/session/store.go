@@ -1,13 +1,13 @@
 package session
 
 import (
-	"fmt"
 	"sync"
 	"time"
 
 	"github.com/valyala/fastjson"
 
 	"github.com/xdev/xdev/internal/ai"
+	"github.com/xdev/xdev/internal/jsonx"
 )
 
 // Store is an open session: its header, title and the entries in memory.
@@ -157,17 +157,19 @@ func (s *Store) decodeEntry(p *fastjson.Parser, e *Entry, kept string) error {
 	return decodeEntry(p, e, kept, s.version)
 }
 
-// decodeEntry fills in the timestamp and body of e from its raw line. p is
-// reused across entries so a load allocates one parser, not one per line.
-// kept is the resolved firstKeptEntryId of a compaction (v1 files name the
-// kept entry by index); version is the file's format version.
-func decodeEntry(p *fastjson.Parser, e *Entry, kept string, version int) error {
-	if v, err := p.ParseBytes(e.raw); err == nil {
-		e.Timestamp = string(v.GetStringBytes("timestamp"))
-	}
-	body, err := decodeBody(e.Type, e.raw)
+// decodeEntry fills in the timestamp and body of e from its raw line, read
+// as omp reads it: JSON.parse, then whatever fields have the expected
+// types (see jsonx.Decode). Only a line that is not JSON fails. p is
+// unused; it is kept for callers that share a parser across lines.
+func decodeEntry(_ *fastjson.Parser, e *Entry, kept string, version int) error {
+	v, err := jsonx.Parse(e.raw)
 	if err != nil {
-		return fmt.Errorf("%s entry: %w", e.Type, err)
+		return err
+	}
+	e.Timestamp, _ = v.Get("timestamp").Text()
+	body := newBody(e.Type)
+	if body != nil {
+		jsonx.Decode(v, body)
 	}
 	e.Body = body
 	switch b := body.(type) {
@@ -178,15 +180,7 @@ func decodeEntry(p *fastjson.Parser, e *Entry, kept string, version int) error {
 	case *Message:
 		if version < 3 && b.Message.Role == ai.RoleHookMessage {
 			// v2 → v3 renames hookMessage to custom.
-			raw, err := ai.ReplaceMember(b.Message.Raw(), "role", []byte(`"custom"`))
-			if err != nil {
-				return err
-			}
-			var m ai.Message
-			if err := m.UnmarshalJSON(raw); err != nil {
-				return err
-			}
-			b.Message = m
+			b.Message.DecodeJS(v.Get("message").With("role", jsonx.Str(string(ai.RoleCustom))))
 		}
 	}
 	return nil
@@ -202,7 +196,7 @@ func (s *Store) pathTo(id string) []*Entry {
 	for e != nil && !seen[e.ID] {
 		seen[e.ID] = true
 		path = append(path, e)
-		if e.ID == s.windowRoot {
+		if s.windowRoot != "" && e.ID == s.windowRoot {
 			for i := len(s.prefix) - 1; i >= 0; i-- {
 				path = append(path, s.prefix[i])
 			}

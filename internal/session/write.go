@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/xdev/xdev/internal/ai"
+	"github.com/xdev/xdev/internal/jsonx"
 )
 
 // NewOptions describe a new session.
@@ -364,6 +365,22 @@ func (s *Store) AppendJSONLines(objs [][]byte) ([]*Entry, error) {
 		}
 		es[i], items[i] = e, it
 	}
+	if blobs := s.blobStore(); blobs != nil {
+		// Large images go to the blob store before the line that names them
+		// is written, as omp writes them.
+		for i := range items {
+			v, changed, err := externalizeValue(items[i].val, "", blobs)
+			if err != nil {
+				return nil, &AppendError{Index: i, Err: err}
+			}
+			if changed {
+				items[i].val, items[i].v = v, v.JSON()
+				if es[i].Body, err = decodeBody(es[i].Type, items[i].v); err != nil {
+					return nil, &AppendError{Index: i, Err: err}
+				}
+			}
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	err := s.commit(es, func() error {
@@ -419,54 +436,59 @@ func (s *Store) AppendJSONLines(objs [][]byte) ([]*Entry, error) {
 // appendObject is what parseAppendObject found in an object.
 type appendObject struct {
 	v                       jsontext.Value
+	val                     jsonx.Value // v as JSON.parse reads it
 	hasID, hasParent, hasTS bool
 }
 
 // parseAppendObject checks one object given to AppendJSONLines on its
-// own: JSON, a type that may be appended, the envelope's types, a body
-// that decodes.
+// own: JSON as JSON.parse reads it (lone surrogate escapes included), a
+// type that may be appended, the envelope's types, a message with a role.
 func parseAppendObject(obj []byte) (*Entry, appendObject, error) {
-	v := jsontext.Value(bytes.Clone(bytes.TrimSpace(obj)))
-	if err := v.Compact(); err != nil || v.Kind() != '{' {
+	line := bytes.Clone(bytes.TrimSpace(obj))
+	val, err := jsonx.Parse(line)
+	if err != nil || val.Kind() != jsonx.Object {
 		return nil, appendObject{}, errors.New("entry is not a JSON object")
 	}
-	var env struct {
-		Type      string          `json:"type"`
-		ID        *string         `json:"id"`
-		ParentID  *jsontext.Value `json:"parentId"`
-		Timestamp *string         `json:"timestamp"`
+	typ, _ := val.Get("type").Text()
+	if typ == "" || typ == "session" || typ == "title" {
+		return nil, appendObject{}, fmt.Errorf("entry type %q cannot be appended", typ)
 	}
-	if err := json.Unmarshal(v, &env); err != nil {
-		return nil, appendObject{}, fmt.Errorf("entry envelope: %w", err)
-	}
-	if env.Type == "" || env.Type == "session" || env.Type == "title" {
-		return nil, appendObject{}, fmt.Errorf("entry type %q cannot be appended", env.Type)
-	}
-	e := &Entry{Type: env.Type}
-	o := appendObject{v: v, hasID: env.ID != nil, hasParent: env.ParentID != nil, hasTS: env.Timestamp != nil}
+	e := &Entry{Type: typ}
+	id, parent, ts := val.Get("id"), val.Get("parentId"), val.Get("timestamp")
+	o := appendObject{v: line, val: val, hasID: id.Defined(), hasParent: parent.Defined(), hasTS: ts.Defined()}
 	if o.hasID {
-		if e.ID = *env.ID; e.ID == "" {
+		var ok bool
+		if e.ID, ok = id.Text(); !ok {
+			return nil, o, errors.New("entry id must be a string")
+		}
+		if e.ID == "" {
 			return nil, o, errors.New("entry id is empty")
 		}
 	}
-	if o.hasParent {
-		switch env.ParentID.Kind() {
-		case '"':
-			_ = json.Unmarshal(*env.ParentID, &e.ParentID)
-		case 'n':
-		default:
-			return nil, o, errors.New("parentId must be a string or null")
-		}
+	switch parent.Kind() {
+	case jsonx.String:
+		e.ParentID = parent.String()
+	case jsonx.Null, jsonx.Undefined:
+	default:
+		return nil, o, errors.New("parentId must be a string or null")
 	}
 	if o.hasTS {
-		e.Timestamp = *env.Timestamp
+		var ok bool
+		if e.Timestamp, ok = ts.Text(); !ok {
+			return nil, o, errors.New("timestamp must be a string")
+		}
 		if _, err := ParseTime(e.Timestamp); err != nil {
 			return nil, o, fmt.Errorf("timestamp %q: %w", e.Timestamp, err)
 		}
 	} else {
 		e.Timestamp = Now()
 	}
-	body, err := decodeBody(e.Type, v)
+	if typ == TypeMessage {
+		if role, _ := val.Get("message").Get("role").Text(); role == "" {
+			return nil, o, errors.New("message entry needs a message with a role")
+		}
+	}
+	body, err := decodeBody(e.Type, line)
 	if err != nil {
 		return nil, o, fmt.Errorf("%s entry: %w", e.Type, err)
 	}

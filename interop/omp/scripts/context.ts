@@ -1,16 +1,32 @@
 // Prints omp's own view of session files, as JSON, one object per file:
 // {file, leafId, title, titleSource, model, thinkingLevel, messages, error?}.
 // Usage: bun scripts/context.ts FILE...
+//        bun scripts/context.ts --dir DIR   (every *.jsonl in DIR, sorted)
 // The file is opened with omp's SessionManager.open exactly as `omp --resume`
-// does, and the context is omp's buildSessionContext.
+// does, and the context is omp's buildSessionContext. Values are printed as
+// omp holds them (a numeric leaf id stays a number), so a differential test
+// can compare them exactly.
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { SessionManager } from "@oh-my-pi/pi-coding-agent/session/session-manager";
 
-const out: unknown[] = [];
-for (const file of process.argv.slice(2)) {
+let files = process.argv.slice(2);
+if (files[0] === "--dir") {
+	const dir = files[1];
+	files = fs
+		.readdirSync(dir)
+		.filter(f => f.endsWith(".jsonl"))
+		.sort()
+		.map(f => path.join(dir, f));
+}
+
+const out: string[] = [];
+for (const file of files) {
+	let view: unknown;
 	try {
 		const sm = await SessionManager.open(file);
 		const ctx = sm.buildSessionContext();
-		out.push({
+		view = {
 			file,
 			leafId: sm.getLeafId(),
 			title: sm.getSessionName() ?? "",
@@ -18,9 +34,10 @@ for (const file of process.argv.slice(2)) {
 			model: ctx.models?.default ?? "",
 			thinkingLevel: ctx.thinkingLevel,
 			messages: ctx.messages,
-		});
+		};
 	} catch (err) {
-		out.push({ file, error: String((err as Error)?.message ?? err) });
+		view = { file, error: String((err as Error)?.message ?? err) };
 	}
+	out.push(JSON.stringify(view));
 }
-process.stdout.write(JSON.stringify(out));
+process.stdout.write(`[${out.join(",")}]`);

@@ -1,0 +1,409 @@
+package jsonx
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"unicode/utf8"
+)
+
+// MaxDepth bounds the nesting Parse accepts. JavaScriptCore's JSON.parse
+// reads far deeper structures than any real line holds; this bound only
+// keeps a hostile line from growing the goroutine stack without limit.
+const MaxDepth = 100_000
+
+// SyntaxError says where and why a text is not JSON.
+type SyntaxError struct {
+	Offset int // byte offset of the problem
+	msg    string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("%s at byte %d", e.msg, e.Offset) }
+
+var errDepth = errors.New("too deeply nested")
+
+// Parse reads one JSON text as JavaScript's JSON.parse does: surrounding
+// whitespace is allowed, the last of duplicate names wins (keeping the
+// first one's position), integer-like names come first in ascending order,
+// numbers become float64 (1e400 is Infinity), escapes may denote lone
+// surrogates, and invalid UTF-8 inside strings becomes U+FFFD per maximal
+// invalid subpart, as the file's TextDecoder would have made it.
+func Parse(data []byte) (Value, error) {
+	p := parser{data: data}
+	p.skipSpace()
+	v, err := p.value(0)
+	if err != nil {
+		return Value{}, err
+	}
+	p.skipSpace()
+	if p.i < len(p.data) {
+		return Value{}, p.errorf("unexpected data after the value")
+	}
+	return v, nil
+}
+
+// Valid reports whether data is one JSON text JSON.parse accepts.
+func Valid(data []byte) bool {
+	_, err := Parse(data)
+	return err == nil
+}
+
+type parser struct {
+	data []byte
+	i    int
+	buf  []byte // scratch for strings with escapes
+}
+
+func (p *parser) errorf(format string, args ...any) error {
+	return &SyntaxError{Offset: p.i, msg: fmt.Sprintf(format, args...)}
+}
+
+func (p *parser) skipSpace() {
+	for p.i < len(p.data) {
+		switch p.data[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) value(depth int) (Value, error) {
+	if depth > MaxDepth {
+		return Value{}, &SyntaxError{Offset: p.i, msg: errDepth.Error()}
+	}
+	if p.i >= len(p.data) {
+		return Value{}, p.errorf("unexpected end of JSON input")
+	}
+	switch c := p.data[p.i]; {
+	case c == '{':
+		return p.object(depth)
+	case c == '[':
+		return p.array(depth)
+	case c == '"':
+		s, err := p.str()
+		return Value{kind: String, s: s}, err
+	case c == '-' || c >= '0' && c <= '9':
+		return p.number()
+	case p.literal("true"):
+		return Value{kind: Bool, b: true}, nil
+	case p.literal("false"):
+		return Value{kind: Bool}, nil
+	case p.literal("null"):
+		return Value{kind: Null}, nil
+	}
+	return Value{}, p.errorf("unexpected character %q", p.data[p.i])
+}
+
+func (p *parser) literal(word string) bool {
+	if len(p.data)-p.i >= len(word) && string(p.data[p.i:p.i+len(word)]) == word {
+		p.i += len(word)
+		return true
+	}
+	return false
+}
+
+func (p *parser) array(depth int) (Value, error) {
+	p.i++ // [
+	items := []Value{}
+	p.skipSpace()
+	if p.i < len(p.data) && p.data[p.i] == ']' {
+		p.i++
+		return Value{kind: Array, items: items}, nil
+	}
+	for {
+		p.skipSpace()
+		v, err := p.value(depth + 1)
+		if err != nil {
+			return Value{}, err
+		}
+		items = append(items, v)
+		p.skipSpace()
+		if p.i >= len(p.data) {
+			return Value{}, p.errorf("unexpected end of JSON input")
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			return Value{kind: Array, items: items}, nil
+		default:
+			return Value{}, p.errorf("expected , or ] in array")
+		}
+	}
+}
+
+func (p *parser) object(depth int) (Value, error) {
+	p.i++ // {
+	var members []Member
+	var index map[string]int // built once an object grows past a few members
+	p.skipSpace()
+	if p.i < len(p.data) && p.data[p.i] == '}' {
+		p.i++
+		return Value{kind: Object, members: []Member{}}, nil
+	}
+	for {
+		p.skipSpace()
+		if p.i >= len(p.data) || p.data[p.i] != '"' {
+			return Value{}, p.errorf("expected a property name")
+		}
+		name, err := p.str()
+		if err != nil {
+			return Value{}, err
+		}
+		p.skipSpace()
+		if p.i >= len(p.data) || p.data[p.i] != ':' {
+			return Value{}, p.errorf("expected : after a property name")
+		}
+		p.i++
+		p.skipSpace()
+		v, err := p.value(depth + 1)
+		if err != nil {
+			return Value{}, err
+		}
+		at := -1
+		if index != nil {
+			if j, ok := index[name]; ok {
+				at = j
+			}
+		} else {
+			for j := range members {
+				if members[j].Name == name {
+					at = j
+					break
+				}
+			}
+		}
+		if at >= 0 {
+			members[at].Value = v // JSON.parse: the last one wins, in the first one's place
+		} else {
+			members = append(members, Member{name, v})
+			if index != nil {
+				index[name] = len(members) - 1
+			} else if len(members) > 16 {
+				index = make(map[string]int, 2*len(members))
+				for j, m := range members {
+					index[m.Name] = j
+				}
+			}
+		}
+		p.skipSpace()
+		if p.i >= len(p.data) {
+			return Value{}, p.errorf("unexpected end of JSON input")
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+		case '}':
+			p.i++
+			return Value{kind: Object, members: orderMembers(members)}, nil
+		default:
+			return Value{}, p.errorf("expected , or } in object")
+		}
+	}
+}
+
+// orderMembers puts integer-like names (array indices) first, ascending,
+// as every JavaScript object orders its own properties.
+func orderMembers(members []Member) []Member {
+	n := 0
+	for _, m := range members {
+		if _, ok := arrayIndex(m.Name); ok {
+			n++
+		}
+	}
+	if n == 0 {
+		return members
+	}
+	out := make([]Member, 0, len(members))
+	for _, m := range members {
+		if _, ok := arrayIndex(m.Name); ok {
+			out = append(out, m)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, _ := arrayIndex(out[i].Name)
+		b, _ := arrayIndex(out[j].Name)
+		return a < b
+	})
+	for _, m := range members {
+		if _, ok := arrayIndex(m.Name); !ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// arrayIndex reports whether name is the canonical decimal form of an
+// integer below 2³²−1, the names JavaScript treats as array indices.
+func arrayIndex(name string) (uint64, bool) {
+	if name == "" || len(name) > 10 || (len(name) > 1 && name[0] == '0') {
+		return 0, false
+	}
+	var n uint64
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n, n < math.MaxUint32
+}
+
+func (p *parser) number() (Value, error) {
+	start := p.i
+	if p.data[p.i] == '-' {
+		p.i++
+	}
+	digits := func() int {
+		n := 0
+		for p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
+			p.i++
+			n++
+		}
+		return n
+	}
+	if p.i < len(p.data) && p.data[p.i] == '0' {
+		p.i++
+	} else if digits() == 0 {
+		return Value{}, p.errorf("invalid number")
+	}
+	if p.i < len(p.data) && p.data[p.i] == '.' {
+		p.i++
+		if digits() == 0 {
+			return Value{}, p.errorf("invalid number")
+		}
+	}
+	if p.i < len(p.data) && (p.data[p.i] == 'e' || p.data[p.i] == 'E') {
+		p.i++
+		if p.i < len(p.data) && (p.data[p.i] == '+' || p.data[p.i] == '-') {
+			p.i++
+		}
+		if digits() == 0 {
+			return Value{}, p.errorf("invalid number")
+		}
+	}
+	f, err := strconv.ParseFloat(string(p.data[start:p.i]), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return Value{}, p.errorf("invalid number")
+	}
+	return Value{kind: Number, n: f}, nil // out of range: ±Inf or 0, as in JavaScript
+}
+
+// str reads a string starting at its opening quote.
+func (p *parser) str() (string, error) {
+	p.i++ // "
+	start := p.i
+	// Fast path: plain ASCII without escapes.
+	for p.i < len(p.data) {
+		c := p.data[p.i]
+		if c == '"' {
+			s := string(p.data[start:p.i])
+			p.i++
+			return s, nil
+		}
+		if c == '\\' || c < 0x20 || c >= 0x80 {
+			break
+		}
+		p.i++
+	}
+	b := append(p.buf[:0], p.data[start:p.i]...)
+	for {
+		if p.i >= len(p.data) {
+			return "", p.errorf("unterminated string")
+		}
+		c := p.data[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			p.buf = b
+			return string(b), nil
+		case c < 0x20:
+			return "", p.errorf("control character in string")
+		case c == '\\':
+			var err error
+			if b, err = p.escape(b); err != nil {
+				return "", err
+			}
+		case c < 0x80:
+			b = append(b, c)
+			p.i++
+		default:
+			r, size := decodeRuneWHATWG(p.data[p.i:])
+			b = utf8.AppendRune(b, r)
+			p.i += size
+		}
+	}
+}
+
+func (p *parser) escape(b []byte) ([]byte, error) {
+	if p.i+1 >= len(p.data) {
+		return nil, p.errorf("unterminated string")
+	}
+	c := p.data[p.i+1]
+	p.i += 2
+	switch c {
+	case '"', '\\', '/':
+		return append(b, c), nil
+	case 'b':
+		return append(b, '\b'), nil
+	case 'f':
+		return append(b, '\f'), nil
+	case 'n':
+		return append(b, '\n'), nil
+	case 'r':
+		return append(b, '\r'), nil
+	case 't':
+		return append(b, '\t'), nil
+	case 'u':
+		r, ok := p.hex4()
+		if !ok {
+			return nil, p.errorf("invalid \\u escape")
+		}
+		if r >= 0xD800 && r < 0xDC00 && p.i+1 < len(p.data) && p.data[p.i] == '\\' && p.data[p.i+1] == 'u' {
+			save := p.i
+			p.i += 2
+			if lo, ok := p.hex4(); ok && lo >= 0xDC00 && lo < 0xE000 {
+				return utf8.AppendRune(b, (r-0xD800)<<10+(lo-0xDC00)+0x10000), nil
+			}
+			p.i = save
+		}
+		return appendWTF8(b, r), nil
+	}
+	p.i--
+	return nil, p.errorf("invalid escape")
+}
+
+func (p *parser) hex4() (rune, bool) {
+	if p.i+4 > len(p.data) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range p.data[p.i : p.i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	p.i += 4
+	return r, true
+}
+
+// appendWTF8 appends r, which may be a lone surrogate, as WTF-8.
+func appendWTF8(b []byte, r rune) []byte {
+	if r >= 0xD800 && r < 0xE000 {
+		return append(b, 0xED, byte(0x80|(r>>6)&0x3F), byte(0x80|r&0x3F))
+	}
+	return utf8.AppendRune(b, r)
+}

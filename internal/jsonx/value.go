@@ -1,0 +1,208 @@
+// Package jsonx reads and writes JSON the way JavaScript does.
+//
+// omp reads every session line with JSON.parse and hands the model what
+// JSON.stringify makes of the result. Go's JSON packages differ from that
+// pair in ways a session file can expose: they reject or keep duplicate
+// names where JSON.parse keeps the last, keep number spellings ("1.0",
+// "5e0") that JavaScript normalizes, order members as written where a
+// JavaScript object puts integer-like names first, cannot hold the lone
+// surrogates "\ud800" denotes, and replace invalid UTF-8 byte by byte where
+// the WHATWG decoder replaces each maximal invalid subpart. A [Value] is a
+// parsed JavaScript value; [Parse] and [Value.AppendJSON] are JSON.parse and
+// JSON.stringify, so reading a line with Parse and writing it back gives
+// exactly the bytes omp would send.
+//
+// Strings are Go strings holding WTF-8: valid UTF-8, except that a lone
+// surrogate is encoded as the three bytes UTF-8 would use for its code
+// point. Text read from the file never holds invalid UTF-8 after Parse.
+package jsonx
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Kind is the JavaScript type of a value.
+type Kind uint8
+
+// The kinds of value. Undefined is what a missing member or index reads as.
+const (
+	Undefined Kind = iota
+	Null
+	Bool
+	Number
+	String
+	Array
+	Object
+)
+
+func (k Kind) String() string {
+	return [...]string{"undefined", "null", "boolean", "number", "string", "array", "object"}[k]
+}
+
+// Value is one JavaScript value. The zero Value is undefined.
+type Value struct {
+	kind    Kind
+	b       bool
+	n       float64
+	s       string
+	items   []Value  // Array
+	members []Member // Object, in JavaScript's property order
+}
+
+// Member is one property of an object.
+type Member struct {
+	Name  string
+	Value Value
+}
+
+// Constructors for values built in Go.
+
+// Str returns a string value.
+func Str(s string) Value { return Value{kind: String, s: s} }
+
+// Num returns a number value.
+func Num(f float64) Value { return Value{kind: Number, n: f} }
+
+// BoolValue returns a boolean value.
+func BoolValue(b bool) Value { return Value{kind: Bool, b: b} }
+
+// NullValue returns null.
+func NullValue() Value { return Value{kind: Null} }
+
+// ArrayOf returns an array of items.
+func ArrayOf(items ...Value) Value {
+	if items == nil {
+		items = []Value{}
+	}
+	return Value{kind: Array, items: items}
+}
+
+// ObjectOf returns an object of members, which must be in the order
+// JavaScript would give them (an object literal's order, names not
+// integer-like) and hold no undefined values.
+func ObjectOf(members ...Member) Value {
+	if members == nil {
+		members = []Member{}
+	}
+	return Value{kind: Object, members: members}
+}
+
+// Kind returns the value's type.
+func (v Value) Kind() Kind { return v.kind }
+
+// Defined reports whether v is not undefined.
+func (v Value) Defined() bool { return v.kind != Undefined }
+
+// Nullish reports whether v is null or undefined, the values ?? replaces.
+func (v Value) Nullish() bool { return v.kind == Undefined || v.kind == Null }
+
+// String returns the string of a string value, and "" for any other.
+func (v Value) String() string { return v.s }
+
+// Text returns the string of a string value and whether v is one.
+func (v Value) Text() (string, bool) { return v.s, v.kind == String }
+
+// Float returns the number of a number value and whether v is one.
+func (v Value) Float() (float64, bool) { return v.n, v.kind == Number }
+
+// Boolean returns the boolean of a boolean value and whether v is one.
+func (v Value) Boolean() (bool, bool) { return v.b, v.kind == Bool }
+
+// Items returns the elements of an array; nil for any other value.
+func (v Value) Items() []Value { return v.items }
+
+// Members returns the properties of an object in order; nil for any other
+// value. The caller must not modify them.
+func (v Value) Members() []Member { return v.members }
+
+// Get returns member name of an object, or undefined.
+func (v Value) Get(name string) Value {
+	for i := range v.members {
+		if v.members[i].Name == name {
+			return v.members[i].Value
+		}
+	}
+	return Value{}
+}
+
+// Has reports whether an object has member name.
+func (v Value) Has(name string) bool {
+	for i := range v.members {
+		if v.members[i].Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Is reports whether v is the string s (JavaScript's v === s).
+func (v Value) Is(s string) bool { return v.kind == String && v.s == s }
+
+// Truthy reports whether JavaScript treats v as true in a condition.
+func (v Value) Truthy() bool {
+	switch v.kind {
+	case Bool:
+		return v.b
+	case Number:
+		return v.n != 0 && !math.IsNaN(v.n)
+	case String:
+		return v.s != ""
+	case Array, Object:
+		return true
+	}
+	return false
+}
+
+// With returns a copy of object v with member name set to x: replaced in
+// place when present, added last otherwise; an undefined x removes it.
+// JavaScript's integer-like names are not reordered: callers set ordinary
+// names.
+func (v Value) With(name string, x Value) Value {
+	out := make([]Member, 0, len(v.members)+1)
+	found := false
+	for _, m := range v.members {
+		if m.Name == name {
+			found = true
+			if x.Defined() {
+				out = append(out, Member{name, x})
+			}
+			continue
+		}
+		out = append(out, m)
+	}
+	if !found && x.Defined() {
+		out = append(out, Member{name, x})
+	}
+	return Value{kind: Object, members: out}
+}
+
+// WithItems returns an array of items.
+func (v Value) WithItems(items []Value) Value { return ArrayOf(items...) }
+
+// ToString converts v the way JavaScript's String(v) and template literals
+// do: undefined and null by name, numbers in their shortest form.
+func (v Value) ToString() string {
+	switch v.kind {
+	case Undefined:
+		return "undefined"
+	case Null:
+		return "null"
+	case Bool:
+		return strconv.FormatBool(v.b)
+	case Number:
+		return FormatNumber(v.n)
+	case String:
+		return v.s
+	case Array:
+		parts := make([]string, len(v.items))
+		for i, x := range v.items {
+			if !x.Nullish() {
+				parts[i] = x.ToString()
+			}
+		}
+		return strings.Join(parts, ",")
+	}
+	return "[object Object]"
+}
