@@ -9,7 +9,6 @@
 package ai
 
 import (
-
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 

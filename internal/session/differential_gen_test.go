@@ -25,8 +25,8 @@ type sessionGen struct {
 	now   time.Time
 
 	// per file
-	ids      []any  // ids of the entries written so far (string or number)
-	lastID   any    // the previous entry's id
+	ids      []any // ids of the entries written so far (string or number)
+	lastID   any   // the previous entry's id
 	toolIDs  []string
 	odd      bool // this file uses odd spellings
 	numberID bool // this file uses numeric ids

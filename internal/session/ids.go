@@ -74,4 +74,3 @@ func DisplayID(key string) string {
 	}
 	return key
 }
-
