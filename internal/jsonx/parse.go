@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -71,12 +72,23 @@ func (p *parser) skipSpace() {
 	}
 }
 
+// value parses one value and, when its text is what JSON.stringify would
+// write, keeps that text as the value's src.
 func (p *parser) value(depth int) (Value, error) {
+	start := p.i
+	v, canonical, err := p.parseValue(depth)
+	if err == nil && canonical {
+		v.src = p.data[start:p.i]
+	}
+	return v, err
+}
+
+func (p *parser) parseValue(depth int) (Value, bool, error) {
 	if depth > MaxDepth {
-		return Value{}, &SyntaxError{Offset: p.i, msg: errDepth.Error()}
+		return Value{}, false, &SyntaxError{Offset: p.i, msg: errDepth.Error()}
 	}
 	if p.i >= len(p.data) {
-		return Value{}, p.errorf("unexpected end of JSON input")
+		return Value{}, false, p.errorf("unexpected end of JSON input")
 	}
 	switch c := p.data[p.i]; {
 	case c == '{':
@@ -84,18 +96,27 @@ func (p *parser) value(depth int) (Value, error) {
 	case c == '[':
 		return p.array(depth)
 	case c == '"':
-		s, err := p.str()
-		return Value{kind: String, s: s}, err
+		s, canonical, err := p.str()
+		return Value{kind: String, s: s}, canonical, err
 	case c == '-' || c >= '0' && c <= '9':
-		return p.number()
+		start := p.i
+		v, err := p.number()
+		return v, err == nil && FormatNumber(v.n) == string(p.data[start:p.i]) && !math.IsInf(v.n, 0), err
 	case p.literal("true"):
-		return Value{kind: Bool, b: true}, nil
+		return Value{kind: Bool, b: true}, true, nil
 	case p.literal("false"):
-		return Value{kind: Bool}, nil
+		return Value{kind: Bool}, true, nil
 	case p.literal("null"):
-		return Value{kind: Null}, nil
+		return Value{kind: Null}, true, nil
 	}
-	return Value{}, p.errorf("unexpected character %q", p.data[p.i])
+	return Value{}, false, p.errorf("unexpected character %q", p.data[p.i])
+}
+
+// space skips white space and reports whether there was any.
+func (p *parser) space() bool {
+	start := p.i
+	p.skipSpace()
+	return p.i > start
 }
 
 func (p *parser) literal(word string) bool {
@@ -106,65 +127,77 @@ func (p *parser) literal(word string) bool {
 	return false
 }
 
-func (p *parser) array(depth int) (Value, error) {
+func (p *parser) array(depth int) (Value, bool, error) {
 	p.i++ // [
 	items := []Value{}
-	p.skipSpace()
+	canonical := !p.space()
 	if p.i < len(p.data) && p.data[p.i] == ']' {
 		p.i++
-		return Value{kind: Array, items: items}, nil
+		return Value{kind: Array, items: items}, canonical, nil
 	}
 	for {
-		p.skipSpace()
+		if p.space() {
+			canonical = false
+		}
 		v, err := p.value(depth + 1)
 		if err != nil {
-			return Value{}, err
+			return Value{}, false, err
 		}
+		canonical = canonical && v.src != nil
 		items = append(items, v)
-		p.skipSpace()
+		if p.space() {
+			canonical = false
+		}
 		if p.i >= len(p.data) {
-			return Value{}, p.errorf("unexpected end of JSON input")
+			return Value{}, false, p.errorf("unexpected end of JSON input")
 		}
 		switch p.data[p.i] {
 		case ',':
 			p.i++
 		case ']':
 			p.i++
-			return Value{kind: Array, items: items}, nil
+			return Value{kind: Array, items: items}, canonical, nil
 		default:
-			return Value{}, p.errorf("expected , or ] in array")
+			return Value{}, false, p.errorf("expected , or ] in array")
 		}
 	}
 }
 
-func (p *parser) object(depth int) (Value, error) {
+func (p *parser) object(depth int) (Value, bool, error) {
 	p.i++ // {
 	var members []Member
 	var index map[string]int // built once an object grows past a few members
-	p.skipSpace()
+	canonical := !p.space()
 	if p.i < len(p.data) && p.data[p.i] == '}' {
 		p.i++
-		return Value{kind: Object, members: []Member{}}, nil
+		return Value{kind: Object, members: []Member{}}, canonical, nil
 	}
 	for {
-		p.skipSpace()
+		if p.space() {
+			canonical = false
+		}
 		if p.i >= len(p.data) || p.data[p.i] != '"' {
-			return Value{}, p.errorf("expected a property name")
+			return Value{}, false, p.errorf("expected a property name")
 		}
-		name, err := p.str()
+		name, nameCanonical, err := p.str()
 		if err != nil {
-			return Value{}, err
+			return Value{}, false, err
 		}
-		p.skipSpace()
+		if p.space() || !nameCanonical {
+			canonical = false
+		}
 		if p.i >= len(p.data) || p.data[p.i] != ':' {
-			return Value{}, p.errorf("expected : after a property name")
+			return Value{}, false, p.errorf("expected : after a property name")
 		}
 		p.i++
-		p.skipSpace()
+		if p.space() {
+			canonical = false
+		}
 		v, err := p.value(depth + 1)
 		if err != nil {
-			return Value{}, err
+			return Value{}, false, err
 		}
+		canonical = canonical && v.src != nil
 		at := -1
 		if index != nil {
 			if j, ok := index[name]; ok {
@@ -180,6 +213,7 @@ func (p *parser) object(depth int) (Value, error) {
 		}
 		if at >= 0 {
 			members[at].Value = v // JSON.parse: the last one wins, in the first one's place
+			canonical = false
 		} else {
 			members = append(members, Member{name, v})
 			if index != nil {
@@ -191,25 +225,28 @@ func (p *parser) object(depth int) (Value, error) {
 				}
 			}
 		}
-		p.skipSpace()
+		if p.space() {
+			canonical = false
+		}
 		if p.i >= len(p.data) {
-			return Value{}, p.errorf("unexpected end of JSON input")
+			return Value{}, false, p.errorf("unexpected end of JSON input")
 		}
 		switch p.data[p.i] {
 		case ',':
 			p.i++
 		case '}':
 			p.i++
-			return Value{kind: Object, members: orderMembers(members)}, nil
+			ordered, moved := orderMembers(members)
+			return Value{kind: Object, members: ordered}, canonical && !moved, nil
 		default:
-			return Value{}, p.errorf("expected , or } in object")
+			return Value{}, false, p.errorf("expected , or } in object")
 		}
 	}
 }
 
 // orderMembers puts integer-like names (array indices) first, ascending,
 // as every JavaScript object orders its own properties.
-func orderMembers(members []Member) []Member {
+func orderMembers(members []Member) ([]Member, bool) {
 	n := 0
 	for _, m := range members {
 		if _, ok := arrayIndex(m.Name); ok {
@@ -217,7 +254,7 @@ func orderMembers(members []Member) []Member {
 		}
 	}
 	if n == 0 {
-		return members
+		return members, false
 	}
 	out := make([]Member, 0, len(members))
 	for _, m := range members {
@@ -235,7 +272,12 @@ func orderMembers(members []Member) []Member {
 			out = append(out, m)
 		}
 	}
-	return out
+	for i := range out {
+		if out[i].Name != members[i].Name {
+			return out, true
+		}
+	}
+	return out, false
 }
 
 // arrayIndex reports whether name is the canonical decimal form of an
@@ -295,50 +337,97 @@ func (p *parser) number() (Value, error) {
 	return Value{kind: Number, n: f}, nil // out of range: ±Inf or 0, as in JavaScript
 }
 
-// str reads a string starting at its opening quote.
-func (p *parser) str() (string, error) {
+// str reads a string starting at its opening quote. canonical reports
+// whether its text is what JSON.stringify writes for it.
+func (p *parser) str() (s string, canonical bool, err error) {
 	p.i++ // "
 	start := p.i
-	// Fast path: plain ASCII without escapes.
+	// Fast path: no escapes and valid UTF-8, the text of nearly every
+	// string omp writes.
+	ascii := true
 	for p.i < len(p.data) {
 		c := p.data[p.i]
 		if c == '"' {
-			s := string(p.data[start:p.i])
-			p.i++
-			return s, nil
-		}
-		if c == '\\' || c < 0x20 || c >= 0x80 {
+			if seg := p.data[start:p.i]; ascii || utf8.Valid(seg) {
+				p.i++
+				return string(seg), true, nil
+			}
 			break
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+		if c >= 0x80 {
+			ascii = false
 		}
 		p.i++
 	}
+	if !ascii {
+		p.i = start // decode rune by rune below
+		for p.i < len(p.data) && p.data[p.i] >= 0x20 && p.data[p.i] < 0x80 && p.data[p.i] != '"' && p.data[p.i] != '\\' {
+			p.i++
+		}
+	}
+	canonical = true
 	b := append(p.buf[:0], p.data[start:p.i]...)
 	for {
 		if p.i >= len(p.data) {
-			return "", p.errorf("unterminated string")
+			return "", false, p.errorf("unterminated string")
 		}
 		c := p.data[p.i]
 		switch {
 		case c == '"':
 			p.i++
 			p.buf = b
-			return string(b), nil
+			return string(b), canonical, nil
 		case c < 0x20:
-			return "", p.errorf("control character in string")
+			return "", false, p.errorf("control character in string")
 		case c == '\\':
-			var err error
+			esc := p.i
 			if b, err = p.escape(b); err != nil {
-				return "", err
+				return "", false, err
 			}
+			canonical = canonical && canonicalEscape(p.data[esc:p.i])
 		case c < 0x80:
 			b = append(b, c)
 			p.i++
 		default:
 			r, size := decodeRuneWHATWG(p.data[p.i:])
+			if r == utf8.RuneError && string(p.data[p.i:p.i+size]) != "\uFFFD" {
+				canonical = false // invalid UTF-8, replaced
+			}
 			b = utf8.AppendRune(b, r)
 			p.i += size
 		}
 	}
+}
+
+// canonicalEscape reports whether esc is how JSON.stringify escapes the
+// character it denotes: \" \\ \b \f \n \r \t, \u00xx for other control
+// characters and \udxxx for a lone surrogate, in lowercase hex. (A
+// surrogate pair is one escape of two; JSON.stringify writes the
+// character itself.)
+func canonicalEscape(esc []byte) bool {
+	if len(esc) == 2 {
+		return esc[1] != '/'
+	}
+	if len(esc) != 6 {
+		return false
+	}
+	hex := string(esc[2:])
+	if strings.ToLower(hex) != hex {
+		return false
+	}
+	r, _ := strconv.ParseUint(hex, 16, 32)
+	switch {
+	case r == '\b' || r == '\f' || r == '\n' || r == '\r' || r == '\t':
+		return false
+	case r < 0x20:
+		return true
+	case r >= 0xD800 && r < 0xE000:
+		return true
+	}
+	return false
 }
 
 func (p *parser) escape(b []byte) ([]byte, error) {

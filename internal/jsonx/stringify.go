@@ -10,6 +10,9 @@ import (
 // whitespace, members in order, undefined members left out, NaN and
 // infinities as null, lone surrogates as \udxxx escapes.
 func (v Value) AppendJSON(b []byte) []byte {
+	if v.src != nil {
+		return append(b, v.src...)
+	}
 	switch v.kind {
 	case Null, Undefined:
 		return append(b, "null"...)

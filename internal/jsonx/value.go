@@ -49,6 +49,11 @@ type Value struct {
 	s       string
 	items   []Value  // Array
 	members []Member // Object, in JavaScript's property order
+	// src is the text v was parsed from when that text is exactly what
+	// JSON.stringify writes for v (no white space, duplicate names,
+	// reordered names, or other spellings of numbers and escapes), as
+	// omp's own lines are: writing v copies it instead of encoding.
+	src []byte
 }
 
 // Member is one property of an object.
@@ -160,7 +165,7 @@ func (v Value) Truthy() bool {
 // JavaScript's integer-like names are not reordered: callers set ordinary
 // names.
 func (v Value) With(name string, x Value) Value {
-	out := make([]Member, 0, len(v.members)+1)
+	out := make([]Member, 0, len(v.members)+1) // the result has no src: it is new text
 	found := false
 	for _, m := range v.members {
 		if m.Name == name {

@@ -1,0 +1,179 @@
+package jsonx
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestRoundTrip checks Parse followed by JSON against what JavaScript's
+// JSON.stringify(JSON.parse(text)) gives (the expectations were taken from
+// Bun 1.3 running omp 18.2.3).
+func TestRoundTrip(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`{"a":1}`, `{"a":1}`},
+		{` { "a" : 1 , "b" : [ 1 , 2 ] } `, `{"a":1,"b":[1,2]}`},
+		{`{"a":1,"a":2}`, `{"a":2}`},
+		{`{"b":1,"a":2,"b":3}`, `{"b":3,"a":2}`},
+		{`{"b":1,"2":2,"1":3,"01":4,"4294967295":5,"4294967294":6}`, `{"1":3,"2":2,"4294967294":6,"b":1,"01":4,"4294967295":5}`},
+		{`[1.0,5e0,1.5,-0,1e21,1e20,1e-7,0.000001,12345678901234567890,1e400,5e-324]`,
+			`[1,5,1.5,0,1e+21,100000000000000000000,1e-7,0.000001,12345678901234567000,null,5e-324]`},
+		{`"\ud800"`, `"\ud800"`},
+		{`"\uD800x"`, `"\ud800x"`},
+		{`"\udc00\ud800"`, `"\udc00\ud800"`},
+		{`"\ud83d\ude00"`, `"😀"`},
+		{`"\u0041\/"`, `"A/"`},
+		{`"\u001f\u007f\u2028"`, "\"\\u001f\u007f\u2028\""},
+		{"\"a\xe2\x82b\xffc\"", "\"a\ufffdb\ufffdc\""},
+		{"\"\xf0\x9f\x98\"", "\"\ufffd\""},
+		{"\"\xed\xa0\x80\"", "\"\ufffd\ufffd\ufffd\""},
+		{`"\b\f\n\r\t\"\\"`, `"\b\f\n\r\t\"\\"`},
+		{`[]`, `[]`},
+		{`{}`, `{}`},
+		{`[[],{}]`, `[[],{}]`},
+		{`true`, `true`},
+		{`null`, `null`},
+		{strings.Repeat("[", 5000) + strings.Repeat("]", 5000), strings.Repeat("[", 5000) + strings.Repeat("]", 5000)},
+	}
+	for _, tt := range tests {
+		v, err := Parse([]byte(tt.in))
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tt.in, err)
+			continue
+		}
+		if got := string(v.JSON()); got != tt.want {
+			t.Errorf("Parse(%q).JSON() = %q, want %q", tt.in, got, tt.want)
+		}
+		// Writing what was written reads back the same.
+		v2, err := Parse(v.JSON())
+		if err != nil || string(v2.JSON()) != tt.want {
+			t.Errorf("second round of %q: %q, %v", tt.in, v2.JSON(), err)
+		}
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	for _, in := range []string{
+		``, ` `, `{`, `{"a"}`, `{"a":1,}`, `[1,]`, `01`, `+1`, `.5`, `1.`, `1e`, `NaN`, `'a'`,
+		`"a`, "\"a\tb\"", `"\x"`, `"\u12"`, `{} x`, `{"a":1}{"b":2}`, `nul`, "\ufeff{}",
+	} {
+		if _, err := Parse([]byte(in)); err == nil {
+			t.Errorf("Parse(%q) accepted", in)
+		}
+	}
+}
+
+func TestFormatNumber(t *testing.T) {
+	tests := []struct {
+		f    float64
+		want string
+	}{
+		{0, "0"}, {math.Copysign(0, -1), "0"}, {1, "1"}, {-1.5, "-1.5"}, {0.1, "0.1"},
+		{1e21, "1e+21"}, {1e-7, "1e-7"}, {123e-20, "1.23e-18"}, {1.7976931348623157e308, "1.7976931348623157e+308"},
+		{5e-324, "5e-324"}, {100, "100"}, {0.000001, "0.000001"}, {1772377092310, "1772377092310"},
+		{math.NaN(), "NaN"}, {math.Inf(1), "Infinity"},
+	}
+	for _, tt := range tests {
+		if got := FormatNumber(tt.f); got != tt.want {
+			t.Errorf("FormatNumber(%v) = %q, want %q", tt.f, got, tt.want)
+		}
+	}
+}
+
+// TestParseDate holds Bun's Date.parse for each form (TZ=UTC).
+func TestParseDate(t *testing.T) {
+	t.Setenv("TZ", "UTC")
+	tests := []struct {
+		in   string
+		want float64
+	}{
+		{"2026-01-01T00:00:00.000Z", 1767225600000},
+		{"2026-01-01T00:00:00Z", 1767225600000},
+		{"2026-01-01T00:00Z", 1767225600000},
+		{"2026-01-01T00:00:00.1Z", 1767225600100},
+		{"2026-01-01T00:00:00.123456Z", 1767225600123},
+		{"2026-01-01", 1767225600000},
+		{"2026-01", 1767225600000},
+		{"2026", 1767225600000},
+		{"+002026-01-01T00:00:00Z", 1767225600000},
+		{"-000001-01-01T00:00:00Z", -62198755200000},
+		{"2026-01-01T00:00:00+02:00", 1767218400000},
+		{"2026-01-01T00:00:00+0200", 1767218400000},
+		{"2026-01-01 00:00:00Z", 1767225600000},
+		{"2026-01-01t00:00:00z", 1767225600000},
+		{"Thu, 01 Jan 2026 00:00:00 GMT", 1767225600000},
+		{"01 Jan 2026 00:00:00 GMT", 1767225600000},
+		{"Jan 1, 2026", 1767225600000},
+		{"Thu Jan 01 2026 00:00:00 GMT+0000", 1767225600000},
+		{"2026/01/01", 1767225600000},
+		{"2026-02-30", 1772409600000},
+		{"2026-01-01T24:00:00Z", 1767312000000},
+		{"Thu, 01 Jan 2026 00:00:00 +0100", 1767222000000},
+		{"Thu, 01 Jan 2026 00:00 GMT", 1767225600000},
+		{"1 January 2026", 1767225600000},
+		{"Mon, 01 Jan 2026 00:00:00 UTC", 1767225600000},
+		{"Thu, 01 Jan 2026 00:00:00 EST", 1767243600000},
+	}
+	for _, tt := range tests {
+		if got := ParseDate(tt.in); got != tt.want {
+			t.Errorf("ParseDate(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+	for _, in := range []string{"garbage", "", "2026-13-01", "2026-01-01T25:00:00Z", "2026-01-01T00:00:60Z",
+		" 2026-01-01T00:00:00Z", "2026-01-01T00:00:00.Z", "20260101", "2026-01-01T00Z"} {
+		if got := ParseDate(in); !math.IsNaN(got) {
+			t.Errorf("ParseDate(%q) = %v, want NaN", in, got)
+		}
+	}
+}
+
+func TestDateMillis(t *testing.T) {
+	for _, tt := range []struct {
+		v    Value
+		want float64
+	}{
+		{NullValue(), 0}, {BoolValue(true), 1}, {Num(1.9), 1}, {Num(-1.9), -1}, {Num(9e15), math.NaN()},
+	} {
+		got := DateMillis(tt.v)
+		if got != tt.want && !(math.IsNaN(got) && math.IsNaN(tt.want)) {
+			t.Errorf("DateMillis(%s) = %v, want %v", tt.v.JSON(), got, tt.want)
+		}
+	}
+	if got := DateMillis(Value{}); !math.IsNaN(got) {
+		t.Errorf("DateMillis(undefined) = %v, want NaN", got)
+	}
+}
+
+func TestDecodeUTF8(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"ok", "ok"}, {"\xe2\x82x", "\ufffdx"}, {"\xff\xfe", "\ufffd\ufffd"}, {"\xf0\x9f\x98", "\ufffd"},
+		{"\xed\xa0\x80", "\ufffd\ufffd\ufffd"}, {"\xc0\x80", "\ufffd\ufffd"}, {"\xf4\x90\x80\x80", "\ufffd\ufffd\ufffd\ufffd"},
+	} {
+		if got := DecodeUTF8([]byte(tt.in)); got != tt.want {
+			t.Errorf("DecodeUTF8(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// FuzzParse checks that whatever Parse accepts it writes as text Parse
+// reads back to the same text, and that it never panics.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5,"x\ud800"],"a":null,"1":true}`, `[1e400,-0,"\u00e9"]`, "\"\xe2\x82\"", `{"b":{"c":[]}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := Parse(data)
+		if err != nil {
+			return
+		}
+		out := v.JSON()
+		v2, err := Parse(out)
+		if err != nil {
+			t.Fatalf("Parse(%q) wrote %q, which does not parse: %v", data, out, err)
+		}
+		if out2 := v2.JSON(); string(out2) != string(out) {
+			t.Fatalf("not stable: %q → %q → %q", data, out, out2)
+		}
+		_ = v.AppendIndent(nil, "  ")
+	})
+}
