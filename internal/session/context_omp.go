@@ -47,15 +47,22 @@ type blobResolver struct {
 	s       *Store
 	store   *BlobStore
 	missing int
+	// get, when set, replaces the read from the store (verify checks each
+	// reference through it).
+	get func(ref string) ([]byte, error)
 }
 
 func (r *blobResolver) load(ref string) ([]byte, bool) {
-	if r.store == nil {
-		if r.store = r.s.blobStore(); r.store == nil {
-			r.store = NewBlobStore("/nonexistent")
+	get := r.get
+	if get == nil {
+		if r.store == nil {
+			if r.store = r.s.blobStore(); r.store == nil {
+				r.store = NewBlobStore("/nonexistent")
+			}
 		}
+		get = r.store.getUnchecked
 	}
-	data, err := r.store.getUnchecked(ref)
+	data, err := get(ref)
 	if err != nil {
 		r.missing++
 		return nil, false

@@ -51,11 +51,14 @@ func (s *Store) resolveImages(msgs []ai.Message) ([]ai.Message, int) {
 					blobs = NewBlobStore(os.DevNull)
 				}
 			}
-			data, err := blobs.GetImage(b.Data)
+			// Unchecked, as omp reads it: a damaged blob shows what the
+			// model is sent (verify reports the damage).
+			raw, err := blobs.getUnchecked(b.Data)
 			if err != nil {
 				missing++
 				continue
 			}
+			data := encodeBase64(raw)
 			if !changed {
 				blocks = append([]ai.Block(nil), blocks...)
 				changed = true

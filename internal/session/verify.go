@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/xdev/xdev/internal/ai"
+	"github.com/xdev/xdev/internal/jsonx"
 )
 
 // Problem is one thing wrong with a session file: what real omp would
@@ -48,6 +49,7 @@ const (
 	ProblemDuplicateID    = "duplicate-id"    // two entries share an id: the later one wins
 	ProblemTextBlobRef    = "text-blob-ref"   // a blob ref in text: omp hands it to the model verbatim
 	ProblemMissingBlob    = "missing-blob"    // an image blob the store does not have
+	ProblemCorruptBlob    = "corrupt-blob"    // a blob whose bytes no longer hash to its name; omp still sends them
 	ProblemBadBlob        = "bad-blob-ref"    // an image ref that is not a valid blob ref
 	ProblemSymlink        = "symlink"         // a session path that is a symlink; never followed in a data dir walk
 )
@@ -151,7 +153,17 @@ func Verify(path string, opts *VerifyOptions) ([]Problem, error) {
 			continue
 		}
 		if m := e.Message(); m != nil {
-			verifyMessage(m, e.line, blobs, add)
+			verifyTextRefs(m, e.line, add)
+		}
+	}
+	// Blob references, wherever omp resolves them (any entry type).
+	for i := range x.Len() {
+		raw, err := x.Raw(i)
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Contains(raw, []byte(BlobRefPrefix)) {
+			verifyBlobs(raw, x.Line(i), blobs, add)
 		}
 	}
 	if more := x.Malformed() + undecodable - listed; more > 0 {
@@ -161,25 +173,46 @@ func Verify(path string, opts *VerifyOptions) ([]Problem, error) {
 	return probs, nil
 }
 
-// verifyMessage checks a message's blob references.
-func verifyMessage(m *ai.Message, line int, blobs *BlobStore, add func(line int, kind, detail, repair string)) {
+// verifyTextRefs reports blob references in a message's text, which omp
+// hands the model verbatim.
+func verifyTextRefs(m *ai.Message, line int, add func(line int, kind, detail, repair string)) {
 	for _, b := range m.Content.Blocks {
-		switch {
-		case b.Type == ai.BlockText && strings.Contains(b.Text, BlobRefPrefix):
+		if b.Type == ai.BlockText && strings.Contains(b.Text, BlobRefPrefix) {
 			add(line, ProblemTextBlobRef, "a text block holds a blob reference, which omp gives the model as text", "")
-		case b.Type == ai.BlockImage && IsBlobRef(b.Data):
-			if _, err := ParseBlobRef(b.Data); err != nil {
-				add(line, ProblemBadBlob, err.Error(), "")
-			} else if blobs == nil {
-				add(line, ProblemMissingBlob, "an image blob, but the file is not in a data dir with a blob store", "")
-			} else if _, err := blobs.Get(b.Data); err != nil {
-				add(line, ProblemMissingBlob, err.Error(), "")
-			}
 		}
 	}
 	if m.Content.IsString && strings.Contains(m.Content.String, BlobRefPrefix) {
 		add(line, ProblemTextBlobRef, "the message text holds a blob reference, which omp gives the model as text", "")
 	}
+}
+
+// verifyBlobs checks every blob reference of an entry that omp resolves on
+// load (the positions blobResolver follows): malformed, missing, or whose
+// bytes no longer hash to its name (omp sends those bytes all the same).
+func verifyBlobs(raw []byte, line int, blobs *BlobStore, add func(line int, kind, detail, repair string)) {
+	v, err := jsonx.Parse(raw)
+	if err != nil {
+		return
+	}
+	r := &blobResolver{get: func(ref string) ([]byte, error) {
+		if _, err := ParseBlobRef(ref); err != nil {
+			add(line, ProblemBadBlob, err.Error(), "")
+			return nil, err
+		}
+		if blobs == nil {
+			add(line, ProblemMissingBlob, "an image blob, but the file is not in a data dir with a blob store", "")
+			return nil, ErrBadBlobRef
+		}
+		data, err := blobs.Get(ref)
+		switch {
+		case errors.Is(err, ErrBlobCorrupt):
+			add(line, ProblemCorruptBlob, err.Error()+"; omp sends these bytes to the model all the same", "")
+		case err != nil:
+			add(line, ProblemMissingBlob, err.Error(), "")
+		}
+		return data, err
+	}}
+	r.resolve(v, "")
 }
 
 // sortProblems orders problems by line, file-level ones (line 0) last.

@@ -52,8 +52,16 @@ func TestVerify(t *testing.T) {
 		{"duplicate", testHeader + user("a1", "") + user("a1", ""), []string{ProblemDuplicateID}},
 		{"text-blob", testHeader + strings.Replace(user("a1", ""), `"content":"hi"`, `"content":"see blob:sha256:`+strings.Repeat("ab", 32)+`"`, 1), []string{ProblemTextBlobRef}},
 		{"missing-blob", testHeader + strings.Replace(user("a1", ""), `"content":"hi"`, `"content":[{"type":"image","data":"blob:sha256:`+strings.Repeat("ab", 32)+`","mimeType":"image/png"}]`, 1), []string{ProblemMissingBlob}},
+		{"slot-subagent", slot(`"source":"subagent"`) + testHeader + user("a1", ""), []string{ProblemSlotRejected}},
+		{"slot-v2", strings.Replace(slot(`"source":"auto"`), `"v":1`, `"v":2`, 1) + testHeader + user("a1", ""), []string{ProblemSlotRejected}},
+		{"slot-no-pad", `{"type":"title","v":1,"title":"x","source":"auto","updatedAt":"2026-01-01T00:00:00.000Z"}` + "\n" + testHeader + user("a1", ""), []string{ProblemSlotRejected, ProblemSlotWidth}},
+		{"missing-blob-in-details", testHeader + strings.Replace(user("a1", ""), `"content":"hi"`, `"content":"hi","details":{"images":[{"type":"image","data":"blob:sha256:`+strings.Repeat("cd", 32)+`","mimeType":"image/png"}]}`, 1), []string{ProblemMissingBlob}},
+		{"corrupt-blob", testHeader + strings.Replace(user("a1", ""), `"content":"hi"`, `"content":[{"type":"image","data":"blob:sha256:`+strings.Repeat("ef", 32)+`","mimeType":"image/png"}]`, 1), []string{ProblemCorruptBlob}},
 		{"bad-blob", testHeader + strings.Replace(user("a1", ""), `"content":"hi"`, `"content":[{"type":"image","data":"blob:sha256:../../etc/passwd","mimeType":"image/png"}]`, 1), []string{ProblemBadBlob}},
 	}
+	// A blob whose bytes do not hash to its name.
+	os.MkdirAll(filepath.Join(dir, "blobs"), 0o700)
+	os.WriteFile(filepath.Join(dir, "blobs", strings.Repeat("ef", 32)), []byte("not what the name says"), 0o600)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path := writeFile(t, dir, c.name+".jsonl", c.content)
