@@ -5,8 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	"github.com/xdev/xdev/internal/jsonx"
 )
 
 // TestBuildContextGolden rebuilds the context of every hand-made file in
@@ -36,19 +35,22 @@ func TestBuildContextGolden(t *testing.T) {
 				}
 				ctx := s.BuildContext()
 				title, src := s.Title()
-				got, err := json.Marshal(struct {
-					LeafID        string `json:"leafId"`
-					Title         string `json:"title"`
-					TitleSource   string `json:"titleSource"`
-					Model         string `json:"model"`
-					ThinkingLevel string `json:"thinkingLevel"`
-					Malformed     int    `json:"malformed"`
-					Messages      any    `json:"messages"`
-				}{ctx.LeafID, title, src.String(), ctx.Model(), ctx.ThinkingLevel, malformed, ctx.Messages},
-					jsontext.Multiline(true), jsontext.WithIndent("  "), jsontext.AllowInvalidUTF8(true))
-				if err != nil {
-					t.Fatal(err)
+				// Written as JSON.stringify(…, null, 2) would: messages exactly as
+				// omp hands them to the model (lone surrogates stay escapes).
+				msgs := make([]jsonx.Value, len(ctx.Messages))
+				for i := range ctx.Messages {
+					raw, _ := ctx.Messages[i].MarshalJSON()
+					if msgs[i], err = jsonx.Parse(raw); err != nil {
+						t.Fatal(err)
+					}
 				}
+				str := func(name, s string) jsonx.Member { return jsonx.Member{Name: name, Value: jsonx.Str(s)} }
+				got := jsonx.ObjectOf(
+					jsonx.Member{Name: "leafId", Value: IDValue(ctx.LeafID)},
+					str("title", title), str("titleSource", src.String()), str("model", ctx.Model()),
+					str("thinkingLevel", ctx.ThinkingLevel), jsonx.Member{Name: "malformed", Value: jsonx.Num(float64(malformed))},
+					jsonx.Member{Name: "messages", Value: jsonx.ArrayOf(msgs...)},
+				).AppendIndent(nil, "  ")
 				golden(t, strings.TrimSuffix(f, ".jsonl")+".golden.json", append(got, '\n'))
 			}
 			unchanged(t, f, sum)

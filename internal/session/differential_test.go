@@ -163,14 +163,18 @@ func ompDiffViews(t *testing.T, agent, dir string) map[string]ompDiffView {
 	views := map[string]ompDiffView{}
 	for _, v := range all.Items() {
 		name := strings.TrimSuffix(filepath.Base(v.Get("file").String()), ".jsonl")
-		views[name] = ompDiffView{
-			Error: v.Get("error").String(), LeafID: v.Get("leafId"),
-			Title: v.Get("title").String(), TitleSource: v.Get("titleSource").String(),
-			Model: v.Get("model"), ThinkingLevel: v.Get("thinkingLevel"),
-			Messages: v.Get("messages").Items(),
-		}
+		views[name] = ompDiffViewOf(v)
 	}
 	return views
+}
+
+func ompDiffViewOf(v jsonx.Value) ompDiffView {
+	return ompDiffView{
+		Error: v.Get("error").String(), LeafID: v.Get("leafId"),
+		Title: v.Get("title").String(), TitleSource: v.Get("titleSource").String(),
+		Model: v.Get("model"), ThinkingLevel: v.Get("thinkingLevel"),
+		Messages: v.Get("messages").Items(),
+	}
 }
 
 // runOmpQuiet is runOmp without omp's log lines on stderr in the test log.

@@ -2,12 +2,12 @@ package session
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"testing"
+
+	"github.com/xdev/xdev/internal/jsonx"
 )
 
 // The real omp, installed from npm by interop/omp/install.sh.
@@ -52,71 +52,40 @@ func runOmp(t *testing.T, agentDir, script string, args ...string) []byte {
 	return out
 }
 
-// ompView is what scripts/context.ts prints for one file.
-type ompView struct {
-	File          string `json:"file"`
-	Error         string `json:"error"`
-	LeafID        string `json:"leafId"`
-	Title         string `json:"title"`
-	TitleSource   string `json:"titleSource"`
-	Model         string `json:"model"`
-	ThinkingLevel string `json:"thinkingLevel"`
-	Messages      []any  `json:"messages"`
-}
-
-func ompContexts(t *testing.T, agentDir string, files ...string) map[string]ompView {
+// ompContexts runs omp's context.ts on files and returns its view of each,
+// by path, values kept exactly as omp printed them.
+func ompContexts(t *testing.T, agentDir string, files ...string) map[string]ompDiffView {
 	t.Helper()
-	var views []ompView
-	if err := json.Unmarshal(runOmp(t, agentDir, "context.ts", files...), &views); err != nil {
+	all, err := jsonx.Parse(runOmp(t, agentDir, "context.ts", files...))
+	if err != nil {
 		t.Fatal(err)
 	}
-	m := map[string]ompView{}
-	for _, v := range views {
-		m[v.File] = v
+	m := map[string]ompDiffView{}
+	for _, v := range all.Items() {
+		m[v.Get("file").String()] = ompDiffViewOf(v)
 	}
 	return m
 }
 
 // compareWithOmp opens file with xdev (windowed and full) and checks that
-// the context, leaf, model, thinking level and title equal omp's.
-func compareWithOmp(t *testing.T, file string, blobs *BlobStore, omp ompView) {
+// the context (every message byte for byte as JSON.stringify writes it),
+// leaf, model, thinking level and title equal omp's, and that every image
+// blob resolved.
+func compareWithOmp(t *testing.T, file string, blobs *BlobStore, omp ompDiffView) {
 	t.Helper()
 	if omp.Error != "" {
 		t.Errorf("%s: omp refused the file: %s", file, omp.Error)
 		return
 	}
-	for _, full := range []bool{false, true} {
-		s, err := Open(file, &OpenOptions{Full: full, Blobs: blobs})
-		if err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		ctx := s.BuildContext()
-		if ctx.MissingBlobs != 0 {
-			t.Errorf("%s: %d image blobs did not resolve", file, ctx.MissingBlobs)
-		}
-		title, src := s.Title()
-		wantSrc, _ := ParseTitleSource(omp.TitleSource)
-		if ctx.LeafID != omp.LeafID || ctx.Model() != omp.Model || ctx.ThinkingLevel != omp.ThinkingLevel ||
-			title != omp.Title || src != wantSrc {
-			t.Errorf("%s (full=%v): xdev leaf %q model %q thinking %q title %q/%v; omp %q %q %q %q/%q", file, full,
-				ctx.LeafID, ctx.Model(), ctx.ThinkingLevel, title, src,
-				omp.LeafID, omp.Model, omp.ThinkingLevel, omp.Title, omp.TitleSource)
-		}
-		if len(ctx.Messages) != len(omp.Messages) {
-			t.Errorf("%s (full=%v): xdev %d messages, omp %d", file, full, len(ctx.Messages), len(omp.Messages))
-			continue
-		}
-		for i := range ctx.Messages {
-			raw, _ := ctx.Messages[i].MarshalJSON()
-			var got any
-			if err := json.Unmarshal(raw, &got); err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, omp.Messages[i]) {
-				want, _ := json.Marshal(omp.Messages[i])
-				t.Errorf("%s (full=%v): message %d differs\nxdev %s\nomp  %s", file, full, i, raw, want)
-			}
-		}
+	for _, d := range compareDiff(file, blobs, omp, &diffCase{}) {
+		t.Errorf("%s: %s", file, d)
+	}
+	s, err := Open(file, &OpenOptions{Blobs: blobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s.BuildContext().MissingBlobs; n != 0 {
+		t.Errorf("%s: %d image blobs did not resolve", file, n)
 	}
 }
 
