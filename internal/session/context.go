@@ -82,6 +82,9 @@ func (s *Store) buildContext(leafID string) Context {
 		if err != nil {
 			continue // not in the tree: decodeRecords kept only JSON lines
 		}
+		if v.Get("type").Is(TypeCompaction) {
+			v = repairTruncatedFrames(v)
+		}
 		v = blobs.resolve(v, "")
 		if s.version < 2 {
 			v = migrateV1(e, v)
@@ -210,6 +213,23 @@ func (s *Store) buildContext(leafID string) Context {
 				}
 			}
 		}
+		// Archived snapcompact history comes back as blocks (and its images).
+		var blocks, images jsonx.Value
+		if a, ok := preservedArchive(c.Get("preserveData")); ok {
+			bs := blobs.historyBlocks(a)
+			var imgs []jsonx.Value
+			for _, b := range bs {
+				if b.Get("type").Is(ai.BlockImage) {
+					imgs = append(imgs, b)
+				}
+			}
+			if len(bs) > 0 {
+				blocks = jsonx.ArrayOf(bs...)
+			}
+			if len(imgs) > 0 {
+				images = jsonx.ArrayOf(imgs...)
+			}
+		}
 		msgs = append(msgs, object(
 			"role", jsonx.Str(string(ai.RoleCompactionSummary)),
 			"summary", c.Get("summary"),
@@ -218,9 +238,12 @@ func (s *Store) buildContext(leafID string) Context {
 			"tokensAfter", c.Get("tokensAfter"),
 			"method", c.Get("method"),
 			"providerPayload", payload,
+			"blocks", blocks,
+			"images", images,
 			"warning", c.Get("warning"),
 			"timestamp", dateValue(ts),
 		))
+		ctx.MissingBlobs = blobs.missing
 		if d := c.Get("details"); d.Kind() == jsonx.Object && d.Get("kind").Is(rolloverKind) {
 			// A notes-backed rollover keeps the latest user request from
 			// before the kept window.

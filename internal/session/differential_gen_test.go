@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -520,7 +521,9 @@ func (g *sessionGen) compaction() (obj, any) {
 	if g.p(0.15) {
 		o = append(o, kv{"details", obj{{"kind", "experimental-context-rollover"}}})
 	}
-	if g.p(0.2) {
+	if g.p(0.1) {
+		o = append(o, kv{"preserveData", obj{{"snapcompact", g.snapcompact()}}})
+	} else if g.p(0.2) {
 		switch g.r.IntN(3) {
 		case 0:
 			o = append(o, kv{"preserveData", obj{{"anthropicCompaction", obj{{"provider", "anthropic"}, {"content", "native summary"},
@@ -676,4 +679,68 @@ func writeString(b *strings.Builder, s string, escapeAll bool) {
 		}
 	}
 	b.WriteByte('"')
+}
+
+// snapcompact builds a preserved snapcompact archive: frames that are blob
+// references (present, missing, large enough to pass the byte budget),
+// inline data, frames an old build cut short, legacy frames without shape
+// metadata, and text regions with newline glyphs, dim toggles and data URLs.
+func (g *sessionGen) snapcompact() obj {
+	var frames []any
+	n := g.r.IntN(4)
+	if g.p(0.1) {
+		n = 16 + g.r.IntN(3)
+	}
+	for range n {
+		f := obj{}
+		switch k := g.r.IntN(10); {
+		case k < 5:
+			f = append(f, kv{"data", g.blobRef()})
+		case k < 6:
+			f = append(f, kv{"data", g.bigBlobRef()})
+		case k < 8:
+			f = append(f, kv{"data", base64.StdEncoding.EncodeToString([]byte("inline frame"))})
+		case k < 9:
+			f = append(f, kv{"data", "QUJD" + persistenceTruncationNotice})
+		default:
+			f = append(f, kv{"data", ""})
+		}
+		f = append(f, kv{"mimeType", "image/png"}, kv{"cols", 80}, kv{"rows", 40}, kv{"chars", 3200})
+		if g.p(0.5) {
+			f = append(f, kv{"font", "mono"}, kv{"variant", "high"})
+		}
+		if g.p(0.2) {
+			f = append(f, kv{"detail", g.pick("high", "")})
+		}
+		if g.p(0.05) {
+			f = obj{{"data", "x"}} // no shape: filtered out
+		}
+		frames = append(frames, f)
+	}
+	a := obj{{"frames", frames}}
+	texts := []any{"head text\u2588second line", "dim \u000eout\u000f in", "see ![shot](data:image/png;base64,iVBORw0KGgo=) here",
+		"bare data:image/jpeg;charset=x;base64,QUJDRA== end", "plain", ""}
+	if g.p(0.6) {
+		a = append(a, kv{"textHead", g.pick(texts...)})
+	}
+	if g.p(0.6) {
+		a = append(a, kv{"textTail", g.pick(texts...)})
+	}
+	if g.p(0.3) {
+		a = append(a, kv{"text", g.pick(texts...)})
+	}
+	if g.p(0.3) {
+		a = append(a, kv{"truncatedChars", g.pick(0, 120, 2000000)})
+	}
+	a = append(a, kv{"totalChars", 1000})
+	return a
+}
+
+// bigBlobRef names a blob of 900 kB: four of them pass omp's 3 MB budget.
+func (g *sessionGen) bigBlobRef() string {
+	data := bytes.Repeat([]byte{0x89, 'P', 'N', 'G'}, 225_000)
+	sum := sha256.Sum256(data)
+	name := hex.EncodeToString(sum[:])
+	g.blobs[name] = data
+	return BlobRefPrefix + name
 }

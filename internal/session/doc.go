@@ -20,9 +20,12 @@
 // choice, TitleManual in the API) or absent; "pad" is spaces that fill the
 // line to 256 bytes. A title too long to fit is cut one rune at a time,
 // measured on its escaped UTF-8 form. omp refuses to resume a file whose
-// line 1 is a slot it does not accept (a "manual" or "subagent" source, no
-// pad), so xdev reads those but never writes them. A file may also start
-// with its header; the slot is then simply absent.
+// line 1 is a slot it does not accept (a "manual", "subagent" or null
+// source, a "v" other than 1, no pad), so xdev reads those (the slot is
+// only a cached title) but never writes them, and Verify reports them. A
+// file may also start with its header; the slot is then simply absent. A
+// UTF-8 byte order mark before line 1, and lines that are not JSON before
+// the header, are skipped, as omp skips them.
 //
 // The header names the session (a UUIDv7 id), its creation time and
 // working directory, and optionally parentSession: the source's id for a
@@ -51,8 +54,23 @@
 // Bodies are typed for every entry type omp writes (see the Type
 // constants and the Body implementations). An entry of any other type is a
 // node of the tree like any other and never reaches the model. A line that
-// is not a JSON object with a type and an id (a torn write, garbage) is
-// skipped and counted: partial history beats none.
+// is not a JSON object (a torn write, garbage, null) is skipped and
+// counted: partial history beats none.
+//
+// # Read as JavaScript reads it
+//
+// omp reads each line with JSON.parse and uses what it returns without
+// validating it, so a file from another writer may hold values of other
+// types than these: numeric ids, entries without a type or an id, a float
+// token count, a timestamp string inside a message, duplicate names. xdev
+// reads such files exactly as omp does (package jsonx is JSON.parse and
+// JSON.stringify): the last of duplicate names wins; every JSON object is
+// an entry; an id is a key, so the number 5 and the string "5" are
+// different ids, as in a JavaScript Map, and a falsy parentId makes a
+// root; an id-less last line is still the leaf; typed fields of another
+// type read as zero and never drop an entry; a message reaches the model
+// as JSON.stringify writes the parsed value, lone surrogates included; the
+// header's version is compared as JavaScript compares it ("3" is 3).
 //
 // # What a model sees
 //
@@ -61,11 +79,18 @@
 // compaction and the last reset_boundary on the path governs: after a
 // reset, only what follows it; after a compaction, a compactionSummary
 // message, the entries from its firstKeptEntryId up to it, and everything
-// after it. branch_summary and custom_message entries become messages;
-// tool calls without a result are stripped; aborted and errored turns are
-// dropped with their tool results. Images whose data lives in the blob
-// store (blob:sha256:<hex>, the sha256 of the decoded bytes, under
-// <dataDir>/blobs/) are resolved back to base64.
+// after it (an OpenAI remote compaction replays its own window instead; a
+// notes-backed rollover also keeps the latest user request before the kept
+// entries; a snapcompact archive comes back as the summary's blocks and
+// images). branch_summary and custom_message entries become messages, and
+// a context notebook (a custom entry, experimental_context_notes) becomes
+// the first message; tool calls without a result are stripped; aborted
+// and errored turns are dropped with their tool results. Synthesized
+// messages carry omp's fields and its timestamp rule (new Date(x).getTime(),
+// null when that is NaN). Images whose data lives in the blob store
+// (blob:sha256:<hex>, the sha256 of the decoded bytes, under
+// <dataDir>/blobs/) are resolved back to base64 wherever omp resolves them,
+// without checking the hash, as omp reads them.
 //
 // # Reading
 //
@@ -74,7 +99,8 @@
 // the leaf's path, and Open holds nothing but the entries of that path from
 // the window's start (the governing compaction's kept entry, or the latest
 // reset) to the leaf, plus the few settings entries before it that still
-// apply. Entries of other branches, and everything before the window, are
+// apply (and the context notebook revisions since the latest reset).
+// Entries of other branches, and everything before the window, are
 // counted and dropped. It then decodes only the kept lines. Memory follows
 // the window, not the file; a path without any compaction or reset is kept
 // whole. Older formats are migrated in memory: v1 entries get ids derived

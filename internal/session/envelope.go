@@ -134,12 +134,7 @@ func (s *scanner) scan(line []byte) (envelope, error) {
 	switch env.typ {
 	case TypeMessage:
 		if msg != nil && msg.Type() == fastjson.TypeObject {
-			var r *fastjson.Value
-			msg.GetObject().Visit(func(k []byte, x *fastjson.Value) {
-				if string(k) == "role" {
-					r = x
-				}
-			})
+			r := member(msg, "role")
 			env.assistant = r != nil && r.Type() == fastjson.TypeString && string(r.GetStringBytes()) == "assistant"
 		}
 	case TypeModelChange:
@@ -164,7 +159,7 @@ func (s *scanner) scan(line []byte) (envelope, error) {
 				env.keptIndex = n
 			}
 		}
-		env.readsBack = details != nil && string(details.GetStringBytes("kind")) == rolloverKind ||
+		env.readsBack = string(member(details, "kind").GetStringBytes()) == rolloverKind ||
 			preserve != nil && preserve.Get("openaiRemoteCompaction") != nil
 	case TypeCustom:
 		env.notes = customType != nil && string(customType.GetStringBytes()) == customContextNotes
@@ -174,6 +169,22 @@ func (s *scanner) scan(line []byte) (envelope, error) {
 
 // rolloverKind is the details.kind of omp's notes-backed compaction.
 const rolloverKind = "experimental-context-rollover"
+
+// member returns member name of object v as JSON.parse reads it: the last
+// of duplicate names (fastjson's Get returns the first). Nil when v is not
+// an object or has no such member.
+func member(v *fastjson.Value, name string) *fastjson.Value {
+	if v == nil || v.Type() != fastjson.TypeObject {
+		return nil
+	}
+	var found *fastjson.Value
+	v.GetObject().Visit(func(k []byte, x *fastjson.Value) {
+		if string(k) == name {
+			found = x
+		}
+	})
+	return found
+}
 
 // plainString returns the string x holds when that is plain printable
 // ASCII (or x is absent or null: ""), and ok=false when x needs JavaScript's
