@@ -358,9 +358,12 @@ func (g *sessionGen) message() any {
 	switch k := g.r.IntN(100); {
 	case k < 35:
 		m := obj{{"role", "user"}}
-		if g.p(0.7) {
+		switch {
+		case g.p(0.7):
 			m = append(m, kv{"content", g.text()})
-		} else {
+		case g.p(0.03):
+			m = append(m, kv{"content", nil})
+		default:
 			m = append(m, kv{"content", g.blocks(false)})
 		}
 		m = append(m, kv{"timestamp", g.msgTimestamp()})
@@ -465,7 +468,11 @@ func (g *sessionGen) blocks(assistant bool) []any {
 }
 
 func (g *sessionGen) assistant() obj {
-	m := obj{{"role", "assistant"}, {"content", g.blocks(true)}}
+	var content any = g.blocks(true)
+	if g.p(0.03) {
+		content = g.text() // another writer's string content (never on an errored turn: omp throws there)
+	}
+	m := obj{{"role", "assistant"}, {"content", content}}
 	if g.p(0.9) {
 		m = append(m, kv{"api", "anthropic-messages"})
 	}
@@ -480,7 +487,11 @@ func (g *sessionGen) assistant() obj {
 		m = append(m, kv{"usage", obj{{"input", g.pick(100, 1.0, raw("5e0"), raw("1.5"))}, {"output", 20}, {"cacheRead", 0}, {"cacheWrite", 0},
 			{"totalTokens", g.pick(120, raw("120.0"))}, {"cost", obj{{"input", 0.0003}, {"output", raw("3E-4")}, {"total", 0.0006}}}}})
 	}
-	m = append(m, kv{"stopReason", g.pick("stop", "stop", "toolUse", "toolUse", "error", "aborted", "length").(string)})
+	stop := g.pick("stop", "stop", "toolUse", "toolUse", "error", "aborted", "length").(string)
+	if _, isString := content.(string); isString && stop == "error" {
+		stop = "stop"
+	}
+	m = append(m, kv{"stopReason", stop})
 	if g.p(0.2) {
 		m = append(m, kv{"providerPayload", obj{{"type", g.pick("openaiResponsesHistory", "other").(string)}, {"items", []any{obj{{"k", 1}}}}}})
 	}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"os"
 	"path/filepath"
@@ -324,4 +325,55 @@ func TestLockLinger(t *testing.T) {
 	if err != nil || len(r.Entries()) != 4 || r.Malformed() != 0 {
 		t.Errorf("reopen: %v, %d entries, %d malformed", err, len(r.Entries()), r.Malformed())
 	}
+}
+
+// TestAppendJSONLinesImages: xdev append moves large images into the blob
+// store where omp's writer does (issue 12, item 7), leaves small ones and
+// other positions inline, accepts lone surrogate escapes, and the context
+// resolves everything back to what was given.
+func TestAppendJSONLinesImages(t *testing.T) {
+	s, path := newSession(t)
+	blobDir := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(path))), "blobs")
+	big := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte("png!"), 300)) // 1,600 characters
+	small := base64.StdEncoding.EncodeToString([]byte("tiny"))
+	dataURL := "data:image/png;base64," + big
+	lines := [][]byte{
+		[]byte(`{"type":"message","message":{"role":"user","content":[{"type":"image","data":"` + big + `","mimeType":"image/png"},{"type":"image","data":"` + small + `","mimeType":"image/png"},{"type":"text","text":"lone \ud800"}],"timestamp":1}}`),
+		[]byte(`{"type":"message","message":{"role":"toolResult","toolCallId":"c","toolName":"t","content":[{"type":"text","text":"x"}],"details":{"images":[{"data":"` + big + `","mimeType":"image/jpeg"}],"image_url":"` + dataURL + `","other":{"data":"` + big + `","mimeType":"image/png"}},"timestamp":2}}`),
+	}
+	es, err := s.AppendJSONLines(lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw0, raw1 := string(es[0].Raw()), string(es[1].Raw())
+	if strings.Contains(raw0, big) || !strings.Contains(raw0, small) || !strings.Contains(raw0, `lone \ud800`) {
+		t.Errorf("first entry on disk: %.300s", raw0)
+	}
+	// details.images and image_url are externalized; an image payload under
+	// any other key is not (omp's isExternalizableImagePosition).
+	if strings.Count(raw1, big) != 1 || strings.Count(raw1, BlobRefPrefix) != 2 {
+		t.Errorf("second entry on disk: %.600s", raw1)
+	}
+	// The same bytes in two places are one blob; the data URL is another.
+	if entries, _ := os.ReadDir(blobDir); len(entries) != 2 {
+		t.Errorf("%d blobs, want 2", len(entries))
+	}
+	r, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := r.BuildContext()
+	if ctx.MissingBlobs != 0 || len(ctx.Messages) != 2 {
+		t.Fatalf("context: %d messages, %d missing blobs", len(ctx.Messages), ctx.MissingBlobs)
+	}
+	m0, _ := ctx.Messages[0].MarshalJSON()
+	m1, _ := ctx.Messages[1].MarshalJSON()
+	if !strings.Contains(string(m0), big) || !strings.Contains(string(m0), `lone \ud800`) ||
+		strings.Count(string(m1), big) != 3 || !strings.Contains(string(m1), dataURL) {
+		t.Errorf("context does not give back what was appended:\n%.400s\n%.400s", m0, m1)
+	}
+	// omp resumes the file with the same context, blobs resolved from the
+	// same data dir.
+	agent := filepath.Dir(blobDir)
+	compareWithOmp(t, path, NewBlobStore(blobDir), ompContexts(t, agent, path)[path])
 }
