@@ -60,7 +60,6 @@ type step struct {
 	v jsonx.Value
 }
 
-func (p step) typ() jsonx.Value { return p.v.Get("type") }
 func (p step) is(t string) bool { return p.v.Get("type").Is(t) }
 
 // buildContext is omp 18.2.3's buildSessionContext (session-context.ts)

@@ -492,7 +492,7 @@ func (g *sessionGen) assistant() obj {
 		stop = "stop"
 	}
 	m = append(m, kv{"stopReason", stop})
-	if g.p(0.2) {
+	if _, isString := content.(string); g.p(0.2) && !isString { // omp throws on a Copilot replay with string content
 		m = append(m, kv{"providerPayload", obj{{"type", g.pick("openaiResponsesHistory", "other").(string)}, {"items", []any{obj{{"k", 1}}}}}})
 	}
 	if g.p(0.05) {
