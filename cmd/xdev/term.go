@@ -63,7 +63,9 @@ func (e *escapeWriter) Write(p []byte) (int, error) {
 			p = p[1:]
 			continue
 		}
-		if !utf8.FullRune(p) {
+		if !utf8.FullRune(p) || c == 0xED && len(p) < 3 && (len(p) == 1 || p[1] >= 0xA0 && p[1] <= 0xBF) {
+			// An unfinished character, or an unfinished lone surrogate
+			// (WTF-8, below): wait for the rest.
 			e.pending = append(e.pending[:0], p...)
 			break
 		}
