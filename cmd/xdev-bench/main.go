@@ -7,7 +7,7 @@
 //	                              omp's listAll reads it)
 //	xdev-bench append FILE N      N appends to FILE, one at a time
 //	xdev-bench append-locked FILE N  the same, taking omp's lockfile for
-//	                              each append as omp does (LockLinger 0)
+//	                              each append as omp does (no linger)
 //
 // Output: {"op","ms","p50us","count","peakRssKiB"}; ms is the operation
 // alone (no process start), p50us the median append, peakRssKiB the
@@ -52,12 +52,13 @@ func main() {
 		check(err)
 		r.Count = len(infos)
 	case "append", "append-locked":
+		var opts session.OpenOptions
 		if r.Op == "append-locked" {
-			session.LockLinger = 0
+			opts.Lock.Linger = -1 // release after every append, as omp does
 		}
 		n, err := strconv.Atoi(os.Args[3])
 		check(err)
-		s, err := session.Open(os.Args[2], nil)
+		s, err := session.Open(os.Args[2], &opts)
 		check(err)
 		lat := make([]time.Duration, 0, n)
 		t0 = time.Now()

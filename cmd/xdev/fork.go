@@ -52,7 +52,7 @@ func runFork(e *env, args []string) error {
 	}
 	var s *session.Store
 	if *at != "" {
-		s, err = session.BranchedSession(src, "", *at)
+		s, err = session.ForkBranch(src, "", *at)
 		if err == nil && *title != "" {
 			_, err = s.SetTitle(*title, session.TitleManual)
 		}

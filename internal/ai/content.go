@@ -111,7 +111,8 @@ type Block struct {
 	Data     string `json:"data,omitempty"`
 	MimeType string `json:"mimeType,omitempty"`
 
-	raw jsontext.Value
+	raw     jsontext.Value // the text this block was decoded from; nil when built in Go
+	decoded *block         // the typed fields as decoded from raw
 }
 
 type block Block
@@ -132,10 +133,11 @@ func ToolCall(id, name string, args jsontext.Value) Block {
 // Raw returns the bytes the block was decoded from, or nil.
 func (b *Block) Raw() jsontext.Value { return b.raw }
 
-// MarshalJSON emits a decoded block's original bytes.
+// MarshalJSON emits the text a decoded block came from, with each typed
+// field changed since re-encoded in place (see Message.MarshalJSON).
 func (b Block) MarshalJSON() ([]byte, error) {
 	if b.raw != nil {
-		return b.raw, nil
+		return patchChanged(b.raw, (*block)(&b), b.decoded)
 	}
 	if b.Type == BlockText {
 		// omp always writes "text", even when empty.
@@ -164,22 +166,12 @@ func (b *Block) DecodeJS(v jsonx.Value) {
 	*b = Block{}
 	jsonx.Decode(v, (*block)(b))
 	b.raw = v.JSON()
+	b.decoded = snapshot((*block)(b))
 }
 
 // WithoutSignature returns a copy of a thinking block whose signature is
 // removed, the way omp neutralizes signed reasoning in a rewritten turn.
 func (b Block) WithoutSignature() (Block, error) {
-	if b.ThinkingSignature == "" {
-		return b, nil
-	}
-	b.ThinkingSignature = ""
-	if b.raw == nil {
-		return b, nil
-	}
-	raw, err := RemoveMember(b.raw, "thinkingSignature")
-	if err != nil {
-		return b, err
-	}
-	b.raw = raw
+	b.ThinkingSignature = "" // omitempty: MarshalJSON removes the member
 	return b, nil
 }

@@ -4,8 +4,9 @@
 // A [Message] is the JSON object omp and pi store under an entry's "message"
 // key and hand to the model. The typed fields cover every role omp 18.2.3
 // writes; anything else a message carries (provider payloads, fields from a
-// newer harness) is kept, because a decoded Message remembers the exact bytes
-// it came from and encodes back to them unless it was changed.
+// newer harness) is kept, because a decoded Message remembers the text it
+// came from and the fields it was decoded into: it encodes back to that
+// text, with every field that was changed since re-encoded in its place.
 package ai
 
 import (
@@ -91,7 +92,8 @@ type Message struct {
 	ErrorMessage  string `json:"errorMessage,omitempty"`
 	RetryRecovery bool   `json:"retryRecovery,omitzero"`
 
-	raw jsontext.Value // the bytes this message was decoded from; nil when built in Go
+	raw     jsontext.Value // the text this message was decoded from; nil when built in Go
+	decoded *message       // the typed fields as decoded from raw
 }
 
 // Usage is the token accounting of one assistant turn.
@@ -120,13 +122,15 @@ func (m *Message) Raw() jsontext.Value { return m.raw }
 // message is Message without its methods, so (un)marshaling it does not recurse.
 type message Message
 
-// MarshalJSON emits the original bytes of a decoded message, so fields xdev
-// does not model survive, and the typed fields of a message built in Go.
+// MarshalJSON emits the text a decoded message came from, so members xdev
+// does not model survive, with each typed field that was changed since
+// re-encoded in place (a zero field with omitempty removed); a message
+// built in Go encodes its typed fields.
 func (m Message) MarshalJSON() ([]byte, error) {
-	if m.raw != nil {
-		return m.raw, nil
+	if m.raw == nil {
+		return json.Marshal((*message)(&m))
 	}
-	return json.Marshal((*message)(&m))
+	return patchChanged(m.raw, (*message)(&m), m.decoded)
 }
 
 // UnmarshalJSON decodes a message the way omp reads one: with JSON.parse
@@ -148,15 +152,8 @@ func (m *Message) DecodeJS(v jsonx.Value) {
 	*m = Message{}
 	jsonx.Decode(v, (*message)(m))
 	m.raw = v.JSON()
+	m.decoded = snapshot((*message)(m))
 }
-
-// DecodeOptions are the options every decode of session data uses: like
-// JavaScript's JSON.parse, the last of duplicate names wins and invalid
-// UTF-8 is tolerated rather than fatal.
-var DecodeOptions = json.JoinOptions(
-	jsontext.AllowDuplicateNames(true),
-	jsontext.AllowInvalidUTF8(true),
-)
 
 // Text returns the concatenated text blocks of the message (or its string
 // content). Thinking, tool calls and images are left out.
@@ -177,17 +174,5 @@ func (m *Message) ToolCalls() []Block {
 // a decoded message, modeled or not, keeps its bytes.
 func (m Message) WithContent(c Content) (Message, error) {
 	m.Content = c
-	if m.raw == nil {
-		return m, nil
-	}
-	enc, err := json.Marshal(c)
-	if err != nil {
-		return m, err
-	}
-	raw, err := ReplaceMember(m.raw, "content", enc)
-	if err != nil {
-		return m, err
-	}
-	m.raw = raw
-	return m, nil
+	return m, nil // MarshalJSON re-encodes the changed content in place
 }

@@ -1,4 +1,4 @@
-package ai
+package jsonx
 
 import (
 	"bytes"
@@ -6,6 +6,14 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+)
+
+// DecodeOptions are the options every typed decode of session data uses:
+// like JavaScript's JSON.parse, the last of duplicate names wins and
+// invalid UTF-8 is tolerated rather than fatal.
+var DecodeOptions = json.JoinOptions(
+	jsontext.AllowDuplicateNames(true),
+	jsontext.AllowInvalidUTF8(true),
 )
 
 // ReplaceMember returns a copy of the JSON object obj with the value of
@@ -68,3 +76,46 @@ func editMember(obj jsontext.Value, name string, value []byte) (jsontext.Value, 
 	out.WriteByte('}')
 	return out.Bytes(), nil
 }
+
+// Editor changes members of a JSON object's bytes in turn, keeping every
+// other member byte for byte: the one place session code patches a line
+// (forks, migrations, repairs, appends). The first error sticks.
+type Editor struct {
+	obj []byte
+	err error
+}
+
+// Edit starts editing obj.
+func Edit(obj []byte) *Editor { return &Editor{obj: obj} }
+
+// Set sets member name to v as encoding/json/v2 encodes it (nil: null).
+func (e *Editor) Set(name string, v any) *Editor {
+	if e.err != nil {
+		return e
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		e.err = fmt.Errorf("edit member %q: %w", name, err)
+		return e
+	}
+	return e.SetRaw(name, b)
+}
+
+// SetRaw sets member name to the JSON text raw.
+func (e *Editor) SetRaw(name string, raw []byte) *Editor {
+	if e.err == nil {
+		e.obj, e.err = ReplaceMember(e.obj, name, raw)
+	}
+	return e
+}
+
+// Remove removes member name, if present.
+func (e *Editor) Remove(name string) *Editor {
+	if e.err == nil {
+		e.obj, e.err = RemoveMember(e.obj, name)
+	}
+	return e
+}
+
+// Bytes returns the edited object, or the first error.
+func (e *Editor) Bytes() ([]byte, error) { return e.obj, e.err }

@@ -28,7 +28,7 @@ func (s *Store) openBackward(f *os.File, size int64) (ok bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	s.slot, s.hasSlot, s.header, s.headerLine = pre.slot, pre.hasSlot, pre.header, pre.headerLine
+	s.preamble = pre
 	s.version = pre.header.FormatVersion()
 	if s.version < 2 {
 		return false, nil

@@ -187,7 +187,7 @@ func BenchmarkList10kStatus(b *testing.B) {
 //     and its tool results; the lockfile is taken once per burst.
 //   - isolated: each append alone (the lock linger has lapsed), so each
 //     pays for creating and removing omp's lockfile.
-//   - locked-each: burst with LockLinger 0, so every append takes and
+//   - locked-each: burst with no linger, so every append takes and
 //     removes omp's lockfile, as omp's own appends do.
 //   - durable: burst with an fdatasync per entry (SyncEveryEntry).
 //
@@ -199,16 +199,14 @@ func BenchmarkAppend(b *testing.B) {
 		linger   time.Duration
 		sync     session.SyncMode
 	}{
-		{"burst", false, session.LockLinger, session.SyncNever},
-		{"locked-each", false, 0, session.SyncNever},
-		{"isolated", true, session.LockLinger, session.SyncNever},
-		{"durable", false, session.LockLinger, session.SyncEveryEntry},
+		{"burst", false, session.DefaultLockLinger, session.SyncNever},
+		{"locked-each", false, -1, session.SyncNever},
+		{"isolated", true, session.DefaultLockLinger, session.SyncNever},
+		{"durable", false, session.DefaultLockLinger, session.SyncEveryEntry},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			defer func(old time.Duration) { session.LockLinger = old }(session.LockLinger)
-			session.LockLinger = c.linger
 			path := filepath.Join(b.TempDir(), "sessions", "-p", "a.jsonl")
-			s, err := session.Create(path, session.NewOptions{Cwd: "/p", Sync: c.sync})
+			s, err := session.Create(path, session.NewOptions{Cwd: "/p", Sync: c.sync, Lock: session.LockOptions{Linger: c.linger}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -218,7 +216,7 @@ func BenchmarkAppend(b *testing.B) {
 			for b.Loop() {
 				if c.isolated {
 					b.StopTimer()
-					time.Sleep(session.LockLinger + time.Millisecond)
+					time.Sleep(session.DefaultLockLinger + time.Millisecond)
 					b.StartTimer()
 				}
 				t0 := time.Now()

@@ -81,7 +81,11 @@ type Message struct {
 	Message ai.Message `json:"message"`
 }
 
-// ModelChange records the model now active for a role ("" = "default").
+// DefaultRole is the model role of the main model: a model_change without
+// a role sets it, and Context.Models holds the main model under it.
+const DefaultRole = "default"
+
+// ModelChange records the model now active for a role ("" = DefaultRole).
 type ModelChange struct {
 	Model                   string `json:"model"` // "provider/modelId"
 	Role                    string `json:"role,omitempty"`

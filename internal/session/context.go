@@ -26,7 +26,7 @@ type Context struct {
 }
 
 // Model returns the main model, "provider/model", or "".
-func (c *Context) Model() string { return c.Models["default"] }
+func (c *Context) Model() string { return c.Models[DefaultRole] }
 
 // Custom message types omp treats specially when it rebuilds the context.
 const (
@@ -113,16 +113,16 @@ func (s *Store) buildContext(leafID string) Context {
 			if model := p.v.Get("model"); model.Truthy() {
 				role := p.v.Get("role")
 				if role.Nullish() {
-					role = jsonx.Str("default")
+					role = jsonx.Str(DefaultRole)
 				}
 				ctx.Models[role.ToString()] = model.ToString()
-				if role.Is("default") {
+				if role.Is(DefaultRole) {
 					explicitDefault = true
 				}
 			}
 		case p.is(TypeMessage):
 			if m := p.v.Get("message"); m.Get("role").Is("assistant") && !explicitDefault {
-				ctx.Models["default"] = m.Get("provider").ToString() + "/" + m.Get("model").ToString()
+				ctx.Models[DefaultRole] = m.Get("provider").ToString() + "/" + m.Get("model").ToString()
 			}
 		case p.is(TypeCompaction):
 			compIdx = i
@@ -291,24 +291,6 @@ func (s *Store) buildContext(leafID string) Context {
 	}
 	ctx.Tokens = estimateTokens(ctx.Messages)
 	return ctx
-}
-
-// migrateV1 gives an entry of a v1 file the id and parent xdev derived for
-// it, and resolves a compaction's firstKeptEntryIndex, as omp's migration
-// does with the ids it draws. A firstKeptEntryId the file already had
-// names an id that no longer exists.
-func migrateV1(e *Entry, v jsonx.Value) jsonx.Value {
-	v = v.With("id", IDValue(e.ID)).With("parentId", IDValue(e.ParentID))
-	if c, ok := e.Body.(*Compaction); ok {
-		if _, isNum := v.Get("firstKeptEntryIndex").Float(); isNum {
-			kept := jsonx.Value{}
-			if c.FirstKeptEntryID != nil {
-				kept = IDValue(*c.FirstKeptEntryID)
-			}
-			v = v.With("firstKeptEntryId", kept).With("firstKeptEntryIndex", jsonx.Value{})
-		}
-	}
-	return v
 }
 
 // object builds a JavaScript object literal: name/value pairs in order,

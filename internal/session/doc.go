@@ -116,7 +116,7 @@
 // An append is one write(2) of complete lines on an O_APPEND descriptor,
 // under omp's lockfile (.<name>.jsonl.lock, created O_EXCL and holding
 // "<pid>:<ms>\n"), so an omp process on the same machine never races it.
-// The lockfile is kept for LockLinger (1 ms) after a write, so a burst of
+// The lockfile is kept for DefaultLockLinger (1 ms) after a write, so a burst of
 // appends creates it once; omp, polling every 2 ms, waits at most a poll.
 // Under the lock, before writing, the store takes in what other writers
 // did since it last looked (entries appended, a retitle, a rewrite), so an

@@ -45,6 +45,17 @@ func (e *Entry) Message() *ai.Message {
 	return nil
 }
 
+// uniqueID draws entry ids until one is not taken: the one id-drawing
+// loop (omp's generateId), for appends and for the label entries of a
+// branched copy.
+func uniqueID(taken func(id string) bool) string {
+	for {
+		if id := NewID(); !taken(id) {
+			return id
+		}
+	}
+}
+
 // NewID returns a fresh entry id: 8 lowercase hex digits, as omp draws them.
 // Store.Append re-draws on the rare collision within a session.
 func NewID() string {

@@ -142,7 +142,7 @@ func (s *scanner) scan(line []byte) (envelope, error) {
 			return scanJS(line, nil) // a truthy model of another type
 		}
 		if model != nil && len(model.GetStringBytes()) > 0 {
-			env.modelRole = "default"
+			env.modelRole = DefaultRole
 			if role != nil && role.Type() != fastjson.TypeNull {
 				if role.Type() != fastjson.TypeString {
 					return scanJS(line, nil)
@@ -231,7 +231,7 @@ func scanJS(line []byte, fastErr error) (envelope, error) {
 		env.assistant = v.Get("message").Get("role").Is("assistant")
 	case TypeModelChange:
 		if model := v.Get("model"); model.Truthy() {
-			env.modelRole = "default"
+			env.modelRole = DefaultRole
 			if r := v.Get("role"); !r.Nullish() {
 				env.modelRole = r.ToString() // the role names an object key
 			}

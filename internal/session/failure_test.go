@@ -21,8 +21,6 @@ import (
 // live process); the writes include ones that must fail (a missing
 // parent, a batch whose k-th object is bad, an id already used).
 func TestFailedWritesChangeNothing(t *testing.T) {
-	defer func(d time.Duration) { LockTimeout = d }(LockTimeout)
-	LockTimeout = 50 * time.Millisecond
 	variants := []struct {
 		name string
 		edit func(t *testing.T, path string)
@@ -114,7 +112,7 @@ func TestFailedWritesChangeNothing(t *testing.T) {
 					v.edit(t, path)
 					dir := filepath.Dir(path)
 					before, names := fileSum(t, path), dirNames(t, dir)
-					st, err := Open(path, nil)
+					st, err := Open(path, &OpenOptions{Lock: LockOptions{Timeout: 50 * time.Millisecond}})
 					if err != nil {
 						return // a file Open refuses is never written
 					}

@@ -1,8 +1,6 @@
 package session
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,8 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/google/uuid"
-
-	"github.com/xdev/xdev/internal/ai"
+	"github.com/xdev/xdev/internal/jsonx"
 )
 
 // ForkSession copies the session at src into a new session file at dst (a
@@ -72,7 +69,7 @@ func ForkSession(src, dst, label string) (*Store, error) {
 	return Open(dst, nil)
 }
 
-// BranchedSession writes a new session at dst (a fresh name beside src when
+// ForkBranch writes a new session at dst (a fresh name beside src when
 // dst is "") holding only the path from the root to entryID of the session
 // at src, as omp's createBranchedSession does, and opens it. Its
 // parentSession is the source's file path; its title is carried.
@@ -83,7 +80,7 @@ func ForkSession(src, dst, label string) (*Store, error) {
 // one for each entry on the path whose label in the source (resolved over
 // the whole file, last write wins) differs from its label in the copy. So
 // the copy has every label the path's entries had, and an unbroken chain.
-func BranchedSession(src, dst, entryID string) (*Store, error) {
+func ForkBranch(src, dst, entryID string) (*Store, error) {
 	x, err := OpenIndex(src, nil)
 	if err != nil {
 		return nil, err
@@ -114,7 +111,7 @@ func BranchedSession(src, dst, entryID string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	child.header, _ = ai.RemoveMember(child.header, "providerPromptCacheKey")
+	child.header, _ = jsonx.RemoveMember(child.header, "providerPromptCacheKey")
 	if dst == "" {
 		dst = filepath.Join(filepath.Dir(src), FileName(child.created, child.id))
 	}
@@ -147,10 +144,7 @@ func carryLabels(want, have map[string]string, path []string) ([][]byte, error) 
 		if want[id] == have[id] {
 			continue
 		}
-		nid := NewID()
-		for used[nid] {
-			nid = NewID()
-		}
+		nid := uniqueID(func(id string) bool { return used[id] })
 		used[nid] = true
 		le := &Entry{Type: TypeLabel, ID: nid, ParentID: parent, Timestamp: Now(),
 			Body: &Label{TargetID: id, Label: want[id]}}
@@ -164,154 +158,12 @@ func carryLabels(want, have map[string]string, path []string) ([][]byte, error) 
 	return lines, nil
 }
 
-// writeMigrated writes the lines of the entries at idx as a v3 file holds
-// them: byte for byte from a v3 file; from v1 and v2, migrated as omp's
-// first write migrates them (see migrateLine); then through edit, when
-// not nil. One entry is read at a time.
-func (x *Index) writeMigrated(w io.Writer, idx []int, edit func(i int, line []byte) ([]byte, error)) error {
-	var buf []byte
-	for _, i := range idx {
-		var line []byte
-		var err error
-		if x.Version() >= CurrentVersion {
-			buf, err = x.AppendRaw(buf[:0], i)
-			line = buf
-		} else {
-			e, derr := x.Entry(i)
-			if e == nil {
-				return derr
-			}
-			if line, err = migrateLine(x.Version(), e); err != nil {
-				err = fmt.Errorf("%s: line %d: %w", x.Path(), e.line, err)
-			}
-		}
-		if err == nil && edit != nil {
-			line, err = edit(i, line)
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := w.Write(line); err != nil {
-			return err
-		}
-		if _, err := w.Write([]byte{'\n'}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func allIndexes(n int) []int {
 	idx := make([]int, n)
 	for i := range idx {
 		idx[i] = i
 	}
 	return idx
-}
-
-// labelsInEffect resolves label entries as omp does: over the given
-// entries in order, the last label per target wins and an empty one clears.
-func labelsInEffect(entries []*Entry) map[string]string {
-	m := map[string]string{}
-	for _, e := range entries {
-		applyLabel(m, e)
-	}
-	return m
-}
-
-// applyLabel applies e to m if it is a label entry.
-func applyLabel(m map[string]string, e *Entry) {
-	if l, ok := e.Body.(*Label); ok {
-		if l.Label == "" {
-			delete(m, l.TargetID)
-		} else {
-			m[l.TargetID] = l.Label
-		}
-	}
-}
-
-// migrateLine returns the line of e from a v1 or v2 file as omp's first
-// write migrates it: ids and parentIds appended (v1), firstKeptEntryIndex
-// replaced by firstKeptEntryId, the hookMessage role renamed custom.
-func migrateLine(version int, e *Entry) ([]byte, error) {
-	line := e.raw
-	set := func(name string, v any) error {
-		b, err := json.Marshal(v)
-		if err == nil {
-			line, err = ai.ReplaceMember(line, name, b)
-		}
-		return err
-	}
-	var errs []error
-	if version < 2 {
-		var parent any
-		if e.ParentID != "" {
-			parent = e.ParentID
-		}
-		errs = append(errs, set("id", e.ID), set("parentId", parent))
-		if c, ok := e.Body.(*Compaction); ok && c.FirstKeptEntryID != nil {
-			var err error
-			line, err = ai.RemoveMember(line, "firstKeptEntryIndex")
-			errs = append(errs, err, set("firstKeptEntryId", *c.FirstKeptEntryID))
-		}
-	}
-	if m, ok := e.Body.(*Message); ok && bytes.Contains(e.raw, []byte(`"hookMessage"`)) {
-		var err error
-		line, err = ai.ReplaceMember(line, "message", m.Message.Raw())
-		errs = append(errs, err)
-	}
-	return line, errors.Join(errs...)
-}
-
-// preamble is the slot and header of a file, and where its entries start.
-type preamble struct {
-	slot       TitleSlot
-	hasSlot    bool
-	header     Header
-	headerLine int
-	entriesOff int64
-	bad        []BadLine // lines before the header that are not JSON
-}
-
-func (p preamble) title() (string, TitleSource) {
-	if p.hasSlot {
-		return p.slot.Title, p.slot.Source
-	}
-	src, _ := ParseTitleSource(p.header.TitleSource)
-	return p.header.Title, src
-}
-
-// readPreamble reads the slot and header of f as Open does.
-func readPreamble(f io.Reader, path string, maxLine int) (preamble, error) {
-	var p preamble
-	lr := newLineReaderSize(f, 0, maxLine, 16<<10) // a slot and a header
-	for {
-		l, err := lr.next()
-		if err == io.EOF {
-			return p, noHeaderError(path, p.bad)
-		}
-		if err != nil {
-			return p, fmt.Errorf("%s: line %d: %w", path, lr.lineNum+1, err)
-		}
-		if l.tooLong {
-			return p, fmt.Errorf("%s: line %d: %w: line longer than %d bytes", path, l.num, ErrNoHeader, lr.max)
-		}
-		kind, slot, h, reason, err := readPreambleLine(l.num, l.data)
-		switch {
-		case err != nil:
-			return p, fmt.Errorf("%s: line %d: %w (%v)", path, l.num, ErrNoHeader, err)
-		case kind == preSlot:
-			p.slot, p.hasSlot = slot, true
-			continue
-		case kind == preMalformed:
-			p.bad = append(p.bad, BadLine{Line: l.num, Reason: reason})
-			continue
-		case kind == preBlank:
-			continue
-		}
-		p.header, p.headerLine, p.entriesOff = h, l.num, l.off+l.size
-		return p, nil
-	}
 }
 
 // child is the slot and header of a session made from another.
@@ -346,29 +198,18 @@ func newChild(src Header, parentSession, title string, source TitleSource) (*chi
 			return nil, err
 		}
 	}
-	set := func(name string, v any) {
-		if err != nil {
-			return
-		}
-		var b []byte
-		if b, err = json.Marshal(v); err == nil {
-			h, err = ai.ReplaceMember(h, name, b)
-		}
-	}
-	set("version", CurrentVersion)
-	set("id", c.id)
-	set("timestamp", now)
-	set("parentSession", parentSession)
+	ed := jsonx.Edit(h).Set("version", CurrentVersion).Set("id", c.id).Set("timestamp", now).Set("parentSession", parentSession)
 	if title != "" {
-		set("title", title)
-	} else if err == nil {
-		h, err = ai.RemoveMember(h, "title")
+		ed.Set("title", title)
+	} else {
+		ed.Remove("title")
 	}
 	if w := source.wire(); w != "" {
-		set("titleSource", w)
-	} else if err == nil {
-		h, err = ai.RemoveMember(h, "titleSource")
+		ed.Set("titleSource", w)
+	} else {
+		ed.Remove("titleSource")
 	}
+	h, err = ed.Bytes()
 	c.header = h
 	return c, err
 }
@@ -379,13 +220,12 @@ func (c *child) cacheKey(src Header) {
 	var probe struct {
 		Key *string `json:"providerPromptCacheKey"`
 	}
-	json.Unmarshal(src.raw, &probe, ai.DecodeOptions)
+	json.Unmarshal(src.raw, &probe, jsonx.DecodeOptions)
 	key := src.ID
 	if probe.Key != nil && *probe.Key != "" {
 		key = *probe.Key
 	}
-	b, _ := json.Marshal(key)
-	if h, err := ai.ReplaceMember(c.header, "providerPromptCacheKey", b); err == nil {
+	if h, err := jsonx.Edit(c.header).Set("providerPromptCacheKey", key).Bytes(); err == nil {
 		c.header = h
 	}
 }

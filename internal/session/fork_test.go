@@ -180,11 +180,11 @@ func labelled(t *testing.T) (s *Store, path, at string, want map[string]string) 
 	return s, path, a2.ID, map[string]string{a1.ID: "answer", u2.ID: "question"}
 }
 
-func TestBranchedSession(t *testing.T) {
+func TestForkBranch(t *testing.T) {
 	s, src, at, wantLabels := labelled(t)
 	s.Close()
 	sum := fileSum(t, src)
-	b, err := BranchedSession(src, "", at)
+	b, err := ForkBranch(src, "", at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestBranchedSession(t *testing.T) {
 			t.Errorf("entry %s was re-encoded", e.ID)
 		}
 	}
-	if _, err := BranchedSession(src, "", "nope"); err == nil || !strings.Contains(err.Error(), `no entry "nope"`) {
+	if _, err := ForkBranch(src, "", "nope"); err == nil || !strings.Contains(err.Error(), `no entry "nope"`) {
 		t.Errorf("branch at a missing entry: %v", err)
 	}
 }

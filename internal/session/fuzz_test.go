@@ -17,7 +17,7 @@ func FuzzParseTitleSlot(f *testing.F) {
 	f.Add([]byte(`{"type":"title","v":1,"title":"x","source":"auto","updatedAt":"t","pad":"  "}`))
 	f.Add([]byte(`{"type":"title","v":1,"title":"\u00e9\ud83d","source":"manual","updatedAt":"t"}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		slot, ok := ParseTitleSlotSource(line)
+		slot, ok := ParseTitleSlot(line)
 		if !ok {
 			return
 		}
@@ -30,7 +30,7 @@ func FuzzParseTitleSlot(f *testing.F) {
 		}
 		// The slot xdev writes is one omp accepts, and its title is the
 		// longest prefix (in runes) of the original that fits.
-		again, ok := ParseTitleSlotSource(out)
+		again, ok := ParseTitleSlot(out)
 		valid := strings.ToValidUTF8(slot.Title, "\uFFFD")
 		if !ok || !again.OmpAccepts || !strings.HasPrefix(valid, again.Title) {
 			t.Fatalf("round trip: %+v -> %s", slot, out)

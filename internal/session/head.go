@@ -6,16 +6,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/valyala/fastjson"
 	"io"
 	"os"
 	"sync"
-	"syscall"
+
+	"github.com/valyala/fastjson"
+	"github.com/xdev/xdev/internal/jsonx"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-
-	"github.com/xdev/xdev/internal/ai"
 )
 
 // HeadBytes is how much of a file List reads: enough for the 256-byte
@@ -24,9 +23,7 @@ const HeadBytes = 4096
 
 // head is what the first HeadBytes of a session file say about it.
 type head struct {
-	slot    TitleSlot
-	hasSlot bool
-	header  Header
+	preamble
 	// partial: the header line did not end within HeadBytes, so only the
 	// members that did are known.
 	partial bool
@@ -140,7 +137,7 @@ func scanHeadEntries(buf []byte) (firstMessage, shortSummary string) {
 // parsePartialHeader reads the members of a header line cut off by
 // HeadBytes (a very long cwd or title), keeping those that are complete.
 func parsePartialHeader(line []byte) (Header, error) {
-	dec := jsontext.NewDecoder(bytes.NewReader(line), ai.DecodeOptions)
+	dec := jsontext.NewDecoder(bytes.NewReader(line), jsonx.DecodeOptions)
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return Header{}, errNotHeader
 	}
@@ -157,7 +154,7 @@ func parsePartialHeader(line []byte) (Header, error) {
 		}
 		var s string
 		if val.Kind() == '"' {
-			json.Unmarshal(val, &s, ai.DecodeOptions)
+			json.Unmarshal(val, &s, jsonx.DecodeOptions)
 		}
 		switch name {
 		case "type":
@@ -228,28 +225,3 @@ func statHead(path string, withStatus bool) (head, Status, os.FileInfo, error) {
 // and a fresh 36 KiB buffer each would be most of its work (zeroing it,
 // then collecting it).
 var headTailBufs = sync.Pool{New: func() any { b := make([]byte, HeadBytes+TailBytes); return &b }}
-
-// openRead opens path for reading without blocking on a FIFO or device
-// that stands where a session file should be; the caller then refuses it
-// for not being a regular file. On regular files the flag changes nothing.
-func openRead(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-}
-
-// openRegular opens path for reading (with extra open flags) and checks
-// that it is a regular file, so no reader blocks on or reads a device.
-func openRegular(path string, flags int) (*os.File, os.FileInfo, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|flags, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s: not a regular file", path)
-	}
-	if err != nil {
-		f.Close()
-		return nil, fi, err
-	}
-	return f, fi, nil
-}

@@ -91,7 +91,7 @@ func withImageData(b ai.Block, data string) (ai.Block, error) {
 		b.Data = data
 		return b, nil
 	}
-	nraw, err := ai.ReplaceMember(raw, "data", enc)
+	nraw, err := jsonx.ReplaceMember(raw, "data", enc)
 	if err != nil {
 		return b, err
 	}

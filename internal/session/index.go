@@ -44,7 +44,7 @@ func OpenIndex(path string, opts *OpenOptions) (*Index, error) {
 	}
 	o := *opts
 	o.strictScan = true
-	s := &Store{path: path, size: fi.Size(), ino: fi.Sys().(*syscall.Stat_t).Ino, opts: o}
+	s := &Store{path: path, file: file{size: fi.Size(), ino: fi.Sys().(*syscall.Stat_t).Ino}, opts: o}
 	recs, err := s.scanFile(io.NewSectionReader(f, 0, fi.Size()))
 	if err != nil {
 		f.Close()
@@ -192,7 +192,7 @@ func (x *Index) PathTo(i int) []int {
 func (x *Index) Labels() map[string]string { return x.labelsOf(allIndexes(len(x.recs))) }
 
 // labelsOf resolves the label entries among the entries at idx, in that
-// order. An undecodable label labels nothing, as in a full load.
+// order.
 func (x *Index) labelsOf(idx []int) map[string]string {
 	m := map[string]string{}
 	for _, i := range idx {

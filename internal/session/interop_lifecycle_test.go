@@ -51,14 +51,14 @@ func TestInteropLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := all.pathTo(all.LeafID())
-	add(BranchedSession(corpus("01-all-entry-types"), "", path[len(path)/2].ID))
+	add(ForkBranch(corpus("01-all-entry-types"), "", path[len(path)/2].ID))
 	ls, lsrc, at, _ := labelled(t)
 	ls.Close()
 	lcopy := filepath.Join(proj, FileName(time.Now(), NewID()))
 	b, _ := os.ReadFile(lsrc)
 	os.WriteFile(lcopy, b, 0o600)
 	written = append(written, lcopy)
-	add(BranchedSession(lcopy, "", at))
+	add(ForkBranch(lcopy, "", at))
 	// Lazy persistence: a session appears on its first assistant message.
 	lazy, err := New(filepath.Join(proj, FileName(time.Now(), NewID())), NewOptions{Cwd: "/proj", Blobs: blobs})
 	if err != nil {

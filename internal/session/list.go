@@ -217,12 +217,7 @@ func describe(c candidate) SessionInfo {
 	info.FirstMessage, info.ShortSummary, info.Status, info.hasSlot = h.firstMessage, h.shortSummary, status, h.hasSlot
 	info.Version = hd.FormatVersion()
 	info.Created, _ = ParseTime(hd.Timestamp)
-	if h.hasSlot {
-		info.Title, info.TitleSource = h.slot.Title, h.slot.Source
-	} else {
-		info.Title = hd.Title
-		info.TitleSource, _ = ParseTitleSource(hd.TitleSource)
-	}
+	info.Title, info.TitleSource = h.title()
 	if info.TitleSource == TitleSubagent {
 		info.Subagent = true
 	}

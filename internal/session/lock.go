@@ -21,10 +21,48 @@ const (
 	lockStaleAfter = 500 * time.Millisecond
 )
 
-// LockTimeout is how long a write waits for a lock another process holds.
-var LockTimeout = 5 * time.Second
+// LockOptions tune how a store takes omp's lockfile. The zero value means
+// the defaults.
+type LockOptions struct {
+	// Timeout is how long a write waits for a lock another process holds;
+	// zero means DefaultLockTimeout.
+	Timeout time.Duration
+	// Linger is how long the store keeps the lockfile after a write, so
+	// that the next write of a burst (an assistant message, then its tool
+	// results) need not create it again: on the disks measured here
+	// creating and removing the lockfile costs 30-400 µs, the append itself
+	// 2-5 µs. omp polls a held lock every 2 ms for up to 500 ms, so a lock
+	// kept this long delays it by at most one poll. Zero means
+	// DefaultLockLinger; a negative value releases the lock at once, as omp
+	// does.
+	Linger time.Duration
+}
 
-// ErrLocked is returned when a session's lock stays held past LockTimeout.
+// The lock defaults.
+const (
+	DefaultLockTimeout = 5 * time.Second
+	DefaultLockLinger  = time.Millisecond
+)
+
+func (o LockOptions) timeout() time.Duration {
+	if o.Timeout <= 0 {
+		return DefaultLockTimeout
+	}
+	return o.Timeout
+}
+
+func (o LockOptions) linger() time.Duration {
+	switch {
+	case o.Linger < 0:
+		return 0
+	case o.Linger == 0:
+		return DefaultLockLinger
+	}
+	return o.Linger
+}
+
+// ErrLocked is returned when a session's lock stays held past the lock
+// timeout (LockOptions.Timeout).
 var ErrLocked = errors.New("session is locked by another process")
 
 // lockPath returns the lockfile of a session file.
@@ -35,10 +73,10 @@ func lockPath(path string) string {
 
 type fileLock struct{ path string }
 
-// acquireLock takes the session's lockfile, waiting up to LockTimeout.
-func acquireLock(path string) (*fileLock, error) {
+// acquireLock takes the session's lockfile, waiting up to timeout.
+func acquireLock(path string, timeout time.Duration) (*fileLock, error) {
 	lp := lockPath(path)
-	deadline := time.Now().Add(LockTimeout)
+	deadline := time.Now().Add(timeout)
 	content := []byte(strconv.Itoa(os.Getpid()) + ":" + strconv.FormatInt(time.Now().UnixMilli(), 10) + "\n")
 	for {
 		f, err := os.OpenFile(lp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -83,21 +121,13 @@ func lockIsStale(lp string) bool {
 	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
 
-// LockLinger is how long a store keeps a session's lockfile after a write,
-// so that the next write of a burst (an assistant message, then its tool
-// results) need not create it again: on the disks measured here creating
-// and removing the lockfile costs 30-400 µs, the append itself 2-5 µs.
-// omp polls a held lock every 2 ms for up to 500 ms, so a lock kept this
-// long delays it by at most one poll. Zero releases at once.
-var LockLinger = time.Millisecond
-
 // holdLock takes the session's lockfile unless the store holds it already.
 // s.mu must be held.
 func (s *Store) holdLock() error {
 	if s.lease != nil {
 		return nil
 	}
-	l, err := acquireLock(s.path)
+	l, err := acquireLock(s.path, s.opts.Lock.timeout())
 	if err != nil {
 		return err
 	}
@@ -105,18 +135,19 @@ func (s *Store) holdLock() error {
 	return nil
 }
 
-// releaseLater lets the lock go LockLinger from now, unless another write
-// comes first. s.mu must be held.
+// releaseLater lets the lock go after the linger (LockOptions.Linger),
+// unless another write comes first. s.mu must be held.
 func (s *Store) releaseLater() {
-	if LockLinger <= 0 {
+	linger := s.opts.Lock.linger()
+	if linger <= 0 {
 		s.dropLock()
 		return
 	}
-	s.leaseUntil = time.Now().Add(LockLinger)
+	s.leaseUntil = time.Now().Add(linger)
 	if s.leaseTimer == nil {
-		s.leaseTimer = time.AfterFunc(LockLinger, s.lingerExpired)
+		s.leaseTimer = time.AfterFunc(linger, s.lingerExpired)
 	} else {
-		s.leaseTimer.Reset(LockLinger)
+		s.leaseTimer.Reset(linger)
 	}
 }
 

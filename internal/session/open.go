@@ -8,11 +8,8 @@ import (
 	"slices"
 	"syscall"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/valyala/fastjson"
-
-	"github.com/xdev/xdev/internal/ai"
+	"github.com/xdev/xdev/internal/jsonx"
 )
 
 // errNotStrictJSON sends a windowed load to a full one: a kept line that
@@ -34,6 +31,8 @@ type OpenOptions struct {
 	// Blobs resolves image blob references in the context. Nil means the
 	// blob store beside the file's sessions directory, when there is one.
 	Blobs *BlobStore
+	// Lock tunes the lockfile the store's writes take.
+	Lock LockOptions
 
 	// skipLine1: read the file as if line 1 were blank (Verify reads past a
 	// slot neither program accepts).
@@ -105,7 +104,7 @@ func Open(path string, opts *OpenOptions) (*Store, error) {
 	}
 	defer f.Close()
 	ino := fi.Sys().(*syscall.Stat_t).Ino
-	s := &Store{path: path, size: fi.Size(), ino: ino, opts: *opts}
+	s := &Store{path: path, file: file{size: fi.Size(), ino: ino}, opts: *opts}
 	if !opts.Full {
 		ok, err := s.openBackward(f, fi.Size())
 		switch {
@@ -119,7 +118,7 @@ func Open(path string, opts *OpenOptions) (*Store, error) {
 		case err != nil:
 			return nil, err
 		}
-		s = &Store{path: path, size: fi.Size(), ino: ino, opts: *opts}
+		s = &Store{path: path, file: file{size: fi.Size(), ino: ino}, opts: *opts}
 	}
 	recs, err := s.scanFile(io.NewSectionReader(f, 0, fi.Size()))
 	if err != nil {
@@ -187,10 +186,10 @@ func (s *Store) scanFile(f io.Reader) ([]record, error) {
 			s.skip(l.num, why)
 			continue
 		}
-		if (s.version < 2 || s.opts.strictScan) && newBody(env.typ) != nil && !isStrictJSON(l.data) {
+		if (s.version < 2 || s.opts.strictScan) && !isStrictJSON(l.data) {
 			// fastjson is lenient (raw control characters, unknown escapes);
-			// JSON.parse is not, so omp skips this line, and a body of a
-			// known type would not decode. A load that decodes every line
+			// JSON.parse is not, so omp skips this line, whatever its type.
+			// A load that decodes every line
 			// finds these as it decodes them; but v1 ids and parents come
 			// from positions among the lines omp reads, and an Index
 			// decodes nothing, so those check here.
@@ -223,9 +222,6 @@ func (s *Store) scanFile(f io.Reader) ([]record, error) {
 	s.stats.Seen = len(recs)
 	return recs, nil
 }
-
-// v1ID is the id given to the n-th entry (1-based) of a v1 file.
-func v1ID(n int) string { return fmt.Sprintf("%08x", n) }
 
 func (s *Store) skip(line int, reason string) {
 	s.malformed++
@@ -360,17 +356,14 @@ func (s *Store) chooseWindow(recs []record) []int {
 	return keep
 }
 
-// isStrictJSON reports whether line is JSON by JSON.parse's rules: the
-// envelope pass (fastjson) is more lenient, so a line it accepted whose
-// body does not decode may be one omp skips.
-func isStrictJSON(line []byte) bool {
-	return jsontext.Value(line).IsValid(ai.DecodeOptions)
-}
+// isStrictJSON reports whether line is JSON by JSON.parse's rules (the
+// envelope pass, fastjson, is more lenient): the one rule every reader
+// skips a line by, since it is the one a body is decoded by.
+func isStrictJSON(line []byte) bool { return jsonx.Valid(line) }
 
 // strictJSONError says why line is not JSON by JSON.parse's rules.
 func strictJSONError(line []byte) string {
-	var v jsontext.Value
-	if err := json.Unmarshal(line, &v, ai.DecodeOptions); err != nil {
+	if _, err := jsonx.Parse(line); err != nil {
 		return err.Error()
 	}
 	return "not JSON"
@@ -414,21 +407,16 @@ func (s *Store) decodeRecords(f *os.File, recs []record, keep []int) error {
 			raw: append([]byte(nil), line...), line: int(r.line),
 		}
 		if err := s.decodeEntry(&parser, e, r.kept); err != nil {
-			if !isStrictJSON(e.raw) {
-				// fastjson's envelope pass is lenient (raw control characters,
-				// unknown escapes); JSON.parse is not, so omp skips this line.
-				// A windowed load may have walked through it: load in full.
-				if !s.opts.Full {
-					return errNotStrictJSON
-				}
-				s.skip(int(r.line), "not valid JSON: "+err.Error())
-				s.stats.Seen--
-				continue
+			// Bodies decode whatever JSON.parse accepts, so this line is not
+			// JSON by its rules, though fastjson's lenient envelope pass took
+			// it (raw control characters, unknown escapes): omp skips it. A
+			// windowed load may have walked through it: load in full.
+			if !s.opts.Full {
+				return errNotStrictJSON
 			}
-			s.undecodable++
-			if len(s.badLines) < maxBadLines {
-				s.badLines = append(s.badLines, BadLine{Line: int(r.line), Reason: "kept as an opaque entry: " + err.Error()})
-			}
+			s.skip(int(r.line), "not valid JSON: "+err.Error())
+			s.stats.Seen--
+			continue
 		}
 		s.entries = append(s.entries, e)
 		byRec[i] = e

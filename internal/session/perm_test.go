@@ -30,7 +30,7 @@ func TestPermissions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := BranchedSession(s.Path(), "", s.LeafID()); err != nil {
+		if _, err := ForkBranch(s.Path(), "", s.LeafID()); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := CreateSubagent(fork.Path(), "Scout", &SessionInit{}, NewOptions{}); err != nil {

@@ -2,144 +2,11 @@ package session
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
+	"io"
 
 	"github.com/xdev/xdev/internal/jsonx"
 )
-
-// Header is line 2 of a session file (line 1 when there is no slot).
-type Header struct {
-	Type          string `json:"type"`
-	Version       int    `json:"version,omitzero"`
-	ID            string `json:"id"`
-	Timestamp     string `json:"timestamp"`
-	Cwd           string `json:"cwd"`
-	ParentSession string `json:"parentSession,omitempty"`
-	Title         string `json:"title,omitempty"`
-	TitleSource   string `json:"titleSource,omitempty"`
-
-	raw []byte // the line as read; unknown fields live here
-	// version is the header's "version" as omp compares it: JavaScript's
-	// Number() of the value, 1 when it is missing or null.
-	version float64
-}
-
-// Raw returns the header line as read from disk (without newline), or nil.
-func (h Header) Raw() []byte { return h.raw }
-
-// FormatVersion returns the format version omp reads the file as: 1 and 2
-// for the old formats it migrates, 3 or more otherwise. The header's value
-// is compared as omp compares it (version < 2, version < 3), so "3" and 3.0
-// are 3, and a value that is not a number at all is migrated by neither
-// step: it reads as 3.
-func (h *Header) FormatVersion() int {
-	v := h.version
-	if h.raw == nil && v == 0 { // built in Go
-		v = float64(h.Version)
-		if v == 0 {
-			v = 1
-		}
-	}
-	switch {
-	case math.IsNaN(v):
-		return CurrentVersion
-	case v < 2:
-		return 1
-	case v < 3:
-		return 2
-	case v > 1<<30:
-		return 1 << 30
-	}
-	return int(v)
-}
-
-var errNotHeader = errors.New("not a session header")
-
-// parseHeader decodes a header line. Like omp, it requires "type":"session"
-// and a string id (the empty string will do); everything else is optional
-// and read as JavaScript reads it.
-func parseHeader(line []byte) (Header, error) {
-	v, err := jsonx.Parse(line)
-	if err != nil {
-		return Header{}, fmt.Errorf("%w: %v", errNotHeader, err)
-	}
-	return headerFromValue(v, line)
-}
-
-func headerFromValue(v jsonx.Value, line []byte) (Header, error) {
-	if t := v.Get("type"); !t.Is("session") {
-		return Header{}, fmt.Errorf("%w: type is %s", errNotHeader, t.JSON())
-	}
-	if _, ok := v.Get("id").Text(); !ok {
-		return Header{}, fmt.Errorf("%w: no string id", errNotHeader)
-	}
-	var h Header
-	jsonx.Decode(v, &h)
-	h.version = jsNumber(v.Get("version"))
-	h.raw = bytes.Clone(line)
-	return h, nil
-}
-
-// jsNumber converts a header version as `(version ?? 1) < n` does.
-func jsNumber(v jsonx.Value) float64 {
-	switch v.Kind() {
-	case jsonx.Undefined, jsonx.Null:
-		return 1
-	case jsonx.Number:
-		f, _ := v.Float()
-		return f
-	case jsonx.Bool:
-		if b, _ := v.Boolean(); b {
-			return 1
-		}
-		return 0
-	case jsonx.String:
-		return stringToNumber(v.String())
-	case jsonx.Array:
-		switch items := v.Items(); len(items) {
-		case 0:
-			return 0
-		case 1:
-			return stringToNumber(items[0].ToString())
-		}
-	}
-	return math.NaN()
-}
-
-// stringToNumber is JavaScript's Number(string) for the forms a version
-// field can plausibly hold: decimal, with surrounding white space, or hex.
-func stringToNumber(s string) float64 {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0
-	}
-	if rest, ok := strings.CutPrefix(strings.ToLower(s), "0x"); ok {
-		if n, err := strconv.ParseUint(rest, 16, 64); err == nil {
-			return float64(n)
-		}
-		return math.NaN()
-	}
-	switch s {
-	case "Infinity", "+Infinity":
-		return math.Inf(1)
-	case "-Infinity":
-		return math.Inf(-1)
-	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
-			return math.NaN()
-		}
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return math.NaN()
-	}
-	return f
-}
 
 // preambleKind classifies a line read before the header.
 type preambleKind int
@@ -168,7 +35,7 @@ func readPreambleLine(num int, data []byte) (kind preambleKind, slot TitleSlot, 
 		return preBlank, slot, h, "", nil
 	}
 	if num == 1 {
-		if slot, ok := ParseTitleSlotSource(data); ok {
+		if slot, ok := ParseTitleSlot(data); ok {
 			return preSlot, slot, h, "", nil
 		}
 	}
@@ -191,4 +58,57 @@ func noHeaderError(path string, bad []BadLine) error {
 		return fmt.Errorf("%s: line %d: %w (%s)", path, bad[0].Line, ErrNoHeader, bad[0].Reason)
 	}
 	return fmt.Errorf("%s: %w", path, ErrNoHeader)
+}
+
+// preamble is the slot and header of a file, and where its entries start.
+type preamble struct {
+	slot       TitleSlot
+	hasSlot    bool
+	header     Header
+	headerLine int
+	entriesOff int64
+	bad        []BadLine // lines before the header that are not JSON
+}
+
+// title is the session's title: the slot's, else the header's (a file
+// written before the slot existed). The one place that rule is written.
+func (p preamble) title() (string, TitleSource) {
+	if p.hasSlot {
+		return p.slot.Title, p.slot.Source
+	}
+	src, _ := ParseTitleSource(p.header.TitleSource)
+	return p.header.Title, src
+}
+
+// readPreamble reads the slot and header of f as Open does.
+func readPreamble(f io.Reader, path string, maxLine int) (preamble, error) {
+	var p preamble
+	lr := newLineReaderSize(f, 0, maxLine, 16<<10) // a slot and a header
+	for {
+		l, err := lr.next()
+		if err == io.EOF {
+			return p, noHeaderError(path, p.bad)
+		}
+		if err != nil {
+			return p, fmt.Errorf("%s: line %d: %w", path, lr.lineNum+1, err)
+		}
+		if l.tooLong {
+			return p, fmt.Errorf("%s: line %d: %w: line longer than %d bytes", path, l.num, ErrNoHeader, lr.max)
+		}
+		kind, slot, h, reason, err := readPreambleLine(l.num, l.data)
+		switch {
+		case err != nil:
+			return p, fmt.Errorf("%s: line %d: %w (%v)", path, l.num, ErrNoHeader, err)
+		case kind == preSlot:
+			p.slot, p.hasSlot = slot, true
+			continue
+		case kind == preMalformed:
+			p.bad = append(p.bad, BadLine{Line: l.num, Reason: reason})
+			continue
+		case kind == preBlank:
+			continue
+		}
+		p.header, p.headerLine, p.entriesOff = h, l.num, l.off+l.size
+		return p, nil
+	}
 }

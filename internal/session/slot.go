@@ -2,8 +2,12 @@ package session
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
+	"syscall"
 	"unicode"
 
 	"github.com/go-json-experiment/json"
@@ -15,9 +19,6 @@ import (
 // rewrites the slot in place by writing this many bytes at offset 0, so any
 // other width would corrupt the header that follows.
 const TitleSlotWidth = 256
-
-// CurrentVersion is the format version xdev writes.
-const CurrentVersion = 3
 
 // TitleSource says where a session's title came from.
 type TitleSource int
@@ -131,7 +132,7 @@ func MarshalTitleSlot(title string, source TitleSource, updatedAt string) ([]byt
 	return out, nil
 }
 
-// ParseTitleSlotSource decodes line 1 (with or without its newline) as a
+// ParseTitleSlot decodes line 1 (with or without its newline) as a
 // title slot. It returns ok=false when the line is not a slot at all (a
 // header, an entry, garbage): the slot is optional, and a file without one
 // still loads.
@@ -142,7 +143,7 @@ func MarshalTitleSlot(title string, source TitleSource, updatedAt string) ([]byt
 // but the slot is only a cached title, so xdev reads the session and says
 // so through OmpAccepts, which verify reports. A source xdev does not know
 // reads as TitleNone. Text is decoded as omp's TextDecoder decodes the file.
-func ParseTitleSlotSource(line []byte) (slot TitleSlot, ok bool) {
+func ParseTitleSlot(line []byte) (slot TitleSlot, ok bool) {
 	line = bytes.TrimRight(line, "\r\n")
 	v, err := jsonx.Parse(line)
 	if err != nil || !v.Get("type").Is("title") {
@@ -187,14 +188,190 @@ func CleanTitle(title string) string {
 	return sb.String()
 }
 
-// encodeHeader encodes a header xdev creates: omp's key order, always
-// "version":3, no null values.
-func encodeHeader(h Header) ([]byte, error) {
-	h.Type = "session"
-	h.Version = CurrentVersion
-	return json.Marshal(h)
+// ErrEmptyTitle is returned for a title that is empty after cleaning.
+var ErrEmptyTitle = errors.New("title is empty")
+
+// SetTitle retitles the session the way omp does: it appends a
+// title_change entry, then overwrites the 256-byte slot at offset 0 in
+// place; no other byte of the file moves. A file without a slot gets one by
+// an atomic rewrite that keeps every other byte and adds the entry. An
+// automatic title never replaces a manual one (it reports false). A title
+// too long for the slot is cut there (Title returns what was kept); the
+// title_change entry keeps it whole.
+//
+// Either both the entry and the slot are written or neither: a file whose
+// line 1 is a slot of the wrong width (CRLF line endings, an editor's
+// doing) is refused before anything is written, and a slot write that
+// fails takes the entry back out.
+func (s *Store) SetTitle(title string, source TitleSource) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	title = CleanTitle(title)
+	if title == "" {
+		return false, ErrEmptyTitle
+	}
+	if source == TitleSubagent || source == TitleNone {
+		return false, fmt.Errorf("cannot set a %q title", source)
+	}
+	changed := false
+	e := &Entry{Type: TypeTitleChange}
+	var slot []byte
+	// prepare runs once the store has taken in the file's current state,
+	// so the manual-title rule and previousTitle see the latest title.
+	prepare := func() error {
+		prev, prevSource := s.titleLocked()
+		if source == TitleAuto && prevSource == TitleManual {
+			return nil
+		}
+		now := Now()
+		var err error
+		if slot, err = MarshalTitleSlot(title, source, now); err != nil {
+			return err
+		}
+		e.ID, e.ParentID, e.Timestamp = s.freshID(nil), s.leaf, now
+		e.Body = &TitleChange{Title: title, Source: source.wire(), PreviousTitle: prev}
+		if e.raw, err = encodeEntry(e); err != nil {
+			return err
+		}
+		changed = true
+		return nil
+	}
+	setSlot := func() {
+		s.slot, _ = ParseTitleSlot(slot)
+		s.hasSlot = true
+	}
+	if s.memoryOnly {
+		if err := prepare(); err != nil || !changed {
+			return false, err
+		}
+		if err := s.commit([]*Entry{e}, func() error { return nil }); err != nil {
+			return false, err
+		}
+		setSlot()
+		return true, nil
+	}
+	err := s.lockedWrite(func() error {
+		if err := prepare(); err != nil || !changed {
+			return err
+		}
+		inPlace, old, err := s.slotPlan()
+		if err != nil {
+			return err
+		}
+		if !inPlace {
+			return s.rewriteWithSlot(slot, e)
+		}
+		size, lines := s.size, s.lines
+		if err := s.appendLines(e.raw); err != nil {
+			return err
+		}
+		if err := s.writeSlotInPlace(slot, old); err != nil {
+			return errors.Join(err, s.truncateBack(size, lines))
+		}
+		e.line = s.lines
+		s.addAll([]*Entry{e})
+		return nil
+	})
+	if err != nil || !changed {
+		return false, err
+	}
+	setSlot()
+	return true, nil
 }
 
-// MarshalHeader encodes a header line (without newline) the way xdev
-// writes new sessions: omp's key order, "version":3.
-func MarshalHeader(h Header) ([]byte, error) { return encodeHeader(h) }
+// slotPlan reads line 1 and says how a new slot goes in: in place over a
+// 256-byte slot (old is its bytes, to put back should the write fail), or
+// by a rewrite when the file has no slot. A slot of another width is
+// refused: overwriting 256 bytes of it would damage the header, and
+// rewriting the file to fix it is a repair (xdev verify --repair), not a
+// retitle. It runs inside lockedWrite.
+func (s *Store) slotPlan() (inPlace bool, old []byte, err error) {
+	buf := make([]byte, 4096)
+	n, err := s.w.f.ReadAt(buf, 0)
+	if err != nil && err != io.EOF {
+		return false, nil, fmt.Errorf("%s: reading the slot: %w", s.path, err)
+	}
+	buf = buf[:n]
+	width := bytes.IndexByte(buf, '\n') + 1
+	if width == TitleSlotWidth {
+		if _, ok := ParseTitleSlot(buf[:width]); ok {
+			return true, buf[:width], nil
+		}
+	}
+	if !s.hasSlot {
+		return false, nil, nil
+	}
+	what := fmt.Sprintf("%d bytes", width)
+	if width == 0 {
+		what = "more than 4 KiB"
+	}
+	head := buf
+	crlf := ""
+	if width > 1 && head[width-2] == '\r' {
+		crlf = " (it ends in CRLF: the file's line endings were converted)"
+	}
+	return false, nil, fmt.Errorf("%s: line 1 is a title slot of %s, not %d%s; retitling in place would damage the header, so nothing was changed. 'xdev verify --repair %s' writes a repaired copy",
+		s.path, what, TitleSlotWidth, crlf, s.path)
+}
+
+// writeSlotInPlace overwrites line 1 with slot through a descriptor of its
+// own (the append descriptor is O_APPEND, which makes Linux's pwrite
+// append). A failed write puts old back. It runs inside lockedWrite.
+func (s *Store) writeSlotInPlace(slot, old []byte) error {
+	f, err := os.OpenFile(s.path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := diskWriteAt(f, slot, 0); err != nil {
+		// Put the old slot back, so a failed write leaves line 1 as it was
+		// rather than half new.
+		if _, rerr := diskWriteAt(f, old, 0); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("restoring the old slot: %w", rerr))
+		}
+		return fmt.Errorf("%s: writing the slot: %w", s.path, err)
+	}
+	return nil
+}
+
+// rewriteWithSlot replaces a slot-less file by one with slot in front, the
+// file's bytes, then e: one atomic step, so a failure changes nothing. It
+// runs inside lockedWrite.
+func (s *Store) rewriteWithSlot(slot []byte, e *Entry) error {
+	f := s.w.f
+	size := s.size
+	err := replaceFile(s.path, func(w io.Writer) error {
+		if _, err := w.Write(slot); err != nil {
+			return err
+		}
+		if _, err := io.Copy(w, io.NewSectionReader(f, 0, size)); err != nil {
+			return err
+		}
+		if size > 0 && s.tornTail {
+			if _, err := w.Write([]byte{'\n'}); err != nil {
+				return err
+			}
+			size++
+		}
+		_, err := w.Write(append(e.raw, '\n'))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	s.w = nil
+	s.ino = fi.Sys().(*syscall.Stat_t).Ino
+	s.size = size + int64(len(slot)) + int64(len(e.raw)) + 1
+	s.headerLine++
+	s.lines += 2
+	s.tornTail = false
+	e.line = s.lines
+	s.addAll([]*Entry{e})
+	// The next write opens the new file; nothing else changed it.
+	return nil
+}

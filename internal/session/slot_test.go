@@ -42,7 +42,7 @@ func TestMarshalTitleSlot(t *testing.T) {
 			if !strings.HasSuffix(strings.TrimSuffix(string(line), "\n"), ` "}`) && !strings.HasSuffix(string(line), `""}`+"\n") {
 				t.Errorf("pad is not last: %s", line)
 			}
-			slot, ok := ParseTitleSlotSource(line)
+			slot, ok := ParseTitleSlot(line)
 			if !ok || !slot.OmpAccepts {
 				t.Fatalf("own slot not accepted: ok=%v %+v", ok, slot)
 			}
@@ -60,7 +60,7 @@ func TestMarshalTitleSlot(t *testing.T) {
 	}
 }
 
-func TestParseTitleSlotSource(t *testing.T) {
+func TestParseTitleSlot(t *testing.T) {
 	tests := []struct {
 		line       string
 		ok         bool
@@ -83,9 +83,9 @@ func TestParseTitleSlotSource(t *testing.T) {
 		{"{\"type\":\"title\",\"v\":1,\"title\":\"x\",\"updatedAt\":\"t\",\"pad\":\"\"}\r\n", true, TitleNone, true},
 	}
 	for _, tt := range tests {
-		slot, ok := ParseTitleSlotSource([]byte(tt.line))
+		slot, ok := ParseTitleSlot([]byte(tt.line))
 		if ok != tt.ok || slot.Source != tt.source || slot.OmpAccepts != tt.ompAccepts {
-			t.Errorf("ParseTitleSlotSource(%s) = %+v, %v; want source %v ok %v ompAccepts %v",
+			t.Errorf("ParseTitleSlot(%s) = %+v, %v; want source %v ok %v ompAccepts %v",
 				tt.line, slot, ok, tt.source, tt.ok, tt.ompAccepts)
 		}
 	}

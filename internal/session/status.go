@@ -6,8 +6,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-
-	"github.com/xdev/xdev/internal/ai"
+	"github.com/xdev/xdev/internal/jsonx"
 )
 
 // Status is how a session's last turn ended, read from the end of its
@@ -58,7 +57,7 @@ func tailStatus(tail []byte) Status {
 			Type    jsontext.Value `json:"type"`
 			Message jsontext.Value `json:"message"`
 		}
-		if json.Unmarshal(line, &e, ai.DecodeOptions) != nil {
+		if json.Unmarshal(line, &e, jsonx.DecodeOptions) != nil {
 			continue
 		}
 		if stringValue(e.Type) != "message" || !truthy(e.Message) {
@@ -79,7 +78,7 @@ func messageStatus(raw jsontext.Value) Status {
 		StopReason jsontext.Value `json:"stopReason"`
 		Content    jsontext.Value `json:"content"`
 	}
-	if json.Unmarshal(raw, &m, ai.DecodeOptions) != nil {
+	if json.Unmarshal(raw, &m, jsonx.DecodeOptions) != nil {
 		return StatusUnknown
 	}
 	switch stringValue(m.Role) {
@@ -94,7 +93,7 @@ func messageStatus(raw jsontext.Value) Status {
 		}
 		if m.Content.Kind() == '[' {
 			var blocks []jsontext.Value
-			json.Unmarshal(m.Content, &blocks, ai.DecodeOptions)
+			json.Unmarshal(m.Content, &blocks, jsonx.DecodeOptions)
 			for _, b := range blocks {
 				if b.Kind() != '{' {
 					continue
@@ -102,7 +101,7 @@ func messageStatus(raw jsontext.Value) Status {
 				var blk struct {
 					Type jsontext.Value `json:"type"`
 				}
-				if json.Unmarshal(b, &blk, ai.DecodeOptions) == nil && stringValue(blk.Type) == "toolCall" {
+				if json.Unmarshal(b, &blk, jsonx.DecodeOptions) == nil && stringValue(blk.Type) == "toolCall" {
 					return StatusInterrupted
 				}
 			}
@@ -120,7 +119,7 @@ func messageStatus(raw jsontext.Value) Status {
 // no comparison with a non-empty string then matches (as === would not).
 func stringValue(v jsontext.Value) string {
 	var s string
-	if v.Kind() != '"' || json.Unmarshal(v, &s, ai.DecodeOptions) != nil {
+	if v.Kind() != '"' || json.Unmarshal(v, &s, jsonx.DecodeOptions) != nil {
 		return ""
 	}
 	return s

@@ -15,36 +15,60 @@ import (
 type Store struct {
 	mu sync.Mutex
 
-	path       string
-	opts       OpenOptions
-	slot       TitleSlot
-	hasSlot    bool
-	header     Header
-	headerLine int
-	version    int
+	path string
+	opts OpenOptions
+	preamble
+	version int
 
-	entries []*Entry // in file order
+	tree
+	window
+	diag
+	file
+	writeState
+}
+
+// tree is the part of the session in memory. Invariants: entries are in
+// file order; byID maps each id to the last entry with it (as omp's Map);
+// leaf is the id of the last entry ("" for an id-less one, or none).
+type tree struct {
+	entries []*Entry
 	byID    map[string]*Entry
 	leaf    string
+}
 
-	// Windowing: a walk toward the root that reaches windowRoot (the first
-	// entry of the window on the path) continues with prefix, the settings
-	// entries from further up the path, which still apply.
+// window says where a windowed load cut the path: a walk toward the root
+// that reaches windowRoot (the window's first entry on the path) continues
+// with prefix, the settings entries from further up the path that still
+// apply. windowRoot is "" when nothing was cut.
+type window struct {
 	windowRoot string
 	prefix     []*Entry
 	prefixAt   []int32 // record indexes of prefix, while Open decodes
+}
 
-	malformed   int
-	undecodable int
-	badLines    []BadLine
-	tornTail    bool
-	stats       WindowStats
-	size        int64  // the file size when last read or written by us
-	ino         uint64 // the file's inode then: a rewrite by omp replaces it
-	lines       int    // the file's line count then
+// diag is what a load skipped: malformed counts every skipped line,
+// badLines describes the first maxBadLines of them.
+type diag struct {
+	malformed int
+	badLines  []BadLine
+	tornTail  bool
+	stats     WindowStats
+}
 
-	w           *writer     // nil until the first write
-	lease       *fileLock   // the lockfile, while held across writes (LockLinger)
+// file is the file as this store last read or wrote it; a writer compares
+// it with the file under the lock to see what other writers did.
+type file struct {
+	size  int64  // the file size
+	ino   uint64 // the inode: a rewrite by omp replaces it
+	lines int    // the line count
+}
+
+// writeState is the writer: nil until the first write; the lease on the
+// lockfile while it is held across a burst of writes (LockOptions.Linger); and the
+// lazy-persistence switches of a session with no file yet.
+type writeState struct {
+	w           *writer
+	lease       *fileLock
 	leaseFresh  bool        // the last write under lease was ours: the file is as we left it
 	leaseUntil  time.Time   // when the lease lapses
 	leaseTimer  *time.Timer // releases the lease
@@ -81,13 +105,7 @@ func (s *Store) Title() (string, TitleSource) {
 	return s.titleLocked()
 }
 
-func (s *Store) titleLocked() (string, TitleSource) {
-	if s.hasSlot {
-		return s.slot.Title, s.slot.Source
-	}
-	src, _ := ParseTitleSource(s.header.TitleSource)
-	return s.header.Title, src
-}
+func (s *Store) titleLocked() (string, TitleSource) { return s.title() }
 
 // Slot returns the decoded title slot and whether the file has one.
 func (s *Store) Slot() (TitleSlot, bool) {
@@ -129,8 +147,7 @@ func (s *Store) Malformed() int {
 	return s.malformed
 }
 
-// BadLines describes the skipped lines (at most the first 100) and the
-// entries kept opaque because their body could not be decoded.
+// BadLines describes the skipped lines (at most the first 100).
 func (s *Store) BadLines() []BadLine {
 	s.mu.Lock()
 	defer s.mu.Unlock()

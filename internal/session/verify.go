@@ -20,9 +20,10 @@ import (
 // Problem is one thing wrong with a session file: what real omp would
 // refuse or mangle, or what a reader would lose.
 type Problem struct {
-	Path   string `json:"path"`
-	Line   int    `json:"line,omitempty"` // 0 when the problem is not one line's
-	Kind   string `json:"kind"`           // one of the Problem* constants
+	Path string      `json:"path"`
+	Line int         `json:"line,omitempty"` // 0 when the problem is not one line's
+	Kind ProblemKind `json:"kind"`
+
 	Detail string `json:"detail"`
 	// Repair says what Repair does about it; empty when it cannot.
 	Repair string `json:"repair,omitempty"`
@@ -36,22 +37,25 @@ func (p Problem) String() string {
 	return fmt.Sprintf("%s: %s: %s", loc, p.Kind, p.Detail)
 }
 
+// ProblemKind names a kind of Problem; its values are the Problem*
+// constants, and they are what verify --json prints.
+type ProblemKind string
+
 // The kinds of Problem.
 const (
-	ProblemNoHeader       = "no-header"       // not a session: omp and xdev refuse it
-	ProblemSlotRejected   = "slot-rejected"   // line 1 is a slot omp refuses to resume
-	ProblemSlotWidth      = "slot-width"      // the slot is not 256 bytes: omp's in-place retitle corrupts it
-	ProblemOldVersion     = "old-version"     // v1/v2: omp re-ids or rewrites it on its next write
-	ProblemTornTail       = "torn-tail"       // the last line has no newline: an interrupted write
-	ProblemMalformed      = "malformed-line"  // a line that is not an entry; both programs skip it
-	ProblemUndecodable    = "undecodable"     // a known entry type whose body does not decode
-	ProblemDanglingParent = "dangling-parent" // parentId names no entry: history above it is lost
-	ProblemDuplicateID    = "duplicate-id"    // two entries share an id: the later one wins
-	ProblemTextBlobRef    = "text-blob-ref"   // a blob ref in text: omp hands it to the model verbatim
-	ProblemMissingBlob    = "missing-blob"    // an image blob the store does not have
-	ProblemCorruptBlob    = "corrupt-blob"    // a blob whose bytes no longer hash to its name; omp still sends them
-	ProblemBadBlob        = "bad-blob-ref"    // an image ref that is not a valid blob ref
-	ProblemSymlink        = "symlink"         // a session path that is a symlink; never followed in a data dir walk
+	ProblemNoHeader       ProblemKind = "no-header"       // not a session: omp and xdev refuse it
+	ProblemSlotRejected               = "slot-rejected"   // line 1 is a slot omp refuses to resume
+	ProblemSlotWidth                  = "slot-width"      // the slot is not 256 bytes: omp's in-place retitle corrupts it
+	ProblemOldVersion                 = "old-version"     // v1/v2: omp re-ids or rewrites it on its next write
+	ProblemTornTail                   = "torn-tail"       // the last line has no newline: an interrupted write
+	ProblemMalformed                  = "malformed-line"  // a line that is not an entry; both programs skip it
+	ProblemDanglingParent             = "dangling-parent" // parentId names no entry: history above it is lost
+	ProblemDuplicateID                = "duplicate-id"    // two entries share an id: the later one wins
+	ProblemTextBlobRef                = "text-blob-ref"   // a blob ref in text: omp hands it to the model verbatim
+	ProblemMissingBlob                = "missing-blob"    // an image blob the store does not have
+	ProblemCorruptBlob                = "corrupt-blob"    // a blob whose bytes no longer hash to its name; omp still sends them
+	ProblemBadBlob                    = "bad-blob-ref"    // an image ref that is not a valid blob ref
+	ProblemSymlink                    = "symlink"         // a session path that is a symlink; never followed in a data dir walk
 )
 
 // VerifyOptions tune Verify. The zero value is ready to use.
@@ -70,7 +74,7 @@ func Verify(path string, opts *VerifyOptions) ([]Problem, error) {
 		opts = &VerifyOptions{}
 	}
 	var probs []Problem
-	add := func(line int, kind, detail, repair string) {
+	add := func(line int, kind ProblemKind, detail, repair string) {
 		probs = append(probs, Problem{Path: path, Line: line, Kind: kind, Detail: detail, Repair: repair})
 	}
 	first, err := firstLine(path)
@@ -136,21 +140,13 @@ func Verify(path string, opts *VerifyOptions) ([]Problem, error) {
 	if blobs == nil {
 		blobs = x.s.blobStore()
 	}
-	undecodable := 0
 	for i := range x.Len() {
-		if newBody(x.Type(i)) == nil {
+		if x.Type(i) != TypeMessage {
 			continue
 		}
 		e, err := x.Entry(i)
 		if err != nil {
-			if e == nil {
-				return nil, err
-			}
-			if undecodable++; listed < maxBadLines {
-				add(e.line, ProblemUndecodable, "kept as an opaque entry: "+errors.Unwrap(err).Error(), "")
-				listed++
-			}
-			continue
+			return nil, err
 		}
 		if m := e.Message(); m != nil {
 			verifyTextRefs(m, e.line, add)
@@ -166,7 +162,7 @@ func Verify(path string, opts *VerifyOptions) ([]Problem, error) {
 			verifyBlobs(raw, x.Line(i), blobs, add)
 		}
 	}
-	if more := x.Malformed() + undecodable - listed; more > 0 {
+	if more := x.Malformed() - listed; more > 0 {
 		add(0, ProblemMalformed, fmt.Sprintf("%d more bad lines not listed", more), "drop them")
 	}
 	sortProblems(probs)
@@ -175,7 +171,7 @@ func Verify(path string, opts *VerifyOptions) ([]Problem, error) {
 
 // verifyTextRefs reports blob references in a message's text, which omp
 // hands the model verbatim.
-func verifyTextRefs(m *ai.Message, line int, add func(line int, kind, detail, repair string)) {
+func verifyTextRefs(m *ai.Message, line int, add func(line int, kind ProblemKind, detail, repair string)) {
 	for _, b := range m.Content.Blocks {
 		if b.Type == ai.BlockText && strings.Contains(b.Text, BlobRefPrefix) {
 			add(line, ProblemTextBlobRef, "a text block holds a blob reference, which omp gives the model as text", "")
@@ -189,7 +185,7 @@ func verifyTextRefs(m *ai.Message, line int, add func(line int, kind, detail, re
 // verifyBlobs checks every blob reference of an entry that omp resolves on
 // load (the positions blobResolver follows): malformed, missing, or whose
 // bytes no longer hash to its name (omp sends those bytes all the same).
-func verifyBlobs(raw []byte, line int, blobs *BlobStore, add func(line int, kind, detail, repair string)) {
+func verifyBlobs(raw []byte, line int, blobs *BlobStore, add func(line int, kind ProblemKind, detail, repair string)) {
 	v, err := jsonx.Parse(raw)
 	if err != nil {
 		return
@@ -249,7 +245,7 @@ func looksLikeSlot(line []byte) bool {
 	var probe struct {
 		Type string `json:"type"`
 	}
-	return json.Unmarshal(bytes.TrimSpace(line), &probe, ai.DecodeOptions) == nil && probe.Type == "title"
+	return json.Unmarshal(bytes.TrimSpace(line), &probe, jsonx.DecodeOptions) == nil && probe.Type == "title"
 }
 
 // Repair writes a repaired copy of the session at path to dst (path +
@@ -308,7 +304,7 @@ func Repair(path, dst string) ([]Problem, error) {
 	}
 	header := x.Header().raw
 	if x.Version() < CurrentVersion {
-		if header, err = ai.ReplaceMember(header, "version", []byte("3")); err != nil {
+		if header, err = jsonx.ReplaceMember(header, "version", []byte("3")); err != nil {
 			return nil, err
 		}
 	}
@@ -333,7 +329,7 @@ func Repair(path, dst string) ([]Problem, error) {
 			if i > 0 {
 				parent, _ = json.Marshal(x.ID(i - 1))
 			}
-			return ai.ReplaceMember(line, "parentId", parent)
+			return jsonx.ReplaceMember(line, "parentId", parent)
 		})
 	})
 	if errors.Is(err, fs.ErrExist) {
@@ -348,7 +344,7 @@ func Repair(path, dst string) ([]Problem, error) {
 // parseTitleSlotLenient reads a title and source from a line 1 that is a
 // slot, even one omp would refuse (no pad, an unknown source).
 func parseTitleSlotLenient(line []byte) (TitleSlot, bool) {
-	if slot, ok := ParseTitleSlotSource(line); ok {
+	if slot, ok := ParseTitleSlot(line); ok {
 		return slot, true
 	}
 	var w struct {
@@ -356,7 +352,7 @@ func parseTitleSlotLenient(line []byte) (TitleSlot, bool) {
 		Title  string `json:"title"`
 		Source string `json:"source"`
 	}
-	if json.Unmarshal(bytes.TrimSpace(line), &w, ai.DecodeOptions) != nil || w.Type != "title" {
+	if json.Unmarshal(bytes.TrimSpace(line), &w, jsonx.DecodeOptions) != nil || w.Type != "title" {
 		return TitleSlot{}, false
 	}
 	src, _ := ParseTitleSource(w.Source)

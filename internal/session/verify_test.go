@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-func kinds(ps []Problem) []string {
-	var k []string
+func kinds(ps []Problem) []ProblemKind {
+	var k []ProblemKind
 	for _, p := range ps {
 		k = append(k, p.Kind)
 	}
@@ -38,26 +38,26 @@ func TestVerify(t *testing.T) {
 	}
 	cases := []struct {
 		name, content string
-		want          []string
+		want          []ProblemKind
 	}{
 		{"clean", slot(`"source":"auto"`) + testHeader + user("a1", "") + user("a2", "a1"), nil},
-		{"not-a-session", "hello\n", []string{ProblemNoHeader}},
-		{"slot-manual", slot(`"source":"manual"`) + testHeader + user("a1", ""), []string{ProblemSlotRejected}},
-		{"slot-null", slot(`"source":null`) + testHeader + user("a1", ""), []string{ProblemSlotRejected}},
-		{"slot-narrow", `{"type":"title","v":1,"title":"x","source":"auto","updatedAt":"2026-01-01T00:00:00.000Z","pad":""}` + "\n" + testHeader + user("a1", ""), []string{ProblemSlotWidth}},
-		{"v1", `{"type":"session","id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}` + "\n" + `{"type":"message","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"hi","timestamp":1}}` + "\n", []string{ProblemOldVersion}},
-		{"torn", testHeader + user("a1", "") + `{"type":"message","id":"a2"`, []string{ProblemMalformed, ProblemTornTail}},
-		{"garbage", testHeader + user("a1", "") + "not json\n" + user("a2", "a1"), []string{ProblemMalformed}},
-		{"dangling", testHeader + user("a1", "") + user("a2", "gone"), []string{ProblemDanglingParent}},
-		{"duplicate", testHeader + user("a1", "") + user("a1", ""), []string{ProblemDuplicateID}},
-		{"text-blob", testHeader + strings.Replace(user("a1", ""), `"content":"hi"`, `"content":"see blob:sha256:`+strings.Repeat("ab", 32)+`"`, 1), []string{ProblemTextBlobRef}},
-		{"missing-blob", testHeader + strings.Replace(user("a1", ""), `"content":"hi"`, `"content":[{"type":"image","data":"blob:sha256:`+strings.Repeat("ab", 32)+`","mimeType":"image/png"}]`, 1), []string{ProblemMissingBlob}},
-		{"slot-subagent", slot(`"source":"subagent"`) + testHeader + user("a1", ""), []string{ProblemSlotRejected}},
-		{"slot-v2", strings.Replace(slot(`"source":"auto"`), `"v":1`, `"v":2`, 1) + testHeader + user("a1", ""), []string{ProblemSlotRejected}},
-		{"slot-no-pad", `{"type":"title","v":1,"title":"x","source":"auto","updatedAt":"2026-01-01T00:00:00.000Z"}` + "\n" + testHeader + user("a1", ""), []string{ProblemSlotRejected, ProblemSlotWidth}},
-		{"missing-blob-in-details", testHeader + strings.Replace(user("a1", ""), `"content":"hi"`, `"content":"hi","details":{"images":[{"type":"image","data":"blob:sha256:`+strings.Repeat("cd", 32)+`","mimeType":"image/png"}]}`, 1), []string{ProblemMissingBlob}},
-		{"corrupt-blob", testHeader + strings.Replace(user("a1", ""), `"content":"hi"`, `"content":[{"type":"image","data":"blob:sha256:`+strings.Repeat("ef", 32)+`","mimeType":"image/png"}]`, 1), []string{ProblemCorruptBlob}},
-		{"bad-blob", testHeader + strings.Replace(user("a1", ""), `"content":"hi"`, `"content":[{"type":"image","data":"blob:sha256:../../etc/passwd","mimeType":"image/png"}]`, 1), []string{ProblemBadBlob}},
+		{"not-a-session", "hello\n", []ProblemKind{ProblemNoHeader}},
+		{"slot-manual", slot(`"source":"manual"`) + testHeader + user("a1", ""), []ProblemKind{ProblemSlotRejected}},
+		{"slot-null", slot(`"source":null`) + testHeader + user("a1", ""), []ProblemKind{ProblemSlotRejected}},
+		{"slot-narrow", `{"type":"title","v":1,"title":"x","source":"auto","updatedAt":"2026-01-01T00:00:00.000Z","pad":""}` + "\n" + testHeader + user("a1", ""), []ProblemKind{ProblemSlotWidth}},
+		{"v1", `{"type":"session","id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}` + "\n" + `{"type":"message","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"hi","timestamp":1}}` + "\n", []ProblemKind{ProblemOldVersion}},
+		{"torn", testHeader + user("a1", "") + `{"type":"message","id":"a2"`, []ProblemKind{ProblemMalformed, ProblemTornTail}},
+		{"garbage", testHeader + user("a1", "") + "not json\n" + user("a2", "a1"), []ProblemKind{ProblemMalformed}},
+		{"dangling", testHeader + user("a1", "") + user("a2", "gone"), []ProblemKind{ProblemDanglingParent}},
+		{"duplicate", testHeader + user("a1", "") + user("a1", ""), []ProblemKind{ProblemDuplicateID}},
+		{"text-blob", testHeader + strings.Replace(user("a1", ""), `"content":"hi"`, `"content":"see blob:sha256:`+strings.Repeat("ab", 32)+`"`, 1), []ProblemKind{ProblemTextBlobRef}},
+		{"missing-blob", testHeader + strings.Replace(user("a1", ""), `"content":"hi"`, `"content":[{"type":"image","data":"blob:sha256:`+strings.Repeat("ab", 32)+`","mimeType":"image/png"}]`, 1), []ProblemKind{ProblemMissingBlob}},
+		{"slot-subagent", slot(`"source":"subagent"`) + testHeader + user("a1", ""), []ProblemKind{ProblemSlotRejected}},
+		{"slot-v2", strings.Replace(slot(`"source":"auto"`), `"v":1`, `"v":2`, 1) + testHeader + user("a1", ""), []ProblemKind{ProblemSlotRejected}},
+		{"slot-no-pad", `{"type":"title","v":1,"title":"x","source":"auto","updatedAt":"2026-01-01T00:00:00.000Z"}` + "\n" + testHeader + user("a1", ""), []ProblemKind{ProblemSlotRejected, ProblemSlotWidth}},
+		{"missing-blob-in-details", testHeader + strings.Replace(user("a1", ""), `"content":"hi"`, `"content":"hi","details":{"images":[{"type":"image","data":"blob:sha256:`+strings.Repeat("cd", 32)+`","mimeType":"image/png"}]}`, 1), []ProblemKind{ProblemMissingBlob}},
+		{"corrupt-blob", testHeader + strings.Replace(user("a1", ""), `"content":"hi"`, `"content":[{"type":"image","data":"blob:sha256:`+strings.Repeat("ef", 32)+`","mimeType":"image/png"}]`, 1), []ProblemKind{ProblemCorruptBlob}},
+		{"bad-blob", testHeader + strings.Replace(user("a1", ""), `"content":"hi"`, `"content":[{"type":"image","data":"blob:sha256:../../etc/passwd","mimeType":"image/png"}]`, 1), []ProblemKind{ProblemBadBlob}},
 	}
 	// A blob whose bytes do not hash to its name.
 	os.MkdirAll(filepath.Join(dir, "blobs"), 0o700)
@@ -157,7 +157,7 @@ func TestVerifyOmpCorpus(t *testing.T) {
 	}
 	src := writeFile(t, dir, "broken.jsonl", strings.Join(kept, "\n")+"\n")
 	probs, _ := Verify(src, nil)
-	if got := kinds(probs); !slices.Equal(got, []string{ProblemDanglingParent, ProblemDanglingParent}) {
+	if got := kinds(probs); !slices.Equal(got, []ProblemKind{ProblemDanglingParent, ProblemDanglingParent}) {
 		t.Errorf("broken chain: %v", probs)
 	}
 	before, _ := Open(src, nil)
@@ -180,7 +180,7 @@ func TestVerifyRealSessions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := kinds(probs); !slices.Equal(got, []string{ProblemOldVersion}) {
+		if got := kinds(probs); !slices.Equal(got, []ProblemKind{ProblemOldVersion}) {
 			t.Errorf("%s: %v", name, probs)
 		}
 	}

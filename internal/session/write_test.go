@@ -124,10 +124,11 @@ func TestAppendAfterTornTail(t *testing.T) {
 // TestAppendWaitsForOmpLock: while another live process holds omp's
 // lockfile, appends wait; a lock of a dead process is broken.
 func TestAppendWaitsForOmpLock(t *testing.T) {
-	s, path := newSession(t)
-	old := LockTimeout
-	LockTimeout = 50 * 1e6
-	defer func() { LockTimeout = old }()
+	_, path := newSession(t)
+	s, err := Open(path, &OpenOptions{Lock: LockOptions{Timeout: 50 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	os.WriteFile(lockPath(path), []byte("1:0\n"), 0o600) // pid 1 is alive
 	if _, err := s.Append(&ResetBoundary{}); !errors.Is(err, ErrLocked) {
 		t.Fatalf("append under a live lock: err = %v", err)
@@ -289,7 +290,7 @@ func TestLazyPersistence(t *testing.T) {
 	}
 }
 
-// TestLockLinger: the lockfile outlives an append by LockLinger, so a burst
+// TestLockLinger: the lockfile outlives an append by the linger, so a burst
 // takes it once; then, or at Close, it is gone.
 func TestLockLinger(t *testing.T) {
 	s, path := newSession(t)
@@ -305,7 +306,7 @@ func TestLockLinger(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	if fileExists(lockPath(path)) {
-		t.Fatalf("lockfile still there long after LockLinger (%v)", LockLinger)
+		t.Fatalf("lockfile still there long after the linger (%v)", DefaultLockLinger)
 	}
 	// The next append re-checks the file: someone else's line is kept.
 	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
