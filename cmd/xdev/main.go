@@ -101,7 +101,7 @@ func osEnv() *env {
 }
 
 // isTerminal reports whether f is a terminal; XDEV_FORCE_TTY=1 says yes
-// (for tests and pagers), NO_TTY or XDEV_FORCE_TTY=0 says no.
+// (for tests and pagers), XDEV_FORCE_TTY=0 says no.
 func isTerminal(f *os.File) bool {
 	switch os.Getenv("XDEV_FORCE_TTY") {
 	case "1", "true":

@@ -9,7 +9,7 @@
 // 150-300 entries a compaction keeps the last few turns; now and then the
 // conversation branches back (a branch_summary), the model or thinking
 // level changes, or an entry gets a label. The same seed gives the same
-// bytes, except that Dir sets modification times.
+// bytes, except that WriteDir sets modification times.
 package corpus
 
 import (

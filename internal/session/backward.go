@@ -134,9 +134,7 @@ type walk struct {
 	prefixHops int      // path entries found after the window start
 	tail       []record // kept records, last first
 	prefix     []record // settings before the window, leaf side first
-	kinds      map[string]bool
-	assistant  bool
-	pastReset  bool // the prefix walk has met a reset
+	keeper     prefixKeeper
 	seen       *idSet
 
 	lines, entries, malformed int
@@ -231,42 +229,12 @@ func (w *walk) startWindow(i int) {
 		return
 	}
 	w.phase = phasePrefix
-	w.kinds = map[string]bool{}
 }
 
-// considerPrefix keeps r if it is a setting the context still needs: the
-// latest of each settings kind, the latest model change that sets a model
-// for each role (a later one for the same role replaces it; one for the
-// default role also stops assistant messages from naming the model), every
-// TTSR injection, the latest assistant message (it names the model when
-// no model change does), and every context notebook revision back to the
-// latest reset (the context shows the latest valid one). The walk meets
-// the latest first.
+// considerPrefix keeps r if the context still reads it (see keep.go).
 func (w *walk) considerPrefix(r *record) {
-	switch {
-	case settingsKind(r) != "":
-		if !w.kinds[r.typ] {
-			w.kinds[r.typ] = true
-			w.prefix = append(w.prefix, *r)
-		}
-	case r.typ == TypeModelChange:
-		if key := "model:" + r.modelRole; r.modelRole != "" && !w.kinds[key] {
-			w.kinds[key] = true
-			w.prefix = append(w.prefix, *r)
-		}
-	case r.typ == TypeTTSRInjection:
+	if w.keeper.keeps(r) {
 		w.prefix = append(w.prefix, *r)
-	case r.typ == TypeResetBoundary:
-		w.pastReset = true // the notebook is read back to the latest reset only
-	case r.notes:
-		if !w.pastReset {
-			w.prefix = append(w.prefix, *r)
-		}
-	case r.assistant:
-		if !w.assistant {
-			w.assistant = true
-			w.prefix = append(w.prefix, *r)
-		}
 	}
 }
 

@@ -97,7 +97,8 @@ func FuzzBuildContext(f *testing.F) {
 	f.Fuzz(checkTree)
 }
 
-// treeTypes are the entries checkTree builds trees from.
+// treeTypes are the entries checkTree builds trees from: every kind in the
+// window's keep rule (keep.go) and the boundaries that open a window.
 var treeTypes = []string{
 	`"message","message":{"role":"user","content":"u","timestamp":1}`,
 	`"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n","arguments":{}}],"provider":"p","model":"m","stopReason":"toolUse","timestamp":1}`,
@@ -112,6 +113,12 @@ var treeTypes = []string{
 	`"model_change","model":"x/smol","role":"smol"`,
 	`"model_change","model":""`,
 	`"model_change","model":"c/d"`,
+	// Every kind keep.go keeps from before a window: notebooks valid and
+	// not, a thinking level reset to off.
+	`"custom","customType":"experimental_context_notes","data":{"version":1,"text":"notes"}`,
+	`"custom","customType":"experimental_context_notes","data":{"version":2,"text":"ignored"}`,
+	`"thinking_level_change","thinkingLevel":null`,
+	`"service_tier_change","serviceTier":"flex"`,
 }
 
 // checkTree builds a session from spec (two bytes an entry: its type and

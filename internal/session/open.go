@@ -54,8 +54,9 @@ type WindowStats struct {
 	Retained int  // entries kept in memory
 	Engaged  bool // some entries were dropped because no context can read them
 	// Backward: the file was read from the end, holding only the window.
-	// False for Full loads, v1 files, and files whose parent links do not
-	// all point back in the file (these are kept whole).
+	// False for Full loads, v1 files (windowed by the forward pass instead),
+	// and files whose parent links do not all point back in the file or
+	// whose context reads before the window (these are kept whole).
 	Backward bool
 }
 
@@ -86,10 +87,11 @@ type record struct {
 // governing compaction's kept entry (or the latest reset) to the leaf,
 // plus the few settings entries on the path before it (model, thinking
 // level, ...). Entries of other branches are counted and dropped. The kept
-// lines are then decoded in full. A path without a boundary is kept whole;
-// v1 files, and files whose parent links do not all point back in the
-// file, are loaded in full (see WindowStats). For every entry of a file,
-// use OpenOptions.Full or an Index.
+// lines are then decoded in full. A path without a boundary is kept whole.
+// v1 files are windowed by a forward pass (their ids come from positions);
+// files whose parent links do not all point back in the file, or whose
+// governing compaction reads before its window, are loaded in full (see
+// WindowStats). For every entry of a file, use OpenOptions.Full or an Index.
 //
 // Malformed lines (torn writes, garbage, lines longer than MaxLineBytes) are
 // skipped and counted; see Store.Malformed. A file whose first line is
@@ -232,16 +234,6 @@ func (s *Store) skip(line int, reason string) {
 
 const maxBadLines = 100
 
-// settingsKinds are the entry types whose latest value on the path shapes
-// the context however far back they are.
-func settingsKind(r *record) string {
-	switch r.typ {
-	case TypeThinkingLevelChange, TypeServiceTierChange, TypeModeChange:
-		return r.typ
-	}
-	return ""
-}
-
 // chooseWindow decides which records to keep and returns their indexes in
 // file order.
 func (s *Store) chooseWindow(recs []record) []int {
@@ -299,36 +291,14 @@ func (s *Store) chooseWindow(recs []record) []int {
 		return allRecords(len(recs))
 	}
 	first := int(path[start]) // the window's first entry in file order
-	// The latest settings on the path before the window still apply.
+	// What the context still reads from the path before the window (see
+	// keep.go), met latest first.
 	var prefix []int32
-	lastOf := map[string]int32{}
-	lastAssistant := int32(-1)
-	var notes []int32 // notebook revisions since the latest reset
-	for _, i := range path[:start] {
-		r := &recs[i]
-		switch {
-		case r.typ == TypeResetBoundary:
-			notes = notes[:0]
-		case r.notes:
-			notes = append(notes, i)
-		case settingsKind(r) != "":
-			lastOf[r.typ] = i
-		case r.typ == TypeModelChange:
-			// Model roles are few; keep every model change so that each role's
-			// latest survives and explicit defaults still block inference.
+	var keeper prefixKeeper
+	for p := start - 1; p >= 0; p-- {
+		if i := path[p]; keeper.keeps(&recs[i]) {
 			prefix = append(prefix, i)
-		case r.typ == TypeTTSRInjection:
-			prefix = append(prefix, i)
-		case r.assistant:
-			lastAssistant = i
 		}
-	}
-	for _, i := range lastOf {
-		prefix = append(prefix, i)
-	}
-	prefix = append(prefix, notes...)
-	if lastAssistant >= 0 {
-		prefix = append(prefix, lastAssistant)
 	}
 	pos := make(map[int32]int, start)
 	for p, i := range path[:start] {

@@ -241,11 +241,11 @@ func firstLine(path string) ([]byte, error) {
 	return buf, nil
 }
 
+// looksLikeSlot reports a line 1 meant as a title slot ("type":"title")
+// that ParseTitleSlot may still refuse (its title is not a string).
 func looksLikeSlot(line []byte) bool {
-	var probe struct {
-		Type string `json:"type"`
-	}
-	return json.Unmarshal(bytes.TrimSpace(line), &probe, jsonx.DecodeOptions) == nil && probe.Type == "title"
+	v, err := jsonx.Parse(bytes.TrimSpace(line))
+	return err == nil && v.Get("type").Is("title")
 }
 
 // Repair writes a repaired copy of the session at path to dst (path +
@@ -341,20 +341,12 @@ func Repair(path, dst string) ([]Problem, error) {
 	return changes, nil
 }
 
-// parseTitleSlotLenient reads a title and source from a line 1 that is a
-// slot, even one omp would refuse (no pad, an unknown source).
+// parseTitleSlotLenient reads line 1 as a slot if it is meant as one: a
+// slot ParseTitleSlot reads, or one whose title is unreadable (no title).
 func parseTitleSlotLenient(line []byte) (TitleSlot, bool) {
 	if slot, ok := ParseTitleSlot(line); ok {
+		slot.Title = CleanTitle(slot.Title)
 		return slot, true
 	}
-	var w struct {
-		Type   string `json:"type"`
-		Title  string `json:"title"`
-		Source string `json:"source"`
-	}
-	if json.Unmarshal(bytes.TrimSpace(line), &w, jsonx.DecodeOptions) != nil || w.Type != "title" {
-		return TitleSlot{}, false
-	}
-	src, _ := ParseTitleSource(w.Source)
-	return TitleSlot{Title: CleanTitle(w.Title), Source: src}, true
+	return TitleSlot{}, looksLikeSlot(line)
 }
