@@ -6,15 +6,13 @@ import (
 	"github.com/xdev/xdev/internal/session"
 )
 
-func init() {
-	register(&command{
-		name: "blobs", args: "[--delete] [--json]",
-		summary: "Find (and with --delete remove) image blobs no session references",
-		example: `  xdev blobs                 what would be removed, and referenced blobs that are missing
+var blobsCommand = &command{
+	name: "blobs", args: "[--delete] [--json]",
+	summary: "Find (and with --delete remove) image blobs no session references",
+	example: `  xdev blobs                 what would be removed, and referenced blobs that are missing
   xdev blobs --delete        remove them (every file under sessions/ is scanned first)
   xdev blobs --omp --json    omp's blob store`,
-		run: runBlobs,
-	})
+	run: runBlobs,
 }
 
 type blobsJSON struct {
@@ -27,8 +25,7 @@ type blobsJSON struct {
 	FreedBytes   int64              `json:"freedBytes"`
 }
 
-func runBlobs(e *env, args []string) error {
-	c := commands["blobs"]
+func runBlobs(e *env, c *command, args []string) error {
 	fs := c.flags(e)
 	store := addStoreFlags(fs)
 	del := fs.Bool("delete", false, "remove the unreferenced blobs (default: only report them)")

@@ -8,13 +8,11 @@ import (
 	"github.com/xdev/xdev/internal/session"
 )
 
-func init() {
-	register(&command{
-		name: "context", args: "[--json] FILE",
-		summary: "Print the context a model sees when the session resumes",
-		example: "  xdev context --json s.jsonl | jq '.messages | length'",
-		run:     runContext,
-	})
+var contextCommand = &command{
+	name: "context", args: "[--json] FILE",
+	summary: "Print the context a model sees when the session resumes",
+	example: "  xdev context --json s.jsonl | jq '.messages | length'",
+	run:     runContext,
 }
 
 // contextJSON is the --json shape of `xdev context`; each message is the
@@ -30,8 +28,7 @@ type contextJSON struct {
 	Messages      []ai.Message `json:"messages"`
 }
 
-func runContext(e *env, args []string) error {
-	c := commands["context"]
+func runContext(e *env, c *command, args []string) error {
 	fs := c.flags(e)
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := c.parse(e, fs, args)

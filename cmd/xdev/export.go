@@ -11,20 +11,17 @@ import (
 	"github.com/xdev/xdev/internal/session"
 )
 
-func init() {
-	register(&command{
-		name: "export", args: "[--format md|html] [--full] [-o FILE] SESSION | --all -o DIR",
-		summary: "Export a session's branch as Markdown or as a self-contained HTML page",
-		example: `  xdev export 01a11069 > session.md
+var exportCommand = &command{
+	name: "export", args: "[--format md|html] [--full] [-o FILE] SESSION | --all -o DIR",
+	summary: "Export a session's branch as Markdown or as a self-contained HTML page",
+	example: `  xdev export 01a11069 > session.md
   xdev export -o session.html 01a11069     the format follows the extension
   xdev export --full -o all.html 01a11069  every entry, every output whole
   xdev export --all --format html -o out/  every session, as out/<project>/<name>.html`,
-		run: runExport,
-	})
+	run: runExport,
 }
 
-func runExport(e *env, args []string) error {
-	c := commands["export"]
+func runExport(e *env, c *command, args []string) error {
 	fs := c.flags(e)
 	store := addStoreFlags(fs)
 	format := fs.String("format", "", "md or html (default: from -o's extension, else md)")

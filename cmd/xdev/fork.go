@@ -7,21 +7,20 @@ import (
 	"github.com/xdev/xdev/internal/session"
 )
 
-func init() {
-	register(&command{
-		name: "fork", args: "[--at ENTRY_ID] [--title T] [--json] SESSION",
-		summary: "Copy a session into a new one (whole, or its branch up to an entry)",
-		example: `  xdev fork 01a11069                     a new session with the same tree and leaf
+var forkCommand = &command{
+	name: "fork", args: "[--at ENTRY_ID] [--title T] [--json] SESSION",
+	summary: "Copy a session into a new one (whole, or its branch up to an entry)",
+	example: `  xdev fork 01a11069                     a new session with the same tree and leaf
   xdev fork --title 'Try the other fix' 01a2
   xdev fork --at 316618af 01a11069       only the branch from the root to that entry`,
-		run: runFork,
-	})
-	register(&command{
-		name: "retitle", args: "SESSION TITLE",
-		summary: "Give a session a title (a manual title, which automatic ones never replace)",
-		example: `  xdev retitle 01a11069 'Fix the flaky loader test'`,
-		run:     runRetitle,
-	})
+	run: runFork,
+}
+
+var retitleCommand = &command{
+	name: "retitle", args: "SESSION TITLE",
+	summary: "Give a session a title (a manual title, which automatic ones never replace)",
+	example: `  xdev retitle 01a11069 'Fix the flaky loader test'`,
+	run:     runRetitle,
 }
 
 type forkJSON struct {
@@ -32,8 +31,7 @@ type forkJSON struct {
 	LeafID        string `json:"leafId"`
 }
 
-func runFork(e *env, args []string) error {
-	c := commands["fork"]
+func runFork(e *env, c *command, args []string) error {
 	fs := c.flags(e)
 	store := addStoreFlags(fs)
 	at := fs.String("at", "", "copy only the branch from the root to this entry")
@@ -79,8 +77,7 @@ func runFork(e *env, args []string) error {
 	return nil
 }
 
-func runRetitle(e *env, args []string) error {
-	c := commands["retitle"]
+func runRetitle(e *env, c *command, args []string) error {
 	fs := c.flags(e)
 	store := addStoreFlags(fs)
 	pos, err := c.parse(e, fs, args)

@@ -8,16 +8,14 @@ import (
 	"github.com/xdev/xdev/internal/session"
 )
 
-func init() {
-	register(&command{
-		name: "list", args: "[--all] [--subagents] [--cwd DIR] [--limit N] [--json]",
-		summary: "List sessions, newest first (this directory's, or --all)",
-		example: `  xdev list                      sessions of the current directory
+var listCommand = &command{
+	name: "list", args: "[--all] [--subagents] [--cwd DIR] [--limit N] [--json]",
+	summary: "List sessions, newest first (this directory's, or --all)",
+	example: `  xdev list                      sessions of the current directory
   xdev list --all --limit 20     the 20 most recent of every project
   xdev list --omp --all          omp's sessions
   xdev list --json | jq -r '.[0].path'`,
-		run: runList,
-	})
+	run: runList,
 }
 
 // listJSON is one session in `xdev list --json`. title is what omp's
@@ -41,8 +39,7 @@ type listJSON struct {
 	Error         string   `json:"error,omitempty"`
 }
 
-func runList(e *env, args []string) error {
-	c := commands["list"]
+func runList(e *env, c *command, args []string) error {
 	fs := c.flags(e)
 	store := addStoreFlags(fs)
 	all := fs.Bool("all", false, "every project's sessions, not only this directory's")

@@ -29,12 +29,31 @@ type command struct {
 	args    string // synopsis after the name
 	summary string
 	example string
-	run     func(env *env, args []string) error
+	run     func(env *env, c *command, args []string) error
 }
 
-var commands = map[string]*command{}
+// commandGroups is the command table, as `xdev help` lists it. It is
+// static: a command is a variable (listCommand, …) the compiler checks,
+// found by name only here.
+var commandGroups = []struct {
+	title    string
+	commands []*command
+}{
+	{"Sessions", []*command{listCommand, showCommand, forkCommand, retitleCommand, verifyCommand, exportCommand, blobsCommand}},
+	{"Plumbing (for scripts)", []*command{contextCommand, newCommand, appendCommand, titleCommand, branchCommand}},
+}
 
-func register(c *command) { commands[c.name] = c }
+// lookup returns the command called name, or nil.
+func lookup(name string) *command {
+	for _, g := range commandGroups {
+		for _, c := range g.commands {
+			if c.name == name {
+				return c
+			}
+		}
+	}
+	return nil
+}
 
 // env is what a command may touch: its streams and the process environment.
 type env struct {
@@ -125,7 +144,7 @@ func run(e *env, args []string) int {
 			printHelp(e.stdout)
 			return exitOK
 		}
-		c := commands[args[1]]
+		c := lookup(args[1])
 		if c == nil {
 			fmt.Fprintf(e.stderr, "xdev help: unknown command %q\nRun 'xdev help' for the list.\n", args[1])
 			return exitUsage
@@ -136,12 +155,12 @@ func run(e *env, args []string) int {
 		fmt.Fprintln(e.stdout, versionString())
 		return exitOK
 	}
-	c := commands[args[0]]
+	c := lookup(args[0])
 	if c == nil {
 		fmt.Fprintf(e.stderr, "xdev: unknown command %q\nRun 'xdev help' for the list.\n", args[0])
 		return exitUsage
 	}
-	err := c.run(e, args[1:])
+	err := c.run(e, c, args[1:])
 	var ue usageError
 	var ce exitCodeError
 	switch {
@@ -194,18 +213,10 @@ func versionString() string {
 func printHelp(w io.Writer) {
 	fmt.Fprintln(w, "xdev: work with coding-agent session transcripts (xdev, omp, pi).")
 	fmt.Fprintln(w, "\nUsage: xdev <command> [flags] [args]")
-	for _, group := range []struct {
-		title string
-		names []string
-	}{
-		{"Sessions", []string{"list", "show", "fork", "retitle", "verify", "export", "blobs"}},
-		{"Plumbing (for scripts)", []string{"context", "new", "append", "title", "branch"}},
-	} {
+	for _, group := range commandGroups {
 		fmt.Fprintf(w, "\n%s:\n", group.title)
-		for _, n := range group.names {
-			if c := commands[n]; c != nil {
-				fmt.Fprintf(w, "  %-9s %s\n", n, c.summary)
-			}
+		for _, c := range group.commands {
+			fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 		}
 	}
 	fmt.Fprintln(w, "\nA SESSION is an id or id prefix, a file name, or a path.")

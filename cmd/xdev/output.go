@@ -47,7 +47,7 @@ func (f *storeFlags) outputPolicy(inputs ...string) *outputPolicy {
 	if d, err := session.DefaultDataDir(); err == nil {
 		dataDirs = append(dataDirs, d)
 	}
-	if d, err := ompDataDir(); err == nil {
+	if d, err := session.OmpDataDir(); err == nil {
 		dataDirs = append(dataDirs, d)
 	}
 	for _, d := range dataDirs {

@@ -13,52 +13,37 @@ import (
 // The plumbing commands let any program make xdev write, through the same
 // store code paths as the library. The interop suite drives them.
 
-func init() {
-	register(&command{
-		name: "new", args: "[--cwd DIR] [--title T] [--data-dir D]",
-		summary: "Create a session for a directory and print its path",
-		example: "  xdev new --cwd ~/src/app\n  xdev new --title 'Fix the build' --data-dir /tmp/agent",
-		run:     runNew,
-	})
-	register(&command{
-		name: "append", args: "FILE < entries.jsonl",
-		summary: "Append entries (JSON lines on stdin) to a session",
-		example: "  echo '{\"type\":\"label\",\"targetId\":\"1a2b3c4d\",\"label\":\"good\"}' | xdev append s.jsonl",
-		run:     runAppend,
-	})
-	register(&command{
-		name: "title", args: "FILE TITLE [--auto]",
-		summary: "Retitle a session (a manual title unless --auto)",
-		example: "  xdev title s.jsonl 'Refactor the loader'",
-		run:     runTitle,
-	})
-	register(&command{
-		name: "branch", args: "FILE ENTRY_ID",
-		summary: "Move a session's leaf to an entry (writes a branch marker)",
-		example: "  xdev branch s.jsonl 1a2b3c4d",
-		run:     runBranch,
-	})
+var newCommand = &command{
+	name: "new", args: "[--cwd DIR] [--title T] [--data-dir D]",
+	summary: "Create a session for a directory and print its path",
+	example: "  xdev new --cwd ~/src/app\n  xdev new --title 'Fix the build' --data-dir /tmp/agent",
+	run:     runNew,
 }
 
-func dataDirFlag(fs interface {
-	StringVar(*string, string, string, string)
-}) *string {
-	d := new(string)
-	fs.StringVar(d, "data-dir", "", "data dir (default $XDEV_DATA_DIR or ~/.xdev/agent)")
-	return d
+var appendCommand = &command{
+	name: "append", args: "FILE < entries.jsonl",
+	summary: "Append entries (JSON lines on stdin) to a session",
+	example: "  echo '{\"type\":\"label\",\"targetId\":\"1a2b3c4d\",\"label\":\"good\"}' | xdev append s.jsonl",
+	run:     runAppend,
 }
 
-func resolveDataDir(flagValue string) (string, error) {
-	if flagValue != "" {
-		return flagValue, nil
-	}
-	return session.DefaultDataDir()
+var titleCommand = &command{
+	name: "title", args: "FILE TITLE [--auto]",
+	summary: "Retitle a session (a manual title unless --auto)",
+	example: "  xdev title s.jsonl 'Refactor the loader'",
+	run:     runTitle,
 }
 
-func runNew(e *env, args []string) error {
-	c := commands["new"]
+var branchCommand = &command{
+	name: "branch", args: "FILE ENTRY_ID",
+	summary: "Move a session's leaf to an entry (writes a branch marker)",
+	example: "  xdev branch s.jsonl 1a2b3c4d",
+	run:     runBranch,
+}
+
+func runNew(e *env, c *command, args []string) error {
 	fs := c.flags(e)
-	dataDir := dataDirFlag(fs)
+	store := addStoreFlags(fs)
 	cwd := fs.String("cwd", "", "the project directory (default: the current one)")
 	title := fs.String("title", "", "a manual title")
 	pos, err := c.parse(e, fs, args)
@@ -68,7 +53,7 @@ func runNew(e *env, args []string) error {
 	if len(pos) != 0 {
 		return usagef("unexpected argument %q", pos[0])
 	}
-	dir, err := resolveDataDir(*dataDir)
+	dir, err := store.dir()
 	if err != nil {
 		return err
 	}
@@ -92,8 +77,7 @@ func runNew(e *env, args []string) error {
 	return nil
 }
 
-func runAppend(e *env, args []string) error {
-	c := commands["append"]
+func runAppend(e *env, c *command, args []string) error {
 	fs := c.flags(e)
 	pos, err := c.parse(e, fs, args)
 	if err != nil {
@@ -139,8 +123,7 @@ func runAppend(e *env, args []string) error {
 	return nil
 }
 
-func runTitle(e *env, args []string) error {
-	c := commands["title"]
+func runTitle(e *env, c *command, args []string) error {
 	fs := c.flags(e)
 	auto := fs.Bool("auto", false, "record the title as generated, not chosen by a person")
 	pos, err := c.parse(e, fs, args)
@@ -172,8 +155,7 @@ func runTitle(e *env, args []string) error {
 	return nil
 }
 
-func runBranch(e *env, args []string) error {
-	c := commands["branch"]
+func runBranch(e *env, c *command, args []string) error {
 	fs := c.flags(e)
 	pos, err := c.parse(e, fs, args)
 	if err != nil {

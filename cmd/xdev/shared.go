@@ -39,7 +39,7 @@ func (f *storeFlags) dir() (string, error) {
 	case f.dataDir != "":
 		return filepath.Abs(f.dataDir)
 	case f.omp:
-		return ompDataDir()
+		return session.OmpDataDir()
 	}
 	return session.DefaultDataDir()
 }
@@ -67,18 +67,6 @@ func (f *storeFlags) existingDir() (string, error) {
 		return "", fmt.Errorf("no sessions: %s is not a directory", sessions)
 	}
 	return dir, nil
-}
-
-// ompDataDir is omp's agent dir: $PI_CODING_AGENT_DIR, else ~/.omp/agent.
-func ompDataDir() (string, error) {
-	if d := os.Getenv("PI_CODING_AGENT_DIR"); d != "" {
-		return filepath.Abs(d)
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(home, ".omp", "agent"), nil
 }
 
 // resolve finds the session a SESSION argument names: a path, else an id

@@ -15,16 +15,14 @@ import (
 	"github.com/xdev/xdev/internal/session"
 )
 
-func init() {
-	register(&command{
-		name: "show", args: "[--tree | --raw] [--full] [--json] SESSION",
-		summary: "Show a session as the model sees it on resume, its tree, or its entries",
-		example: `  xdev show 01a11069             the context a resume would send, readable
+var showCommand = &command{
+	name: "show", args: "[--tree | --raw] [--full] [--json] SESSION",
+	summary: "Show a session as the model sees it on resume, its tree, or its entries",
+	example: `  xdev show 01a11069             the context a resume would send, readable
   xdev show --tree 01a11069      the branch tree, labels, and the current leaf (●)
   xdev show --raw s.jsonl        the entries as stored, one JSON object a line
   xdev show --json 01a2 | jq '.messages[-1]'`,
-		run: runShow,
-	})
+	run: runShow,
 }
 
 // showJSON is `xdev show --json`: the session and its context.
@@ -49,8 +47,7 @@ type treeJSON struct {
 	Leaf      bool     `json:"leaf,omitzero"`
 }
 
-func runShow(e *env, args []string) error {
-	c := commands["show"]
+func runShow(e *env, c *command, args []string) error {
 	fs := c.flags(e)
 	store := addStoreFlags(fs)
 	tree := fs.Bool("tree", false, "draw the branch tree")

@@ -2,23 +2,18 @@ package main
 
 import (
 	"fmt"
-	"io/fs"
-	"path/filepath"
-	"strings"
 
 	"github.com/xdev/xdev/internal/session"
 )
 
-func init() {
-	register(&command{
-		name: "verify", args: "[--repair] [--json] [SESSION...]",
-		summary: "Check sessions for what omp would refuse or mangle (every session when none given)",
-		example: `  xdev verify                    every session in the data dir (exit 3 if any problem)
+var verifyCommand = &command{
+	name: "verify", args: "[--repair] [--json] [SESSION...]",
+	summary: "Check sessions for what omp would refuse or mangle (every session when none given)",
+	example: `  xdev verify                    every session in the data dir (exit 3 if any problem)
   xdev verify 01a11069 s.jsonl
   xdev verify --repair s.jsonl   also write s.jsonl.repaired beside it, and say what changed
   xdev verify --json | jq '.[] | select(.kind == "torn-tail")'`,
-		run: runVerify,
-	})
+	run: runVerify,
 }
 
 // verifyJSON is one file in `xdev verify --json`.
@@ -29,8 +24,7 @@ type verifyJSON struct {
 	Error    string            `json:"error,omitempty"`
 }
 
-func runVerify(e *env, args []string) error {
-	c := commands["verify"]
+func runVerify(e *env, c *command, args []string) error {
 	flags := c.flags(e)
 	store := addStoreFlags(flags)
 	repair := flags.Bool("repair", false, "write a repaired copy (FILE.repaired) beside each damaged file; never in place")
@@ -39,73 +33,56 @@ func runVerify(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var files []string
-	var links []session.Problem
+	prog := &progress{e: e, what: "verifying"}
+	var reports []session.FileReport
 	if len(pos) == 0 {
 		dir, err := store.existingDir()
 		if err != nil {
 			return err
 		}
-		root := session.SessionsDir(dir)
-		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			switch {
-			case d.Type()&fs.ModeSymlink != 0:
-				links = append(links, session.Problem{Path: p, Kind: session.ProblemSymlink,
-					Detail: "a symlink in the data dir; not followed (it could lead anywhere)"})
-			case !d.IsDir() && strings.HasSuffix(p, ".jsonl"):
-				files = append(files, p)
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("reading %s: %w", root, err)
+		if reports, err = session.VerifyDataDir(dir, nil, prog.update); err != nil {
+			return err
 		}
 	} else {
-		for _, a := range pos {
+		for i, a := range pos {
 			p, err := store.resolve(a)
 			if err != nil {
 				return err
 			}
-			files = append(files, p)
+			probs, err := session.Verify(p, nil)
+			reports = append(reports, session.FileReport{Path: p, Problems: probs, Err: err})
+			prog.update(i+1, len(pos))
 		}
 	}
-	prog := &progress{e: e, what: "verifying"}
+	prog.done()
 	var out []verifyJSON
-	nProblems, nFiles, failed := 0, 0, 0
-	for i, f := range files {
-		prog.update(i+1, len(files))
-		v := verifyJSON{Path: f, Problems: []session.Problem{}}
-		probs, err := session.Verify(f, nil)
-		if err != nil {
-			v.Error = err.Error()
+	nProblems, nFiles, failed, checked := 0, 0, 0, 0
+	for _, r := range reports {
+		v := verifyJSON{Path: r.Path, Problems: []session.Problem{}}
+		if r.Err != nil {
+			v.Error = r.Err.Error()
 			failed++
-		} else {
-			v.Problems = probs
+		} else if r.Problems != nil {
+			v.Problems = r.Problems
 		}
-		if len(probs) > 0 {
-			nProblems += len(probs)
+		if len(r.Problems) == 0 || r.Problems[0].Kind != session.ProblemSymlink {
+			checked++
+		}
+		if len(r.Problems) > 0 {
+			nProblems += len(r.Problems)
 			nFiles++
-			if *repair {
-				changes, err := session.Repair(f, "")
+			if *repair && r.Problems[0].Kind != session.ProblemSymlink {
+				changes, err := session.Repair(r.Path, "")
 				switch {
 				case err != nil:
 					v.Error = "repair: " + err.Error()
 					failed++
 				case len(changes) > 0:
-					v.Repaired = f + ".repaired"
+					v.Repaired = session.RepairedPath(r.Path)
 				}
 			}
 		}
 		out = append(out, v)
-	}
-	prog.done()
-	for _, l := range links {
-		out = append(out, verifyJSON{Path: l.Path, Problems: []session.Problem{l}})
-		nProblems++
-		nFiles++
 	}
 	if *asJSON {
 		if out == nil {
@@ -130,7 +107,7 @@ func runVerify(e *env, args []string) error {
 			}
 		}
 		if e.tty || nProblems > 0 {
-			fmt.Fprintf(e.stderr, "%s checked: %s in %s\n", plural(len(files), "file"), plural(nProblems, "problem"), plural(nFiles, "file"))
+			fmt.Fprintf(e.stderr, "%s checked: %s in %s\n", plural(checked, "file"), plural(nProblems, "problem"), plural(nFiles, "file"))
 		}
 	}
 	switch {

@@ -136,31 +136,48 @@ func (p *parser) array(depth int) (Value, bool, error) {
 		return Value{kind: Array, items: items}, canonical, nil
 	}
 	for {
-		if p.space() {
-			canonical = false
-		}
-		v, err := p.value(depth + 1)
+		v, ok, err := p.element(depth + 1)
 		if err != nil {
 			return Value{}, false, err
 		}
-		canonical = canonical && v.src != nil
+		canonical = canonical && ok
 		items = append(items, v)
-		if p.space() {
-			canonical = false
+		done, ws, err := p.next(']')
+		if err != nil {
+			return Value{}, false, err
 		}
-		if p.i >= len(p.data) {
-			return Value{}, false, p.errorf("unexpected end of JSON input")
-		}
-		switch p.data[p.i] {
-		case ',':
-			p.i++
-		case ']':
-			p.i++
+		canonical = canonical && !ws
+		if done {
 			return Value{kind: Array, items: items}, canonical, nil
-		default:
-			return Value{}, false, p.errorf("expected , or ] in array")
 		}
 	}
+}
+
+// element reads a value inside an array or object, after any white space;
+// canonical reports that neither needs rewriting by JSON.stringify.
+func (p *parser) element(depth int) (v Value, canonical bool, err error) {
+	ws := p.space()
+	v, err = p.value(depth)
+	return v, err == nil && !ws && v.src != nil, err
+}
+
+// next reads what follows an element of an array or object: a comma
+// (another element comes) or the closing byte (done). ws reports white
+// space before it, which JSON.stringify never writes.
+func (p *parser) next(closing byte) (done, ws bool, err error) {
+	ws = p.space()
+	if p.i >= len(p.data) {
+		return false, ws, p.errorf("unexpected end of JSON input")
+	}
+	switch p.data[p.i] {
+	case ',':
+		p.i++
+		return false, ws, nil
+	case closing:
+		p.i++
+		return true, ws, nil
+	}
+	return false, ws, p.errorf("expected , or %c", closing)
 }
 
 func (p *parser) object(depth int) (Value, bool, error) {
@@ -190,14 +207,11 @@ func (p *parser) object(depth int) (Value, bool, error) {
 			return Value{}, false, p.errorf("expected : after a property name")
 		}
 		p.i++
-		if p.space() {
-			canonical = false
-		}
-		v, err := p.value(depth + 1)
+		v, ok, err := p.element(depth + 1)
 		if err != nil {
 			return Value{}, false, err
 		}
-		canonical = canonical && v.src != nil
+		canonical = canonical && ok
 		at := -1
 		if index != nil {
 			if j, ok := index[name]; ok {
@@ -225,21 +239,14 @@ func (p *parser) object(depth int) (Value, bool, error) {
 				}
 			}
 		}
-		if p.space() {
-			canonical = false
+		done, ws, err := p.next('}')
+		if err != nil {
+			return Value{}, false, err
 		}
-		if p.i >= len(p.data) {
-			return Value{}, false, p.errorf("unexpected end of JSON input")
-		}
-		switch p.data[p.i] {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
+		canonical = canonical && !ws
+		if done {
 			ordered, moved := orderMembers(members)
 			return Value{kind: Object, members: ordered}, canonical && !moved, nil
-		default:
-			return Value{}, false, p.errorf("expected , or } in object")
 		}
 	}
 }

@@ -55,6 +55,10 @@ func (v Value) AppendJSON(b []byte) []byte {
 // JSON returns v as JSON.stringify writes it.
 func (v Value) JSON() []byte { return v.AppendJSON(nil) }
 
+// shortEscape is the two-character escape JSON.stringify writes for a byte,
+// or 0.
+var shortEscape = [128]byte{'"': '"', '\\': '\\', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't'}
+
 // AppendString appends s (WTF-8) as a JSON string the way JSON.stringify
 // escapes it: quote, backslash and control characters, and lone surrogates.
 func AppendString(b []byte, s string) []byte {
@@ -79,27 +83,13 @@ func AppendString(b []byte, s string) []byte {
 			i += size
 			continue
 		}
-		switch c {
-		case '"':
-			b = append(b, '\\', '"')
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
+		switch e := shortEscape[c]; {
+		case e != 0:
+			b = append(b, '\\', e)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
 		default:
-			if c < 0x20 {
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			} else {
-				b = append(b, c)
-			}
+			b = append(b, c)
 		}
 		i++
 	}

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -155,7 +154,7 @@ type ompDiffView struct {
 
 func ompDiffViews(t *testing.T, agent, dir string) map[string]ompDiffView {
 	t.Helper()
-	out := runOmpQuiet(t, agent, "context.ts", "--dir", dir)
+	out := runOmp(t, agent, "context.ts", "--dir", dir)
 	all, err := jsonx.Parse(out)
 	if err != nil {
 		t.Fatalf("omp output: %v", err)
@@ -175,21 +174,6 @@ func ompDiffViewOf(v jsonx.Value) ompDiffView {
 		Model: v.Get("model"), ThinkingLevel: v.Get("thinkingLevel"),
 		Messages: v.Get("messages").Items(),
 	}
-}
-
-// runOmpQuiet is runOmp without omp's log lines on stderr in the test log.
-func runOmpQuiet(t *testing.T, agentDir, script string, args ...string) []byte {
-	t.Helper()
-	dir := requireOmp(t)
-	cmd := exec.Command(filepath.Join(dir, "run-bun.sh"), append([]string{"scripts/" + script}, args...)...)
-	cmd.Env = append(os.Environ(), "OMP_TEST_HOME="+t.TempDir(), "PI_CODING_AGENT_DIR="+agentDir)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("omp %s: %v\n%s", script, err, stderr.Bytes())
-	}
-	return out
 }
 
 // compareDiff compares xdev's reading of file (windowed and full) with omp's.

@@ -31,6 +31,22 @@ func DefaultDataDir() (string, error) {
 	return filepath.Join(home, ".xdev", "agent"), nil
 }
 
+// OmpDataDirEnv names omp's agent dir, as omp reads it.
+const OmpDataDirEnv = "PI_CODING_AGENT_DIR"
+
+// OmpDataDir returns omp's agent dir, where omp 18.2.3 keeps its sessions
+// and blobs: $PI_CODING_AGENT_DIR, else ~/.omp/agent.
+func OmpDataDir() (string, error) {
+	if d := os.Getenv(OmpDataDirEnv); d != "" {
+		return filepath.Abs(d)
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", errors.New("no home directory; set " + OmpDataDirEnv)
+	}
+	return filepath.Join(home, ".omp", "agent"), nil
+}
+
 // SessionsDir returns <dataDir>/sessions.
 func SessionsDir(dataDir string) string { return filepath.Join(dataDir, "sessions") }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -279,7 +280,7 @@ func Repair(path, dst string) ([]Problem, error) {
 		return nil, nil
 	}
 	if dst == "" {
-		dst = path + ".repaired"
+		dst = RepairedPath(path)
 	}
 	first, err := firstLine(path)
 	if err != nil {
@@ -349,4 +350,51 @@ func parseTitleSlotLenient(line []byte) (TitleSlot, bool) {
 		return slot, true
 	}
 	return TitleSlot{}, looksLikeSlot(line)
+}
+
+// RepairedPath is where Repair writes the repaired copy of path by default:
+// beside it, under a name no listing takes for a session.
+func RepairedPath(path string) string { return path + ".repaired" }
+
+// FileReport is what VerifyDataDir found in one file.
+type FileReport struct {
+	Path     string
+	Problems []Problem
+	Err      error // the file could not be verified at all
+}
+
+// VerifyDataDir verifies every session file (*.jsonl) under
+// <dataDir>/sessions, at any depth, in path order. A symlink there is
+// reported as ProblemSymlink and never followed: it could lead anywhere.
+// progress, when not nil, is called after each file with the count done
+// and the total. The error is for a sessions directory that cannot be
+// read; a file that cannot be is reported in its FileReport.
+func VerifyDataDir(dataDir string, opts *VerifyOptions, progress func(done, total int)) ([]FileReport, error) {
+	root := SessionsDir(dataDir)
+	var files []string
+	var reports []FileReport
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.Type()&fs.ModeSymlink != 0:
+			reports = append(reports, FileReport{Path: p, Problems: []Problem{{Path: p, Kind: ProblemSymlink,
+				Detail: "a symlink in the data dir; not followed (it could lead anywhere)"}}})
+		case !d.IsDir() && strings.HasSuffix(p, ".jsonl"):
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", root, err)
+	}
+	out := make([]FileReport, 0, len(files)+len(reports))
+	for i, f := range files {
+		probs, err := Verify(f, opts)
+		out = append(out, FileReport{Path: f, Problems: probs, Err: err})
+		if progress != nil {
+			progress(i+1, len(files))
+		}
+	}
+	return append(out, reports...), nil
 }
