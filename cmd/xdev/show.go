@@ -218,29 +218,8 @@ func showTree(e *env, x *session.Index, asJSON bool) error {
 	if e.tty {
 		t.width = e.width
 	}
-	// children as linked lists (first child, next sibling), in file order.
-	t.first, t.next = make([]int32, x.Len()), make([]int32, x.Len())
-	last := make([]int32, x.Len())
-	for i := range t.first {
-		t.first[i], t.next[i], last[i] = -1, -1, -1
-	}
-	var roots []int
-	for i := range x.Len() {
-		p, ok := -1, false
-		if pid := x.ParentID(i); pid != "" && pid != x.ID(i) {
-			p, ok = x.Lookup(pid)
-		}
-		if !ok || p == i {
-			roots = append(roots, i)
-			continue
-		}
-		if last[p] < 0 {
-			t.first[p] = int32(i)
-		} else {
-			t.next[last[p]] = int32(i)
-		}
-		last[p] = int32(i)
-	}
+	t.tree = x.Tree()
+	roots := slices.Clone(t.tree.Roots)
 	// The root on the active branch last, so the main line ends the output.
 	slices.SortStableFunc(roots, func(a, b int) int { return cmp.Compare(b2i(onPath[a]), b2i(onPath[b])) })
 	for _, r := range roots {
@@ -264,7 +243,7 @@ type treePrinter struct {
 	labels      map[string]string
 	onPath      []bool
 	seen        []bool
-	first, next []int32
+	tree        *session.Tree
 	w           *bufio.Writer
 	width       int
 }
@@ -283,9 +262,9 @@ func (t *treePrinter) chain(i int, prefix, head string) error {
 	for {
 		t.seen[i] = true
 		var kids []int
-		for k := t.first[i]; k >= 0; k = t.next[k] {
+		for _, k := range t.tree.Children(i) {
 			if !t.seen[k] {
-				kids = append(kids, int(k))
+				kids = append(kids, k)
 			}
 		}
 		if len(kids) == 0 {

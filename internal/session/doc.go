@@ -111,6 +111,13 @@
 // copying a branch) goes through an Index instead: where each line is and
 // how it hangs in the tree, with entries read and decoded one at a time.
 //
+// Each rule lives in one file: the slot in slot.go, the header in
+// header.go, the preamble (slot, header, title) in preamble.go, what a
+// line's envelope says in envelope.go, ids in ids.go, migrations in
+// migrate.go, what a window keeps in keep.go, labels in labels.go, the
+// context in context.go (with context_omp.go and snapcompact.go), the
+// lockfile in lock.go. docs/format.md maps the rest.
+//
 // # Writing
 //
 // An append is one write(2) of complete lines on an O_APPEND descriptor,

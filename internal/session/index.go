@@ -205,3 +205,47 @@ func (x *Index) labelsOf(idx []int) map[string]string {
 	}
 	return m
 }
+
+// Tree is the shape of an Index's entries: each entry's children in file
+// order, and the roots (entries whose parent is none, missing, or itself),
+// linked as omp's getTree links them.
+type Tree struct {
+	Roots       []int
+	first, next []int32 // children as linked lists: first child, next sibling
+}
+
+// Tree links the entries of x by their parents.
+func (x *Index) Tree() *Tree {
+	n := x.Len()
+	t := &Tree{first: make([]int32, n), next: make([]int32, n)}
+	last := make([]int32, n)
+	for i := range n {
+		t.first[i], t.next[i], last[i] = -1, -1, -1
+	}
+	for i := range n {
+		p, ok := -1, false
+		if pid := x.ParentID(i); pid != "" && pid != x.ID(i) {
+			p, ok = x.Lookup(pid)
+		}
+		if !ok || p == i {
+			t.Roots = append(t.Roots, i)
+			continue
+		}
+		if last[p] < 0 {
+			t.first[p] = int32(i)
+		} else {
+			t.next[last[p]] = int32(i)
+		}
+		last[p] = int32(i)
+	}
+	return t
+}
+
+// Children returns the children of entry i in file order.
+func (t *Tree) Children(i int) []int {
+	var kids []int
+	for k := t.first[i]; k >= 0; k = t.next[k] {
+		kids = append(kids, int(k))
+	}
+	return kids
+}
