@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 
 	"github.com/xdev/xdev/internal/session"
@@ -12,7 +13,7 @@ var blobsCommand = &command{
 	example: `  xdev blobs                 what would be removed, and referenced blobs that are missing
   xdev blobs --delete        remove them (every file under sessions/ is scanned first)
   xdev blobs --omp --json    omp's blob store`,
-	run: runBlobs,
+	options: func() options { return &blobsOptions{} },
 }
 
 type blobsJSON struct {
@@ -25,19 +26,27 @@ type blobsJSON struct {
 	FreedBytes   int64              `json:"freedBytes"`
 }
 
-func runBlobs(e *env, c *command, args []string) error {
-	fs := c.flags(e)
-	store := addStoreFlags(fs)
-	del := fs.Bool("delete", false, "remove the unreferenced blobs (default: only report them)")
-	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := c.parse(e, fs, args)
-	if err != nil {
-		return err
+// blobsOptions are the flags and arguments of `xdev blobs`.
+type blobsOptions struct {
+	store  *storeFlags
+	del    bool
+	asJSON bool
+	args   []string
+}
+
+func (o *blobsOptions) define(fs *flag.FlagSet) {
+	o.store = addStoreFlags(fs)
+	fs.BoolVar(&o.del, "delete", false, "remove the unreferenced blobs (default: only report them)")
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
+}
+
+func (o *blobsOptions) setArgs(args []string) { o.args = args }
+
+func (o *blobsOptions) run(e *env) error {
+	if len(o.args) != 0 {
+		return usagef("unexpected argument %q", o.args[0])
 	}
-	if len(pos) != 0 {
-		return usagef("unexpected argument %q", pos[0])
-	}
-	dir, err := store.existingDir()
+	dir, err := o.store.existingDir()
 	if err != nil {
 		return err
 	}
@@ -58,14 +67,14 @@ func runBlobs(e *env, c *command, args []string) error {
 	if out.Missing == nil {
 		out.Missing = []string{}
 	}
-	if *del && len(u.Unreferenced) > 0 {
+	if o.del && len(u.Unreferenced) > 0 {
 		freed, err := session.RemoveBlobs(dir, u.Unreferenced)
 		out.Deleted, out.FreedBytes = true, freed
 		if err != nil {
 			return err
 		}
 	}
-	if *asJSON {
+	if o.asJSON {
 		return writeJSON(e, out)
 	}
 	fmt.Fprintf(e.stdout, "%s in %s; %d referenced by the %s under %s\n",

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 
 	"github.com/xdev/xdev/internal/ai"
@@ -12,7 +13,7 @@ var contextCommand = &command{
 	name: "context", args: "[--json] FILE",
 	summary: "Print the context a model sees when the session resumes",
 	example: "  xdev context --json s.jsonl | jq '.messages | length'",
-	run:     runContext,
+	options: func() options { return &contextOptions{} },
 }
 
 // contextJSON is the --json shape of `xdev context`; each message is the
@@ -28,17 +29,23 @@ type contextJSON struct {
 	Messages      []ai.Message `json:"messages"`
 }
 
-func runContext(e *env, c *command, args []string) error {
-	fs := c.flags(e)
-	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := c.parse(e, fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
+// contextOptions are the flags and arguments of `xdev context`.
+type contextOptions struct {
+	asJSON bool
+	args   []string
+}
+
+func (o *contextOptions) define(fs *flag.FlagSet) {
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
+}
+
+func (o *contextOptions) setArgs(args []string) { o.args = args }
+
+func (o *contextOptions) run(e *env) error {
+	if len(o.args) != 1 {
 		return usagef("want one FILE")
 	}
-	s, err := session.Open(pos[0], nil)
+	s, err := session.Open(o.args[0], nil)
 	if err != nil {
 		return err
 	}
@@ -52,7 +59,7 @@ func runContext(e *env, c *command, args []string) error {
 	if out.Messages == nil {
 		out.Messages = []ai.Message{}
 	}
-	if *asJSON {
+	if o.asJSON {
 		return writeContextJSON(e, out, leafValue(ctx.LeafID))
 	}
 	fmt.Fprintf(e.stdout, "%s (%s)  model %s  thinking %s  ~%d tokens\n\n", orNone(title), src, orNone(out.Model), out.ThinkingLevel, out.Tokens)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,46 +19,56 @@ var exportCommand = &command{
   xdev export -o session.html 01a11069     the format follows the extension
   xdev export --full -o all.html 01a11069  every entry, every output whole
   xdev export --all --format html -o out/  every session, as out/<project>/<name>.html`,
-	run: runExport,
+	options: func() options { return &exportOptions{} },
 }
 
-func runExport(e *env, c *command, args []string) error {
-	fs := c.flags(e)
-	store := addStoreFlags(fs)
-	format := fs.String("format", "", "md or html (default: from -o's extension, else md)")
-	out := fs.String("o", "", "write to this file (with --all, this directory) instead of stdout")
-	all := fs.Bool("all", false, "export every session of the data dir into the directory -o")
-	full := fs.Bool("full", false, "HTML: the whole branch, every output whole (by default a page keeps the newest 8 MiB of the branch and cuts outputs at 64 KiB, so any browser opens it)")
-	pos, err := c.parse(e, fs, args)
-	if err != nil {
-		return err
-	}
-	if *format == "" {
-		*format = "md"
-		if strings.HasSuffix(*out, ".html") || strings.HasSuffix(*out, ".htm") {
-			*format = "html"
+// exportOptions are the flags and arguments of `xdev export`.
+type exportOptions struct {
+	store  *storeFlags
+	format string
+	out    string
+	all    bool
+	full   bool
+	args   []string
+}
+
+func (o *exportOptions) define(fs *flag.FlagSet) {
+	o.store = addStoreFlags(fs)
+	fs.StringVar(&o.format, "format", "", "md or html (default: from -o's extension, else md)")
+	fs.StringVar(&o.out, "o", "", "write to this file (with --all, this directory) instead of stdout")
+	fs.BoolVar(&o.all, "all", false, "export every session of the data dir into the directory -o")
+	fs.BoolVar(&o.full, "full", false, "HTML: the whole branch, every output whole (by default a page keeps the newest 8 MiB of the branch and cuts outputs at 64 KiB, so any browser opens it)")
+}
+
+func (o *exportOptions) setArgs(args []string) { o.args = args }
+
+func (o *exportOptions) run(e *env) error {
+	if o.format == "" {
+		o.format = "md"
+		if strings.HasSuffix(o.out, ".html") || strings.HasSuffix(o.out, ".htm") {
+			o.format = "html"
 		}
 	}
-	if *format != "md" && *format != "html" {
-		return usagef("--format is md or html, not %q", *format)
+	if o.format != "md" && o.format != "html" {
+		return usagef("--format is md or html, not %q", o.format)
 	}
-	if *all {
-		if *out == "" || len(pos) != 0 {
+	if o.all {
+		if o.out == "" || len(o.args) != 0 {
 			return usagef("--all writes one file per session into the directory -o")
 		}
-		return exportAll(e, store, *format, *full, *out)
+		return exportAll(e, o.store, o.format, o.full, o.out)
 	}
-	if len(pos) != 1 {
+	if len(o.args) != 1 {
 		return usagef("want one SESSION")
 	}
-	path, err := store.resolve(pos[0])
+	path, err := o.store.resolve(o.args[0])
 	if err != nil {
 		return err
 	}
-	if *out == "" {
-		return exportOne(e.dataOut(), path, *format, *full)
+	if o.out == "" {
+		return exportOne(e.dataOut(), path, o.format, o.full)
 	}
-	return store.outputPolicy(path).writeFile(*out, func(w io.Writer) error { return exportOne(w, path, *format, *full) })
+	return o.store.outputPolicy(path).writeFile(o.out, func(w io.Writer) error { return exportOne(w, path, o.format, o.full) })
 }
 
 // exportOne writes one session. A Markdown export is the whole branch; an

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"unicode/utf8"
 
@@ -13,14 +14,14 @@ var forkCommand = &command{
 	example: `  xdev fork 01a11069                     a new session with the same tree and leaf
   xdev fork --title 'Try the other fix' 01a2
   xdev fork --at 316618af 01a11069       only the branch from the root to that entry`,
-	run: runFork,
+	options: func() options { return &forkOptions{} },
 }
 
 var retitleCommand = &command{
 	name: "retitle", args: "SESSION TITLE",
 	summary: "Give a session a title (a manual title, which automatic ones never replace)",
 	example: `  xdev retitle 01a11069 'Fix the flaky loader test'`,
-	run:     runRetitle,
+	options: func() options { return &retitleOptions{} },
 }
 
 type forkJSON struct {
@@ -31,63 +32,78 @@ type forkJSON struct {
 	LeafID        string `json:"leafId"`
 }
 
-func runFork(e *env, c *command, args []string) error {
-	fs := c.flags(e)
-	store := addStoreFlags(fs)
-	at := fs.String("at", "", "copy only the branch from the root to this entry")
-	title := fs.String("title", "", "the new session's title (default: the source's)")
-	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := c.parse(e, fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
+// forkOptions are the flags and arguments of `xdev fork`.
+type forkOptions struct {
+	store  *storeFlags
+	at     string
+	title  string
+	asJSON bool
+	args   []string
+}
+
+func (o *forkOptions) define(fs *flag.FlagSet) {
+	o.store = addStoreFlags(fs)
+	fs.StringVar(&o.at, "at", "", "copy only the branch from the root to this entry")
+	fs.StringVar(&o.title, "title", "", "the new session's title (default: the source's)")
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
+}
+
+func (o *forkOptions) setArgs(args []string) { o.args = args }
+
+func (o *forkOptions) run(e *env) error {
+	if len(o.args) != 1 {
 		return usagef("want one SESSION")
 	}
-	src, err := store.resolve(pos[0])
+	src, err := o.store.resolve(o.args[0])
 	if err != nil {
 		return err
 	}
 	var s *session.Store
-	if *at != "" {
-		s, err = session.ForkBranch(src, "", *at)
-		if err == nil && *title != "" {
-			_, err = s.SetTitle(*title, session.TitleManual)
+	if o.at != "" {
+		s, err = session.ForkBranch(src, "", o.at)
+		if err == nil && o.title != "" {
+			_, err = s.SetTitle(o.title, session.TitleManual)
 		}
 	} else {
-		s, err = session.ForkSession(src, "", *title)
+		s, err = session.ForkSession(src, "", o.title)
 	}
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	t, _ := s.Title()
-	if *title != "" {
-		noteCutTitle(e, *title, t)
+	if o.title != "" {
+		noteCutTitle(e, o.title, t)
 	}
 	h := s.Header()
-	if *asJSON {
+	if o.asJSON {
 		return writeJSON(e, forkJSON{ID: h.ID, Path: s.Path(), ParentSession: h.ParentSession, Title: t, LeafID: s.LeafID()})
 	}
 	if e.tty {
-		fmt.Fprintf(e.stdout, "Forked %s into %s\n%s\n", pos[0], h.ID, s.Path())
+		fmt.Fprintf(e.stdout, "Forked %s into %s\n%s\n", o.args[0], h.ID, s.Path())
 		return nil
 	}
 	fmt.Fprintln(e.stdout, s.Path())
 	return nil
 }
 
-func runRetitle(e *env, c *command, args []string) error {
-	fs := c.flags(e)
-	store := addStoreFlags(fs)
-	pos, err := c.parse(e, fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 2 {
+// retitleOptions are the flags and arguments of `xdev retitle`.
+type retitleOptions struct {
+	store *storeFlags
+	args  []string
+}
+
+func (o *retitleOptions) define(fs *flag.FlagSet) {
+	o.store = addStoreFlags(fs)
+}
+
+func (o *retitleOptions) setArgs(args []string) { o.args = args }
+
+func (o *retitleOptions) run(e *env) error {
+	if len(o.args) != 2 {
 		return usagef("want SESSION and TITLE")
 	}
-	path, err := store.resolve(pos[0])
+	path, err := o.store.resolve(o.args[0])
 	if err != nil {
 		return err
 	}
@@ -96,11 +112,11 @@ func runRetitle(e *env, c *command, args []string) error {
 		return err
 	}
 	defer s.Close()
-	if _, err := s.SetTitle(pos[1], session.TitleManual); err != nil {
+	if _, err := s.SetTitle(o.args[1], session.TitleManual); err != nil {
 		return err
 	}
 	t, _ := s.Title()
-	noteCutTitle(e, pos[1], t)
+	noteCutTitle(e, o.args[1], t)
 	if e.tty {
 		fmt.Fprintf(e.stdout, "Retitled %s: %s\n", s.ID(), t)
 	}

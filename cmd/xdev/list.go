@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"time"
@@ -15,7 +16,7 @@ var listCommand = &command{
   xdev list --all --limit 20     the 20 most recent of every project
   xdev list --omp --all          omp's sessions
   xdev list --json | jq -r '.[0].path'`,
-	run: runList,
+	options: func() options { return &listOptions{} },
 }
 
 // listJSON is one session in `xdev list --json`. title is what omp's
@@ -39,28 +40,39 @@ type listJSON struct {
 	Error         string   `json:"error,omitempty"`
 }
 
-func runList(e *env, c *command, args []string) error {
-	fs := c.flags(e)
-	store := addStoreFlags(fs)
-	all := fs.Bool("all", false, "every project's sessions, not only this directory's")
-	subagents := fs.Bool("subagents", false, "include subagent transcripts")
-	cwd := fs.String("cwd", "", "list this directory's sessions (default: the current one)")
-	limit := fs.Int("limit", 0, "show at most N sessions")
-	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := c.parse(e, fs, args)
+// listOptions are the flags and arguments of `xdev list`.
+type listOptions struct {
+	store     *storeFlags
+	all       bool
+	subagents bool
+	cwd       string
+	limit     int
+	asJSON    bool
+	args      []string
+}
+
+func (o *listOptions) define(fs *flag.FlagSet) {
+	o.store = addStoreFlags(fs)
+	fs.BoolVar(&o.all, "all", false, "every project's sessions, not only this directory's")
+	fs.BoolVar(&o.subagents, "subagents", false, "include subagent transcripts")
+	fs.StringVar(&o.cwd, "cwd", "", "list this directory's sessions (default: the current one)")
+	fs.IntVar(&o.limit, "limit", 0, "show at most N sessions")
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
+}
+
+func (o *listOptions) setArgs(args []string) { o.args = args }
+
+func (o *listOptions) run(e *env) error {
+	if len(o.args) != 0 {
+		return usagef("unexpected argument %q", o.args[0])
+	}
+	dir, err := o.store.existingDir()
 	if err != nil {
 		return err
 	}
-	if len(pos) != 0 {
-		return usagef("unexpected argument %q", pos[0])
-	}
-	dir, err := store.existingDir()
-	if err != nil {
-		return err
-	}
-	opts := &session.ListOptions{Subagents: *subagents, Status: true}
-	if !*all {
-		if opts.Cwd = *cwd; opts.Cwd == "" {
+	opts := &session.ListOptions{Subagents: o.subagents, Status: true}
+	if !o.all {
+		if opts.Cwd = o.cwd; opts.Cwd == "" {
 			if opts.Cwd, err = os.Getwd(); err != nil {
 				return err
 			}
@@ -78,10 +90,10 @@ func runList(e *env, c *command, args []string) error {
 			good = append(good, i)
 		}
 	}
-	if *limit > 0 && len(good) > *limit {
-		good = good[:*limit]
+	if o.limit > 0 && len(good) > o.limit {
+		good = good[:o.limit]
 	}
-	if *asJSON {
+	if o.asJSON {
 		out := make([]listJSON, 0, len(infos))
 		for _, i := range append(good, bad...) {
 			j := listJSON{ID: i.ID, Title: i.ListTitle(), ShortSummary: i.ShortSummary, Status: string(i.Status),
@@ -99,13 +111,13 @@ func runList(e *env, c *command, args []string) error {
 	}
 	if len(good) == 0 && e.tty {
 		where := "for " + opts.Cwd
-		if *all {
+		if o.all {
 			where = "in " + session.SessionsDir(dir)
 		}
 		fmt.Fprintf(e.stderr, "No sessions %s. Try --all, or --omp for omp's.\n", where)
 	}
 	t := &table{e: e, header: []string{"ID", "TITLE", "STATUS", "UPDATED", "SIZE"}, flex: []bool{false, true, false, false, false}}
-	if *all {
+	if o.all {
 		t.header = append(t.header, "DIRECTORY")
 		t.flex = append(t.flex, true)
 	}
@@ -125,7 +137,7 @@ func runList(e *env, c *command, args []string) error {
 		}
 		if e.tty {
 			row := []string{short[k], oneLine(orDash(title)), string(i.Status), ago(i.Modified, now), size(i.Size)}
-			if *all {
+			if o.all {
 				row = append(row, homePath(i.Cwd))
 			}
 			t.add(row...)

@@ -29,7 +29,32 @@ type command struct {
 	args    string // synopsis after the name
 	summary string
 	example string
-	run     func(env *env, c *command, args []string) error
+	// options makes the command's options: its flags and arguments, parsed
+	// apart from running it (see parseOptions), as the GitHub CLI's
+	// options structs are.
+	options func() options
+}
+
+// options is what a command's options struct does: define its flags, take
+// its positional arguments, and run.
+type options interface {
+	define(fs *flag.FlagSet)
+	setArgs(args []string)
+	run(e *env) error
+}
+
+// parseOptions parses a command line for c: flags before and after the
+// arguments, --help printing the command's help.
+func parseOptions(e *env, c *command, args []string) (options, error) {
+	o := c.options()
+	fs := c.flags(e)
+	o.define(fs)
+	pos, err := c.parse(e, fs, args)
+	if err != nil {
+		return nil, err
+	}
+	o.setArgs(pos)
+	return o, nil
 }
 
 // commandGroups is the command table, as `xdev help` lists it. It is
@@ -160,7 +185,10 @@ func run(e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "xdev: unknown command %q\nRun 'xdev help' for the list.\n", args[0])
 		return exitUsage
 	}
-	err := c.run(e, c, args[1:])
+	o, err := parseOptions(e, c, args[1:])
+	if err == nil {
+		err = o.run(e)
+	}
 	var ue usageError
 	var ce exitCodeError
 	switch {

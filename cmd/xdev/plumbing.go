@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 
@@ -17,58 +18,66 @@ var newCommand = &command{
 	name: "new", args: "[--cwd DIR] [--title T] [--data-dir D]",
 	summary: "Create a session for a directory and print its path",
 	example: "  xdev new --cwd ~/src/app\n  xdev new --title 'Fix the build' --data-dir /tmp/agent",
-	run:     runNew,
+	options: func() options { return &newOptions{} },
 }
 
 var appendCommand = &command{
 	name: "append", args: "FILE < entries.jsonl",
 	summary: "Append entries (JSON lines on stdin) to a session",
 	example: "  echo '{\"type\":\"label\",\"targetId\":\"1a2b3c4d\",\"label\":\"good\"}' | xdev append s.jsonl",
-	run:     runAppend,
+	options: func() options { return &appendOptions{} },
 }
 
 var titleCommand = &command{
 	name: "title", args: "FILE TITLE [--auto]",
 	summary: "Retitle a session (a manual title unless --auto)",
 	example: "  xdev title s.jsonl 'Refactor the loader'",
-	run:     runTitle,
+	options: func() options { return &titleOptions{} },
 }
 
 var branchCommand = &command{
 	name: "branch", args: "FILE ENTRY_ID",
 	summary: "Move a session's leaf to an entry (writes a branch marker)",
 	example: "  xdev branch s.jsonl 1a2b3c4d",
-	run:     runBranch,
+	options: func() options { return &branchOptions{} },
 }
 
-func runNew(e *env, c *command, args []string) error {
-	fs := c.flags(e)
-	store := addStoreFlags(fs)
-	cwd := fs.String("cwd", "", "the project directory (default: the current one)")
-	title := fs.String("title", "", "a manual title")
-	pos, err := c.parse(e, fs, args)
+// newOptions are the flags and arguments of `xdev new`.
+type newOptions struct {
+	store *storeFlags
+	cwd   string
+	title string
+	args  []string
+}
+
+func (o *newOptions) define(fs *flag.FlagSet) {
+	o.store = addStoreFlags(fs)
+	fs.StringVar(&o.cwd, "cwd", "", "the project directory (default: the current one)")
+	fs.StringVar(&o.title, "title", "", "a manual title")
+}
+
+func (o *newOptions) setArgs(args []string) { o.args = args }
+
+func (o *newOptions) run(e *env) error {
+	if len(o.args) != 0 {
+		return usagef("unexpected argument %q", o.args[0])
+	}
+	dir, err := o.store.dir()
 	if err != nil {
 		return err
 	}
-	if len(pos) != 0 {
-		return usagef("unexpected argument %q", pos[0])
-	}
-	dir, err := store.dir()
-	if err != nil {
-		return err
-	}
-	if *cwd == "" {
-		if *cwd, err = os.Getwd(); err != nil {
+	if o.cwd == "" {
+		if o.cwd, err = os.Getwd(); err != nil {
 			return err
 		}
 	}
-	path, id, err := session.NewSessionPath(dir, *cwd)
+	path, id, err := session.NewSessionPath(dir, o.cwd)
 	if err != nil {
 		return err
 	}
-	opts := session.NewOptions{Cwd: *cwd, ID: id}
-	if *title != "" {
-		opts.Title, opts.TitleSource = *title, session.TitleManual
+	opts := session.NewOptions{Cwd: o.cwd, ID: id}
+	if o.title != "" {
+		opts.Title, opts.TitleSource = o.title, session.TitleManual
 	}
 	if _, err := session.Create(path, opts); err != nil {
 		return err
@@ -77,13 +86,18 @@ func runNew(e *env, c *command, args []string) error {
 	return nil
 }
 
-func runAppend(e *env, c *command, args []string) error {
-	fs := c.flags(e)
-	pos, err := c.parse(e, fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
+// appendOptions are the flags and arguments of `xdev append`.
+type appendOptions struct {
+	args []string
+}
+
+func (o *appendOptions) define(fs *flag.FlagSet) {
+}
+
+func (o *appendOptions) setArgs(args []string) { o.args = args }
+
+func (o *appendOptions) run(e *env) error {
+	if len(o.args) != 1 {
 		return usagef("want one FILE")
 	}
 	// Every line is read and checked before anything is written: the
@@ -104,7 +118,7 @@ func runAppend(e *env, c *command, args []string) error {
 	if len(objs) == 0 {
 		return nil
 	}
-	s, err := session.Open(pos[0], nil)
+	s, err := session.Open(o.args[0], nil)
 	if err != nil {
 		return err
 	}
@@ -123,26 +137,32 @@ func runAppend(e *env, c *command, args []string) error {
 	return nil
 }
 
-func runTitle(e *env, c *command, args []string) error {
-	fs := c.flags(e)
-	auto := fs.Bool("auto", false, "record the title as generated, not chosen by a person")
-	pos, err := c.parse(e, fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 2 {
+// titleOptions are the flags and arguments of `xdev title`.
+type titleOptions struct {
+	auto bool
+	args []string
+}
+
+func (o *titleOptions) define(fs *flag.FlagSet) {
+	fs.BoolVar(&o.auto, "auto", false, "record the title as generated, not chosen by a person")
+}
+
+func (o *titleOptions) setArgs(args []string) { o.args = args }
+
+func (o *titleOptions) run(e *env) error {
+	if len(o.args) != 2 {
 		return usagef("want FILE and TITLE")
 	}
-	s, err := session.Open(pos[0], nil)
+	s, err := session.Open(o.args[0], nil)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	src := session.TitleManual
-	if *auto {
+	if o.auto {
 		src = session.TitleAuto
 	}
-	changed, err := s.SetTitle(pos[1], src)
+	changed, err := s.SetTitle(o.args[1], src)
 	if err != nil {
 		return err
 	}
@@ -151,25 +171,30 @@ func runTitle(e *env, c *command, args []string) error {
 		return nil
 	}
 	t, _ := s.Title()
-	noteCutTitle(e, pos[1], t)
+	noteCutTitle(e, o.args[1], t)
 	return nil
 }
 
-func runBranch(e *env, c *command, args []string) error {
-	fs := c.flags(e)
-	pos, err := c.parse(e, fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 2 {
+// branchOptions are the flags and arguments of `xdev branch`.
+type branchOptions struct {
+	args []string
+}
+
+func (o *branchOptions) define(fs *flag.FlagSet) {
+}
+
+func (o *branchOptions) setArgs(args []string) { o.args = args }
+
+func (o *branchOptions) run(e *env) error {
+	if len(o.args) != 2 {
 		return usagef("want FILE and ENTRY_ID")
 	}
-	s, err := session.Open(pos[0], nil)
+	s, err := session.Open(o.args[0], nil)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	m, err := s.Branch(pos[1])
+	m, err := s.Branch(o.args[1])
 	if err != nil {
 		return err
 	}

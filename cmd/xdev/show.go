@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"cmp"
+	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -22,7 +23,7 @@ var showCommand = &command{
   xdev show --tree 01a11069      the branch tree, labels, and the current leaf (●)
   xdev show --raw s.jsonl        the entries as stored, one JSON object a line
   xdev show --json 01a2 | jq '.messages[-1]'`,
-	run: runShow,
+	options: func() options { return &showOptions{} },
 }
 
 // showJSON is `xdev show --json`: the session and its context.
@@ -47,28 +48,38 @@ type treeJSON struct {
 	Leaf      bool     `json:"leaf,omitzero"`
 }
 
-func runShow(e *env, c *command, args []string) error {
-	fs := c.flags(e)
-	store := addStoreFlags(fs)
-	tree := fs.Bool("tree", false, "draw the branch tree")
-	raw := fs.Bool("raw", false, "print the entries as stored")
-	full := fs.Bool("full", false, "print tool output whole (on a terminal it is cut to 12 lines)")
-	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := c.parse(e, fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
+// showOptions are the flags and arguments of `xdev show`.
+type showOptions struct {
+	store  *storeFlags
+	tree   bool
+	raw    bool
+	full   bool
+	asJSON bool
+	args   []string
+}
+
+func (o *showOptions) define(fs *flag.FlagSet) {
+	o.store = addStoreFlags(fs)
+	fs.BoolVar(&o.tree, "tree", false, "draw the branch tree")
+	fs.BoolVar(&o.raw, "raw", false, "print the entries as stored")
+	fs.BoolVar(&o.full, "full", false, "print tool output whole (on a terminal it is cut to 12 lines)")
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
+}
+
+func (o *showOptions) setArgs(args []string) { o.args = args }
+
+func (o *showOptions) run(e *env) error {
+	if len(o.args) != 1 {
 		return usagef("want one SESSION (an id prefix, a file name or a path)")
 	}
-	if *tree && *raw {
+	if o.tree && o.raw {
 		return usagef("--tree and --raw are different views; give one")
 	}
-	path, err := store.resolve(pos[0])
+	path, err := o.store.resolve(o.args[0])
 	if err != nil {
 		return err
 	}
-	if *tree || *raw {
+	if o.tree || o.raw {
 		// The whole file, one entry at a time: memory follows the number
 		// of entries, not their size.
 		x, err := session.OpenIndex(path, nil)
@@ -76,10 +87,10 @@ func runShow(e *env, c *command, args []string) error {
 			return err
 		}
 		defer x.Close()
-		if *raw {
+		if o.raw {
 			return showRaw(e, x)
 		}
-		return showTree(e, x, *asJSON)
+		return showTree(e, x, o.asJSON)
 	}
 	s, err := session.Open(path, nil)
 	if err != nil {
@@ -87,7 +98,7 @@ func runShow(e *env, c *command, args []string) error {
 	}
 	ctx := s.BuildContext()
 	title, src := s.Title()
-	if *asJSON {
+	if o.asJSON {
 		out := showJSON{ID: s.ID(), Path: path, contextJSON: contextJSON{
 			LeafID: ctx.LeafID, Title: title, TitleSource: src.String(), Model: ctx.Model(),
 			ThinkingLevel: ctx.ThinkingLevel, Tokens: ctx.Tokens, Malformed: s.Malformed(), Messages: ctx.Messages}}
@@ -100,10 +111,10 @@ func runShow(e *env, c *command, args []string) error {
 	fmt.Fprintf(w, "%s\n%s · %s · model %s · thinking %s · ~%d tokens\n", orUntitled(title), s.ID(), homePath(path),
 		orDash(ctx.Model()), orDash(ctx.ThinkingLevel), ctx.Tokens)
 	if n := s.Malformed(); n > 0 {
-		fmt.Fprintf(w, "%s skipped as unreadable (xdev verify %s)\n", plural(n, "line"), pos[0])
+		fmt.Fprintf(w, "%s skipped as unreadable (xdev verify %s)\n", plural(n, "line"), o.args[0])
 	}
 	cut := 0
-	if e.tty && !*full {
+	if e.tty && !o.full {
 		cut = 12
 	}
 	for i := range ctx.Messages {
@@ -239,13 +250,13 @@ func b2i(b bool) int {
 
 // treePrinter draws showTree's text.
 type treePrinter struct {
-	x           *session.Index
-	labels      map[string]string
-	onPath      []bool
-	seen        []bool
-	tree        *session.Tree
-	w           *bufio.Writer
-	width       int
+	x      *session.Index
+	labels map[string]string
+	onPath []bool
+	seen   []bool
+	tree   *session.Tree
+	w      *bufio.Writer
+	width  int
 }
 
 // chain prints the chain that starts at entry i: its first line after

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 
 	"github.com/xdev/xdev/internal/session"
@@ -13,7 +14,7 @@ var verifyCommand = &command{
   xdev verify 01a11069 s.jsonl
   xdev verify --repair s.jsonl   also write s.jsonl.repaired beside it, and say what changed
   xdev verify --json | jq '.[] | select(.kind == "torn-tail")'`,
-	run: runVerify,
+	options: func() options { return &verifyOptions{} },
 }
 
 // verifyJSON is one file in `xdev verify --json`.
@@ -24,19 +25,27 @@ type verifyJSON struct {
 	Error    string            `json:"error,omitempty"`
 }
 
-func runVerify(e *env, c *command, args []string) error {
-	flags := c.flags(e)
-	store := addStoreFlags(flags)
-	repair := flags.Bool("repair", false, "write a repaired copy (FILE.repaired) beside each damaged file; never in place")
-	asJSON := flags.Bool("json", false, "print JSON")
-	pos, err := c.parse(e, flags, args)
-	if err != nil {
-		return err
-	}
+// verifyOptions are the flags and arguments of `xdev verify`.
+type verifyOptions struct {
+	store  *storeFlags
+	repair bool
+	asJSON bool
+	args   []string
+}
+
+func (o *verifyOptions) define(fs *flag.FlagSet) {
+	o.store = addStoreFlags(fs)
+	fs.BoolVar(&o.repair, "repair", false, "write a repaired copy (FILE.repaired) beside each damaged file; never in place")
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
+}
+
+func (o *verifyOptions) setArgs(args []string) { o.args = args }
+
+func (o *verifyOptions) run(e *env) error {
 	prog := &progress{e: e, what: "verifying"}
 	var reports []session.FileReport
-	if len(pos) == 0 {
-		dir, err := store.existingDir()
+	if len(o.args) == 0 {
+		dir, err := o.store.existingDir()
 		if err != nil {
 			return err
 		}
@@ -44,14 +53,14 @@ func runVerify(e *env, c *command, args []string) error {
 			return err
 		}
 	} else {
-		for i, a := range pos {
-			p, err := store.resolve(a)
+		for i, a := range o.args {
+			p, err := o.store.resolve(a)
 			if err != nil {
 				return err
 			}
 			probs, err := session.Verify(p, nil)
 			reports = append(reports, session.FileReport{Path: p, Problems: probs, Err: err})
-			prog.update(i+1, len(pos))
+			prog.update(i+1, len(o.args))
 		}
 	}
 	prog.done()
@@ -71,7 +80,7 @@ func runVerify(e *env, c *command, args []string) error {
 		if len(r.Problems) > 0 {
 			nProblems += len(r.Problems)
 			nFiles++
-			if *repair && r.Problems[0].Kind != session.ProblemSymlink {
+			if o.repair && r.Problems[0].Kind != session.ProblemSymlink {
 				changes, err := session.Repair(r.Path, "")
 				switch {
 				case err != nil:
@@ -84,7 +93,7 @@ func runVerify(e *env, c *command, args []string) error {
 		}
 		out = append(out, v)
 	}
-	if *asJSON {
+	if o.asJSON {
 		if out == nil {
 			out = []verifyJSON{}
 		}
