@@ -72,7 +72,7 @@ func (f *storeFlags) existingDir() (string, error) {
 // resolve finds the session a SESSION argument names: a path, else an id
 // or file-name prefix in the data dir (this directory's project first).
 func (f *storeFlags) resolve(arg string) (string, error) {
-	if fi, err := os.Stat(arg); err == nil && fi.Mode().IsRegular() {
+	if session.SessionPath(arg) {
 		return arg, nil
 	}
 	dir, err := f.existingDir()

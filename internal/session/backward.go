@@ -61,14 +61,14 @@ func (s *Store) openBackward(f *os.File, size int64) (ok bool, err error) {
 			k := w.lines
 			w.lines++
 			if l.tooLong {
-				w.bad(k, tooLongReason(rl.max))
+				w.bad(lineTooLong(k, rl.max))
 				continue
 			}
 			if env.blank {
 				continue
 			}
-			if why := notEntry(&env.envelope, env.err, true); why != "" {
-				w.bad(k, why)
+			if env.err != nil {
+				w.bad(lineError(k, env.err))
 				continue
 			}
 			r := record{off: l.off, size: int32(len(l.data)), line: int32(k), typ: env.typ, id: env.id,
@@ -91,11 +91,12 @@ func (s *Store) openBackward(f *os.File, size int64) (ok bool, err error) {
 	}
 	for i := len(w.badLines) - 1; i >= 0; i-- {
 		b := w.badLines[i]
-		s.badLines = append(s.badLines, BadLine{Line: int(num(int32(b.Line))), Reason: b.Reason})
+		b.Line = int(num(int32(b.Line)))
+		s.badLines = append(s.badLines, b)
 	}
 	s.malformed = w.malformed
 	for _, b := range pre.bad {
-		s.skip(b.Line, b.Reason)
+		s.skip(b)
 	}
 	s.lines = s.headerLine + w.lines
 	s.stats.Seen = w.entries
@@ -141,13 +142,14 @@ type walk struct {
 	badLines                  []BadLine // the latest maxBadLines met, i.e. the first in the file
 }
 
-func (w *walk) bad(k int, reason string) {
+// bad records a skipped line; b.Line counts from the end until finish.
+func (w *walk) bad(b BadLine) {
 	w.malformed++
 	if len(w.badLines) == maxBadLines {
 		copy(w.badLines, w.badLines[1:])
 		w.badLines = w.badLines[:maxBadLines-1]
 	}
-	w.badLines = append(w.badLines, BadLine{Line: k, Reason: reason})
+	w.badLines = append(w.badLines, b)
 }
 
 // step takes the next record (going backward). It returns false when the

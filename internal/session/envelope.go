@@ -58,20 +58,6 @@ func intern(b []byte) string {
 	return string(b)
 }
 
-// notEntry says why a line whose envelope scan gave env and err is not an
-// entry, or "" when it is one: the one rule every reader (the backward and
-// forward loads, a store catching up with another writer) skips lines by.
-// As in omp, which keeps whatever JSON.parse returns, every JSON object is
-// an entry: one without a type is an entry of no known type, one without an
-// id can still be the leaf. needID is kept for the v1 reader, whose entries
-// never have ids.
-func notEntry(env *envelope, err error, needID bool) string {
-	if err != nil {
-		return err.Error()
-	}
-	return ""
-}
-
 // tooLongReason is the reason a line longer than max is skipped.
 func tooLongReason(max int) string { return fmt.Sprintf("line longer than %d bytes", max) }
 

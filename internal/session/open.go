@@ -45,7 +45,33 @@ type OpenOptions struct {
 // BadLine describes a line Open skipped.
 type BadLine struct {
 	Line   int
-	Reason string
+	Kind   BadKind
+	Reason string // what the parser said, for a person
+}
+
+// BadKind says why a line was skipped.
+type BadKind string
+
+// The kinds of BadLine.
+const (
+	BadNotJSON   BadKind = "not-json"   // JSON.parse refuses it: a torn write, garbage
+	BadNotObject BadKind = "not-object" // JSON, but not an object: null, a number, an array
+	BadTooLong   BadKind = "too-long"   // longer than OpenOptions.MaxLineBytes; never read whole
+)
+
+// lineError is the BadLine of a line whose envelope scan (or decode)
+// failed with err.
+func lineError(line int, err error) BadLine {
+	kind := BadNotJSON
+	if errors.Is(err, errNotObject) {
+		kind = BadNotObject
+	}
+	return BadLine{Line: line, Kind: kind, Reason: err.Error()}
+}
+
+// lineTooLong is the BadLine of a line longer than max bytes.
+func lineTooLong(line, max int) BadLine {
+	return BadLine{Line: line, Kind: BadTooLong, Reason: tooLongReason(max)}
 }
 
 // WindowStats says how much of a file Open kept in memory.
@@ -170,7 +196,7 @@ func (s *Store) scanFile(f io.Reader) ([]record, error) {
 				s.slot, s.hasSlot = slot, true
 				continue
 			case kind == preMalformed:
-				s.skip(l.num, reason)
+				s.skip(BadLine{Line: l.num, Kind: BadNotJSON, Reason: reason})
 				continue
 			case kind == preBlank:
 				continue
@@ -180,12 +206,12 @@ func (s *Store) scanFile(f io.Reader) ([]record, error) {
 			continue
 		}
 		if l.tooLong {
-			s.skip(l.num, tooLongReason(lr.max))
+			s.skip(lineTooLong(l.num, lr.max))
 			continue
 		}
 		env, err := sc.scan(l.data)
-		if why := notEntry(&env, err, s.version >= 2); why != "" {
-			s.skip(l.num, why)
+		if err != nil {
+			s.skip(lineError(l.num, err))
 			continue
 		}
 		if (s.version < 2 || s.opts.strictScan) && !isStrictJSON(l.data) {
@@ -195,7 +221,7 @@ func (s *Store) scanFile(f io.Reader) ([]record, error) {
 			// finds these as it decodes them; but v1 ids and parents come
 			// from positions among the lines omp reads, and an Index
 			// decodes nothing, so those check here.
-			s.skip(l.num, "not valid JSON: "+strictJSONError(l.data))
+			s.skip(BadLine{Line: l.num, Kind: BadNotJSON, Reason: "not valid JSON: " + strictJSONError(l.data)})
 			continue
 		}
 		if s.version < 2 {
@@ -225,10 +251,10 @@ func (s *Store) scanFile(f io.Reader) ([]record, error) {
 	return recs, nil
 }
 
-func (s *Store) skip(line int, reason string) {
+func (s *Store) skip(b BadLine) {
 	s.malformed++
 	if len(s.badLines) < maxBadLines {
-		s.badLines = append(s.badLines, BadLine{Line: line, Reason: reason})
+		s.badLines = append(s.badLines, b)
 	}
 }
 
@@ -384,7 +410,7 @@ func (s *Store) decodeRecords(f *os.File, recs []record, keep []int) error {
 			if !s.opts.Full {
 				return errNotStrictJSON
 			}
-			s.skip(int(r.line), "not valid JSON: "+err.Error())
+			s.skip(lineError(int(r.line), err))
 			s.stats.Seen--
 			continue
 		}

@@ -103,7 +103,7 @@ func readPreamble(f io.Reader, path string, maxLine int) (preamble, error) {
 			p.slot, p.hasSlot = slot, true
 			continue
 		case kind == preMalformed:
-			p.bad = append(p.bad, BadLine{Line: l.num, Reason: reason})
+			p.bad = append(p.bad, BadLine{Line: l.num, Kind: BadNotJSON, Reason: reason})
 			continue
 		case kind == preBlank:
 			continue

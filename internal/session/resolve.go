@@ -55,12 +55,10 @@ func Resolve(dataDir, cwd, arg string) (SessionInfo, error) {
 	if arg == "" {
 		return SessionInfo{}, errors.New("resolve: empty session argument")
 	}
-	if strings.ContainsRune(arg, filepath.Separator) || strings.HasSuffix(arg, ".jsonl") {
-		if _, err := os.Lstat(arg); err == nil {
-			abs, _ := filepath.Abs(arg)
-			info := Stat(abs)
-			return info, info.Err
-		}
+	if SessionPath(arg) {
+		abs, _ := filepath.Abs(arg)
+		info := Stat(abs)
+		return info, info.Err
 	}
 	scopes := []*ListOptions{{Cwd: cwd}, {}}
 	if cwd == "" {
@@ -79,6 +77,18 @@ func Resolve(dataDir, cwd, arg string) (SessionInfo, error) {
 		}
 	}
 	return SessionInfo{}, fmt.Errorf("%w matching %q in %s", ErrNotFound, arg, SessionsDir(dataDir))
+}
+
+// SessionPath reports whether a session argument names a file rather than
+// an id: it holds a path separator or ends in .jsonl, and something is
+// there. The one rule for Resolve and for commands that take a file
+// before they know the data dir.
+func SessionPath(arg string) bool {
+	if !strings.ContainsRune(arg, filepath.Separator) && !strings.HasSuffix(arg, ".jsonl") {
+		return false
+	}
+	_, err := os.Lstat(arg)
+	return err == nil
 }
 
 // pick applies omp's resume match to infos; nil, nil means no match.

@@ -714,20 +714,20 @@ func (s *Store) catchUp(size int64) error {
 			break
 		}
 		if l.tooLong {
-			s.skip(num, tooLongReason(lr.max))
+			s.skip(lineTooLong(num, lr.max))
 			continue
 		}
 		if blank(l.data) {
 			continue
 		}
 		env, err := sc.scan(l.data)
-		if why := notEntry(&env, err, true); why != "" {
-			s.skip(num, why)
+		if err != nil {
+			s.skip(lineError(num, err))
 			continue
 		}
 		e := &Entry{Type: env.typ, ID: env.id, ParentID: env.parentID, raw: append([]byte(nil), l.data...), line: num}
 		if err := s.decodeEntry(&p, e, env.firstKept); err != nil {
-			s.skip(num, "not valid JSON: "+err.Error()) // see decodeRecords
+			s.skip(lineError(num, err)) // see decodeRecords
 			continue
 		}
 		if windowed && e.ParentID != "" && s.byID[e.ParentID] == nil {
