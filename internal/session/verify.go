@@ -45,18 +45,18 @@ type ProblemKind string
 // The kinds of Problem.
 const (
 	ProblemNoHeader       ProblemKind = "no-header"       // not a session: omp and xdev refuse it
-	ProblemSlotRejected               = "slot-rejected"   // line 1 is a slot omp refuses to resume
-	ProblemSlotWidth                  = "slot-width"      // the slot is not 256 bytes: omp's in-place retitle corrupts it
-	ProblemOldVersion                 = "old-version"     // v1/v2: omp re-ids or rewrites it on its next write
-	ProblemTornTail                   = "torn-tail"       // the last line has no newline: an interrupted write
-	ProblemMalformed                  = "malformed-line"  // a line that is not an entry; both programs skip it
-	ProblemDanglingParent             = "dangling-parent" // parentId names no entry: history above it is lost
-	ProblemDuplicateID                = "duplicate-id"    // two entries share an id: the later one wins
-	ProblemTextBlobRef                = "text-blob-ref"   // a blob ref in text: omp hands it to the model verbatim
-	ProblemMissingBlob                = "missing-blob"    // an image blob the store does not have
-	ProblemCorruptBlob                = "corrupt-blob"    // a blob whose bytes no longer hash to its name; omp still sends them
-	ProblemBadBlob                    = "bad-blob-ref"    // an image ref that is not a valid blob ref
-	ProblemSymlink                    = "symlink"         // a session path that is a symlink; never followed in a data dir walk
+	ProblemSlotRejected   ProblemKind = "slot-rejected"   // line 1 is a slot omp refuses to resume
+	ProblemSlotWidth      ProblemKind = "slot-width"      // the slot is not 256 bytes: omp's in-place retitle corrupts it
+	ProblemOldVersion     ProblemKind = "old-version"     // v1/v2: omp re-ids or rewrites it on its next write
+	ProblemTornTail       ProblemKind = "torn-tail"       // the last line has no newline: an interrupted write
+	ProblemMalformed      ProblemKind = "malformed-line"  // a line that is not an entry; both programs skip it
+	ProblemDanglingParent ProblemKind = "dangling-parent" // parentId names no entry: history above it is lost
+	ProblemDuplicateID    ProblemKind = "duplicate-id"    // two entries share an id: the later one wins
+	ProblemTextBlobRef    ProblemKind = "text-blob-ref"   // a blob ref in text: omp hands it to the model verbatim
+	ProblemMissingBlob    ProblemKind = "missing-blob"    // an image blob the store does not have
+	ProblemCorruptBlob    ProblemKind = "corrupt-blob"    // a blob whose bytes no longer hash to its name; omp still sends them
+	ProblemBadBlob        ProblemKind = "bad-blob-ref"    // an image ref that is not a valid blob ref
+	ProblemSymlink        ProblemKind = "symlink"         // a session path that is a symlink; never followed in a data dir walk
 )
 
 // VerifyOptions tune Verify. The zero value is ready to use.
