@@ -45,6 +45,21 @@ func Parse(data []byte) (Value, error) {
 	return v, nil
 }
 
+// ParsePrefix reads the JSON value that data starts with (after white
+// space) and returns it with the offset where it ends, whatever follows.
+// Bun's JSONL reader, which omp reads session files with, keeps such a
+// value when junk follows it on the same line ({"a":1} x, {"a":1}{"b":2})
+// and skips only the rest of the line.
+func ParsePrefix(data []byte) (Value, int, error) {
+	p := parser{data: data}
+	p.skipSpace()
+	v, err := p.value(0)
+	if err != nil {
+		return Value{}, 0, err
+	}
+	return v, p.i, nil
+}
+
 // Valid reports whether data is one JSON text JSON.parse accepts.
 func Valid(data []byte) bool {
 	_, err := Parse(data)

@@ -71,7 +71,7 @@ func (s *Store) openBackward(f *os.File, size int64) (ok bool, err error) {
 				w.bad(lineError(k, env.err))
 				continue
 			}
-			r := record{off: l.off, size: int32(len(l.data)), line: int32(k), typ: env.typ, id: env.id,
+			r := record{off: l.off, size: int32(len(env.entryBytes(l.data))), line: int32(k), typ: env.typ, id: env.id,
 				parentID: env.parentID, kept: env.firstKept, assistant: env.assistant, modelRole: env.modelRole,
 				notes: env.notes, readsBack: env.readsBack}
 			if !w.step(&r) {

@@ -86,7 +86,11 @@ func (g *sessionGen) file(name string) *diffCase {
 	if g.p(0.03) {
 		lines = append(lines, g.pick("garbage", `{"type":"session"`, "[1,2", "").(string))
 	}
-	lines = append(lines, g.header())
+	header := g.header()
+	if g.p(0.02) {
+		header += " junk"
+	}
+	lines = append(lines, header)
 	if g.p(0.04) && len(lines) > 0 {
 		lines[0] = "\ufeff" + lines[0]
 	}
@@ -98,7 +102,12 @@ func (g *sessionGen) file(name string) *diffCase {
 		if g.p(0.03) {
 			lines = append(lines, g.pick("", "   ", `{"type":"message","id":"torn`, "not json", "{}x").(string))
 		}
-		lines = append(lines, g.entry())
+		line := g.entry()
+		if g.p(0.02) {
+			// Junk after a complete entry: omp keeps the entry.
+			line += g.pick(" x", "garbage", ",", "]", `{"type":"message","id":"zz"}`, " \t").(string)
+		}
+		lines = append(lines, line)
 	}
 	if n > 0 && g.p(0.05) {
 		// An id-less last entry is omp's leaf all the same.

@@ -25,6 +25,9 @@ type envelope struct {
 	// notes marks a custom entry that may hold the context notebook, which
 	// the context reads however far back it is (until a reset).
 	notes bool
+	// size is the length of the entry's JSON when junk follows it on the
+	// line (see jsonx.ParsePrefix), 0 when the whole line is the entry.
+	size int
 	// readsBack marks a compaction whose context reads entries before its
 	// kept one: a notes-backed rollover (the latest user request before
 	// the window) or an OpenAI remote compaction (its replay point).
@@ -56,6 +59,15 @@ func intern(b []byte) string {
 		return s
 	}
 	return string(b)
+}
+
+// entryBytes is the part of line that is the entry: all of it, or the
+// JSON value junk follows (envelope.size).
+func (env *envelope) entryBytes(line []byte) []byte {
+	if env.size > 0 {
+		return line[:env.size]
+	}
+	return line
 }
 
 // tooLongReason is the reason a line longer than max is skipped.
@@ -197,16 +209,22 @@ func plainString(x *fastjson.Value) (string, bool) {
 // error is the one reported.
 func scanJS(line []byte, fastErr error) (envelope, error) {
 	v, err := jsonx.Parse(line)
+	size := 0
 	if err != nil {
-		if fastErr != nil {
+		// A complete value with junk after it on the line: omp keeps the
+		// value (see jsonx.ParsePrefix).
+		if pv, pn, perr := jsonx.ParsePrefix(line); perr == nil {
+			v, size, err = pv, pn, nil
+		} else if fastErr != nil {
 			return envelope{}, fastErr
+		} else {
+			return envelope{}, err
 		}
-		return envelope{}, err
 	}
 	if v.Kind() != jsonx.Object {
 		return envelope{}, errNotObject
 	}
-	env := envelope{keptIndex: -1}
+	env := envelope{keptIndex: -1, size: size}
 	if t, ok := v.Get("type").Text(); ok {
 		env.typ = intern([]byte(t))
 	}

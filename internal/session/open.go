@@ -214,14 +214,14 @@ func (s *Store) scanFile(f io.Reader) ([]record, error) {
 			s.skip(lineError(l.num, err))
 			continue
 		}
-		if (s.version < 2 || s.opts.strictScan) && !isStrictJSON(l.data) {
+		if (s.version < 2 || s.opts.strictScan) && !isStrictJSON(env.entryBytes(l.data)) {
 			// fastjson is lenient (raw control characters, unknown escapes);
 			// JSON.parse is not, so omp skips this line, whatever its type.
 			// A load that decodes every line
 			// finds these as it decodes them; but v1 ids and parents come
 			// from positions among the lines omp reads, and an Index
 			// decodes nothing, so those check here.
-			s.skip(BadLine{Line: l.num, Kind: BadNotJSON, Reason: "not valid JSON: " + strictJSONError(l.data)})
+			s.skip(BadLine{Line: l.num, Kind: BadNotJSON, Reason: "not valid JSON: " + strictJSONError(env.entryBytes(l.data))})
 			continue
 		}
 		if s.version < 2 {
@@ -238,7 +238,7 @@ func (s *Store) scanFile(f io.Reader) ([]record, error) {
 			}
 		}
 		recs = append(recs, record{
-			off: l.off, size: int32(len(l.data)), line: int32(l.num),
+			off: l.off, size: int32(len(env.entryBytes(l.data))), line: int32(l.num),
 			typ: env.typ, id: env.id, parentID: env.parentID, kept: env.firstKept,
 			assistant: env.assistant, modelRole: env.modelRole, notes: env.notes, readsBack: env.readsBack,
 		})

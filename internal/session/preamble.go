@@ -39,11 +39,11 @@ func readPreambleLine(num int, data []byte) (kind preambleKind, slot TitleSlot, 
 			return preSlot, slot, h, "", nil
 		}
 	}
-	v, perr := jsonx.Parse(data)
+	v, n, perr := jsonx.ParsePrefix(data)
 	if perr != nil {
 		return preMalformed, slot, h, "not valid JSON: " + perr.Error(), nil
 	}
-	h, err = headerFromValue(v, data)
+	h, err = headerFromValue(v, data[:n]) // junk after the header is dropped, as omp drops it
 	if err != nil {
 		return 0, slot, h, "", err
 	}

@@ -725,7 +725,7 @@ func (s *Store) catchUp(size int64) error {
 			s.skip(lineError(num, err))
 			continue
 		}
-		e := &Entry{Type: env.typ, ID: env.id, ParentID: env.parentID, raw: append([]byte(nil), l.data...), line: num}
+		e := &Entry{Type: env.typ, ID: env.id, ParentID: env.parentID, raw: append([]byte(nil), env.entryBytes(l.data)...), line: num}
 		if err := s.decodeEntry(&p, e, env.firstKept); err != nil {
 			s.skip(lineError(num, err)) // see decodeRecords
 			continue
