@@ -66,9 +66,8 @@ func pad(n, width int) string {
 // forms timestamps take in practice: the ISO 8601 forms of ECMA-262 (a
 // date alone is UTC, a date and time without an offset is local time;
 // JavaScriptCore also takes a space or a lowercase t before the time, any
-// number of fraction digits and offsets without a colon), RFC 1123 and
-// RFC 2822 dates ("Thu, 01 Jan 2026 00:00:00 GMT"), "Jan 1, 2026" and
-// "2026/01/31". Anything else is NaN.
+// number of fraction digits and offsets without a colon), and what its
+// fallback parser takes (see parseLegacyDate). Anything else is NaN.
 func ParseDate(s string) float64 {
 	if ms, ok := parseISODate(s); ok {
 		return timeClip(ms)
@@ -146,7 +145,7 @@ func parseISODate(s string) (float64, bool) {
 			day = dd
 		}
 	}
-	if d.done() {
+	if d.done() || d.i == len(s)-1 && (s[d.i] == 'Z' || s[d.i] == 'z') {
 		return float64(time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC).UnixMilli()), true
 	}
 	if !d.eat('T') && !d.eat('t') && !d.eat(' ') {
@@ -222,11 +221,19 @@ var zoneOffsets = map[string]int{
 	"EST": -5, "EDT": -4, "CST": -6, "CDT": -5, "MST": -7, "MDT": -6, "PST": -8, "PDT": -7,
 }
 
-// parseLegacyDate reads the RFC 2822 family and two common US forms.
+// parseLegacyDate reads what JavaScriptCore's fallback parser reads in
+// practice: the RFC 2822 family, Date.prototype.toString's form (its
+// parenthesized zone name is a comment), "Nov 1, 2026", "Nov 2026",
+// numeric dates (2026/11/01, 11/01/2026, 2026-11-1) with an optional
+// time, all in local time unless a zone is given.
 func parseLegacyDate(s string) (float64, bool) {
+	s = dropComments(s)
 	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' })
 	if len(fields) == 0 {
 		return 0, false
+	}
+	if ms, ok := parseNumericDate(fields); ok {
+		return ms, true
 	}
 	// An optional weekday name first.
 	if len(fields[0]) >= 3 && isLetters(fields[0]) {
@@ -235,14 +242,12 @@ func parseLegacyDate(s string) (float64, bool) {
 		}
 	}
 	if len(fields) == 1 {
-		// YYYY/MM/DD, local time.
-		p := strings.Split(fields[0], "/")
-		if len(p) == 3 && len(p[0]) == 4 {
-			y, e1 := strconv.Atoi(p[0])
-			m, e2 := strconv.Atoi(p[1])
-			dd, e3 := strconv.Atoi(p[2])
-			if e1 == nil && e2 == nil && e3 == nil && m >= 1 && m <= 12 && dd >= 1 && dd <= 31 {
-				return float64(time.Date(y, time.Month(m), dd, 0, 0, 0, 0, time.Local).UnixMilli()), true
+		return 0, false
+	}
+	if len(fields) == 2 { // Nov 2026
+		if m, ok := monthOf(fields[0]); ok {
+			if y, err := strconv.Atoi(fields[1]); err == nil && len(fields[1]) == 4 {
+				return float64(time.Date(y, m, 1, 0, 0, 0, 0, time.Local).UnixMilli()), true
 			}
 		}
 		return 0, false
@@ -269,7 +274,12 @@ func parseLegacyDate(s string) (float64, bool) {
 	if year, err = strconv.Atoi(fields[2]); err != nil || day < 1 || day > 31 {
 		return 0, false
 	}
-	rest := fields[3:]
+	return clockAndZone(year, month, day, fields[3:])
+}
+
+// clockAndZone finishes a legacy date: an optional h:mm[:ss] and an
+// optional zone (GMT, UTC, EST…, +hhmm, GMT+hhmm), else local time.
+func clockAndZone(year int, month time.Month, day int, rest []string) (float64, bool) {
 	hour, minute, sec := 0, 0, 0
 	if len(rest) > 0 && strings.Contains(rest[0], ":") {
 		p := strings.Split(rest[0], ":")
@@ -291,7 +301,7 @@ func parseLegacyDate(s string) (float64, bool) {
 	if len(rest) > 0 {
 		z := rest[0]
 		rest = rest[1:]
-		base, offs, _ := strings.Cut(strings.ReplaceAll(z, "−", "-"), "+")
+		base, offs, _ := strings.Cut(z, "+")
 		if off, ok := zoneOffsets[strings.ToUpper(z)]; ok {
 			loc = time.FixedZone("", off*3600)
 		} else if o, ok := numericOffset(z); ok {
@@ -317,6 +327,61 @@ func parseLegacyDate(s string) (float64, bool) {
 	}
 	t := time.Date(year, month, day, hour, minute, sec, 0, loc)
 	return float64(t.UnixMilli()), true
+}
+
+// parseNumericDate reads 2026/11/01, 11/01/2026 (US order) and 2026-11-1
+// (a form the ISO parser refuses), each with an optional time and zone.
+func parseNumericDate(fields []string) (float64, bool) {
+	sep := "/"
+	if !strings.Contains(fields[0], "/") {
+		sep = "-"
+	}
+	p := strings.Split(fields[0], sep)
+	if len(p) != 3 {
+		return 0, false
+	}
+	n := make([]int, 3)
+	for i, x := range p {
+		v, err := strconv.Atoi(x)
+		if err != nil || x == "" || x[0] == '+' || x[0] == '-' {
+			return 0, false
+		}
+		n[i] = v
+	}
+	var y, m, d int
+	switch {
+	case len(p[0]) == 4:
+		y, m, d = n[0], n[1], n[2]
+	case sep == "/" && len(p[2]) == 4:
+		m, d, y = n[0], n[1], n[2]
+	default:
+		return 0, false
+	}
+	if m < 1 || m > 12 || d < 1 || d > 31 {
+		return 0, false
+	}
+	return clockAndZone(y, time.Month(m), d, fields[1:])
+}
+
+// dropComments removes parenthesized text, which JavaScriptCore's parser
+// skips ("… GMT+0000 (Coordinated Universal Time)").
+func dropComments(s string) string {
+	if !strings.Contains(s, "(") {
+		return s
+	}
+	var b strings.Builder
+	depth := 0
+	for _, r := range s {
+		switch {
+		case r == '(':
+			depth++
+		case r == ')' && depth > 0:
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func monthOf(s string) (time.Month, bool) {

@@ -223,7 +223,17 @@ func (g *sessionGen) timestamp() any {
 	if !g.p(0.15) {
 		return isoTime(g.now)
 	}
-	switch g.r.IntN(11) {
+	switch g.r.IntN(16) {
+	case 11:
+		return g.now.UTC().Format("Mon Jan 02 2006 15:04:05 GMT-0700 (Coordinated Universal Time)")
+	case 12:
+		return g.now.UTC().Format("2006/01/02 15:04:05")
+	case 13:
+		return g.now.UTC().Format("01/02/2006")
+	case 14:
+		return g.now.UTC().Format("2006-1-2")
+	case 15:
+		return g.now.UTC().Format("Jan 2006")
 	case 0:
 		return g.now.UTC().Format("2006-01-02T15:04:05Z")
 	case 1:
