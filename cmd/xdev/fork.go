@@ -77,7 +77,7 @@ func (o *forkOptions) run(e *env) error {
 	}
 	h := s.Header()
 	if o.asJSON {
-		return writeJSON(e, forkJSON{ID: h.ID, Path: s.Path(), ParentSession: h.ParentSession, Title: t, LeafID: s.LeafID()})
+		return writeJSON(e, forkJSON{ID: h.ID, Path: s.Path(), ParentSession: h.ParentSession, Title: t, LeafID: session.DisplayID(s.LeafID())})
 	}
 	if e.tty {
 		fmt.Fprintf(e.stdout, "Forked %s into %s\n%s\n", o.args[0], h.ID, s.Path())

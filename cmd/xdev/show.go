@@ -100,7 +100,7 @@ func (o *showOptions) run(e *env) error {
 	title, src := s.Title()
 	if o.asJSON {
 		out := showJSON{ID: s.ID(), Path: path, contextJSON: contextJSON{
-			LeafID: ctx.LeafID, Title: title, TitleSource: src.String(), Model: ctx.Model(),
+			LeafID: session.DisplayID(ctx.LeafID), Title: title, TitleSource: src.String(), Model: ctx.Model(),
 			ThinkingLevel: ctx.ThinkingLevel, Tokens: ctx.Tokens, Malformed: s.Malformed(), Messages: ctx.Messages}}
 		if out.Messages == nil {
 			out.Messages = []ai.Message{}
@@ -319,7 +319,7 @@ func (t *treePrinter) line(i int, prefix string) error {
 	case t.onPath[i]:
 		mark = "*"
 	}
-	head := prefix + mark + " " + escapeString(en.ID) + " "
+	head := prefix + mark + " " + escapeString(session.DisplayID(en.ID)) + " "
 	if l := t.labels[en.ID]; l != "" {
 		head += "[" + fitWidth(escapeString(oneLine(l)), 40) + "] "
 	}
@@ -343,10 +343,11 @@ func treeJSONOut(e *env, x *session.Index, labels map[string]string, onPath []bo
 		if en == nil {
 			return fmt.Errorf("%s: line %d: unreadable", x.Path(), x.Line(i))
 		}
-		t := treeJSON{ID: en.ID, Type: en.Type, Line: en.Line(), Label: labels[en.ID],
+		t := treeJSON{ID: session.DisplayID(en.ID), Type: en.Type, Line: en.Line(), Label: labels[en.ID],
 			Summary: entrySummary(en), OnPath: onPath[i], Leaf: i == leaf}
 		if en.ParentID != "" {
-			t.ParentID = &en.ParentID
+			pid := session.DisplayID(en.ParentID)
+			t.ParentID = &pid
 		}
 		if ts, err := session.ParseTime(en.Timestamp); err == nil {
 			t.Timestamp = jsonTime(ts)
