@@ -201,3 +201,16 @@ func FuzzParse(f *testing.F) {
 		_ = v.AppendIndent(nil, "  ")
 	})
 }
+
+// FuzzValid checks that Valid agrees with Parse on every input.
+func FuzzValid(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5,"x\ud800"],"a":null}`, `[1,]`, `{"a" 1}`, "\"\x01\"", `"\u12"`, `-01`, `{} x`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, err := Parse(data)
+		if Valid(data) != (err == nil) {
+			t.Fatalf("Valid(%q) = %v, Parse error %v", data, Valid(data), err)
+		}
+	})
+}

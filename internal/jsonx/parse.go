@@ -60,10 +60,106 @@ func ParsePrefix(data []byte) (Value, int, error) {
 	return v, p.i, nil
 }
 
-// Valid reports whether data is one JSON text JSON.parse accepts.
+// Valid reports whether data is one JSON text JSON.parse accepts. It
+// checks without building values, so it allocates nothing: readers call
+// it on every line of a file.
 func Valid(data []byte) bool {
-	_, err := Parse(data)
-	return err == nil
+	p := parser{data: data}
+	p.skipSpace()
+	if !p.skipValue(0) {
+		return false
+	}
+	p.skipSpace()
+	return p.i == len(p.data)
+}
+
+// skipValue moves past one value, reporting whether it is valid JSON.
+func (p *parser) skipValue(depth int) bool {
+	if depth > MaxDepth || p.i >= len(p.data) {
+		return false
+	}
+	switch c := p.data[p.i]; {
+	case c == '{' || c == '[':
+		closing := byte(']')
+		if c == '{' {
+			closing = '}'
+		}
+		p.i++
+		p.skipSpace()
+		if p.i < len(p.data) && p.data[p.i] == closing {
+			p.i++
+			return true
+		}
+		for {
+			p.skipSpace()
+			if closing == '}' {
+				if p.i >= len(p.data) || p.data[p.i] != '"' || !p.skipString() {
+					return false
+				}
+				p.skipSpace()
+				if p.i >= len(p.data) || p.data[p.i] != ':' {
+					return false
+				}
+				p.i++
+				p.skipSpace()
+			}
+			if !p.skipValue(depth + 1) {
+				return false
+			}
+			p.skipSpace()
+			if p.i >= len(p.data) {
+				return false
+			}
+			switch p.data[p.i] {
+			case ',':
+				p.i++
+			case closing:
+				p.i++
+				return true
+			default:
+				return false
+			}
+		}
+	case c == '"':
+		return p.skipString()
+	case c == '-' || c >= '0' && c <= '9':
+		_, err := p.number()
+		return err == nil
+	}
+	return p.literal("true") || p.literal("false") || p.literal("null")
+}
+
+// skipString moves past a string, checking its escapes and that it holds
+// no raw control characters (invalid UTF-8 is replaced, not refused).
+func (p *parser) skipString() bool {
+	p.i++ // "
+	for p.i < len(p.data) {
+		switch c := p.data[p.i]; {
+		case c == '"':
+			p.i++
+			return true
+		case c < 0x20:
+			return false
+		case c == '\\':
+			if p.i+1 >= len(p.data) {
+				return false
+			}
+			switch p.data[p.i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				p.i += 2
+			case 'u':
+				p.i += 2
+				if _, ok := p.hex4(); !ok {
+					return false
+				}
+			default:
+				return false
+			}
+		default:
+			p.i++
+		}
+	}
+	return false
 }
 
 type parser struct {
