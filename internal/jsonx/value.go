@@ -183,9 +183,6 @@ func (v Value) With(name string, x Value) Value {
 	return Value{kind: Object, members: out}
 }
 
-// WithItems returns an array of items.
-func (v Value) WithItems(items []Value) Value { return ArrayOf(items...) }
-
 // ToString converts v the way JavaScript's String(v) and template literals
 // do: undefined and null by name, numbers in their shortest form.
 func (v Value) ToString() string {

@@ -141,4 +141,20 @@ func (b *BlobStore) getUnchecked(ref string) ([]byte, error) {
 	return readNoFollow(filepath.Join(b.dir, digest))
 }
 
+// size returns the size of the blob a reference names, without reading it.
+func (b *BlobStore) size(ref string) (int64, error) {
+	digest, err := ParseBlobRef(ref)
+	if err != nil {
+		return 0, err
+	}
+	fi, err := os.Lstat(filepath.Join(b.dir, digest))
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s: not a regular file", fi.Name())
+	}
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
 func encodeBase64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

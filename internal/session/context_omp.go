@@ -52,15 +52,20 @@ type blobResolver struct {
 	get func(ref string) ([]byte, error)
 }
 
+// blobs returns the store references resolve from.
+func (r *blobResolver) blobs() *BlobStore {
+	if r.store == nil {
+		if r.store = r.s.blobStore(); r.store == nil {
+			r.store = NewBlobStore("/nonexistent")
+		}
+	}
+	return r.store
+}
+
 func (r *blobResolver) load(ref string) ([]byte, bool) {
 	get := r.get
 	if get == nil {
-		if r.store == nil {
-			if r.store = r.s.blobStore(); r.store == nil {
-				r.store = NewBlobStore("/nonexistent")
-			}
-		}
-		get = r.store.getUnchecked
+		get = r.blobs().getUnchecked
 	}
 	data, err := get(ref)
 	if err != nil {

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-json-experiment/json"
-
 	"github.com/xdev/xdev/internal/ai"
 	"github.com/xdev/xdev/internal/jsonx"
 )
@@ -79,25 +77,12 @@ func (s *Store) resolveImages(msgs []ai.Message) ([]ai.Message, int) {
 	return msgs, missing
 }
 
-// withImageData returns the image block with its data replaced, keeping
-// every other member's bytes.
+// withImageData returns the image block with its data replaced; every
+// other member keeps its bytes (Block.MarshalJSON writes changed fields in
+// place).
 func withImageData(b ai.Block, data string) (ai.Block, error) {
-	enc, err := json.Marshal(data)
-	if err != nil {
-		return b, err
-	}
-	raw := b.Raw()
-	if raw == nil {
-		b.Data = data
-		return b, nil
-	}
-	nraw, err := jsonx.ReplaceMember(raw, "data", enc)
-	if err != nil {
-		return b, err
-	}
-	var nb ai.Block
-	err = nb.UnmarshalJSON(nraw)
-	return nb, err
+	b.Data = data
+	return b, nil
 }
 
 // externalizeImages moves the large images of a message into the blob

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"syscall"
 
-	"github.com/valyala/fastjson"
-
 	"github.com/xdev/xdev/internal/ai"
 )
 
@@ -26,11 +24,10 @@ import (
 // skipped as malformed. The index holds the file open until Close; it
 // never writes.
 type Index struct {
-	s      *Store // the preamble, counts and options; no entries
-	f      *os.File
-	recs   []record
-	byID   map[string]int32 // built on first use
-	parser fastjson.Parser
+	s    *Store // the preamble, counts and options; no entries
+	f    *os.File
+	recs []record
+	byID map[string]int32 // built on first use
 }
 
 // OpenIndex reads the session file at path into an Index.
@@ -137,7 +134,7 @@ func (x *Index) Entry(i int) (*Entry, error) {
 	}
 	r := &x.recs[i]
 	e := &Entry{Type: r.typ, ID: r.id, ParentID: r.parentID, raw: raw, line: int(r.line)}
-	if err := decodeEntry(&x.parser, e, r.kept, x.s.version); err != nil {
+	if err := decodeEntry(e, r.kept, x.s.version); err != nil {
 		e.Body = nil
 		return e, fmt.Errorf("%s: line %d: %w", x.s.path, r.line, err)
 	}

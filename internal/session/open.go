@@ -8,7 +8,6 @@ import (
 	"slices"
 	"syscall"
 
-	"github.com/valyala/fastjson"
 	"github.com/xdev/xdev/internal/jsonx"
 )
 
@@ -379,7 +378,6 @@ func (s *Store) decodeRecords(f *os.File, recs []record, keep []int) error {
 	s.entries = make([]*Entry, 0, len(keep))
 	s.byID = make(map[string]*Entry, len(keep))
 	var buf []byte
-	var parser fastjson.Parser
 	first := 0 // the window's first record; records before it are prefix
 	if s.windowRoot != "" {
 		for _, i := range keep {
@@ -402,7 +400,7 @@ func (s *Store) decodeRecords(f *os.File, recs []record, keep []int) error {
 			Type: r.typ, ID: r.id, ParentID: r.parentID,
 			raw: append([]byte(nil), line...), line: int(r.line),
 		}
-		if err := s.decodeEntry(&parser, e, r.kept); err != nil {
+		if err := s.decodeEntry(e, r.kept); err != nil {
 			// Bodies decode whatever JSON.parse accepts, so this line is not
 			// JSON by its rules, though fastjson's lenient envelope pass took
 			// it (raw control characters, unknown escapes): omp skips it. A

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/xdev/xdev/internal/jsonx"
 )
@@ -212,14 +213,20 @@ func (r *blobResolver) lazyFrame(data string) (float64, func() string, bool) {
 	if !IsBlobRef(data) {
 		return float64(utf16Len(data)), func() string { return data }, true
 	}
-	if _, err := ParseBlobRef(data); err != nil {
+	// Priced by the blob's size, read only if it fits the budget, as omp's
+	// lazyImageDataSync does.
+	n, err := r.blobs().size(data)
+	if err != nil {
+		r.missing++
 		return 0, nil, false
 	}
-	b, ok := r.load(data)
-	if !ok {
-		return 0, nil, false
+	read := func() string {
+		if b, ok := r.load(data); ok {
+			return encodeBase64(b)
+		}
+		return data // gone since: the reference stays, as in omp
 	}
-	return math.Ceil(float64(len(b))/3) * 4, func() string { return encodeBase64(b) }, true
+	return math.Ceil(float64(n)/3) * 4, read, true
 }
 
 // legacyCrashRisk is omp's isCrashRiskLegacySnapcompactArchive: an archive
@@ -384,7 +391,7 @@ func elideDataURLs(text string) string {
 func markdownOpener(text string, dataIndex, cursor int) (int, bool) {
 	i := dataIndex
 	for i > cursor {
-		r, size := lastRune(text[:i])
+		r, size := utf8.DecodeLastRuneInString(text[:i])
 		if !markdownSpace.MatchString(string(r)) {
 			break
 		}
@@ -410,16 +417,4 @@ func markdownOpener(text string, dataIndex, cursor int) (int, bool) {
 		return opener - 1, true
 	}
 	return opener, true
-}
-
-func lastRune(s string) (rune, int) {
-	for i := len(s) - 1; i >= 0 && i >= len(s)-4; i-- {
-		if s[i] < 0x80 || s[i] >= 0xC0 {
-			r := []rune(s[i:])
-			if len(r) > 0 {
-				return r[0], len(s) - i
-			}
-		}
-	}
-	return rune(s[len(s)-1]), 1
 }

@@ -4,8 +4,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/valyala/fastjson"
-
 	"github.com/xdev/xdev/internal/ai"
 	"github.com/xdev/xdev/internal/jsonx"
 )
@@ -170,15 +168,14 @@ func (s *Store) WindowStats() WindowStats {
 
 // decodeEntry fills in the timestamp and body of e from its raw line, as
 // the store's format version reads it.
-func (s *Store) decodeEntry(p *fastjson.Parser, e *Entry, kept string) error {
-	return decodeEntry(p, e, kept, s.version)
+func (s *Store) decodeEntry(e *Entry, kept string) error {
+	return decodeEntry(e, kept, s.version)
 }
 
 // decodeEntry fills in the timestamp and body of e from its raw line, read
 // as omp reads it: JSON.parse, then whatever fields have the expected
-// types (see jsonx.Decode). Only a line that is not JSON fails. p is
-// unused; it is kept for callers that share a parser across lines.
-func decodeEntry(_ *fastjson.Parser, e *Entry, kept string, version int) error {
+// types (see jsonx.Decode). Only a line that is not JSON fails.
+func decodeEntry(e *Entry, kept string, version int) error {
 	v, err := jsonx.Parse(e.raw)
 	if err != nil {
 		return err

@@ -13,7 +13,6 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/uuid"
-	"github.com/valyala/fastjson"
 
 	"github.com/xdev/xdev/internal/ai"
 	"github.com/xdev/xdev/internal/jsonx"
@@ -694,7 +693,6 @@ func (s *Store) catchUp(size int64) error {
 	}
 	lr := newLineReaderSize(io.NewSectionReader(f, s.size, size-s.size), s.size, s.opts.MaxLineBytes, 64<<10)
 	var sc scanner
-	var p fastjson.Parser
 	windowed := s.stats.Engaged || s.windowRoot != ""
 	for {
 		l, err := lr.next()
@@ -726,7 +724,7 @@ func (s *Store) catchUp(size int64) error {
 			continue
 		}
 		e := &Entry{Type: env.typ, ID: env.id, ParentID: env.parentID, raw: append([]byte(nil), env.entryBytes(l.data)...), line: num}
-		if err := s.decodeEntry(&p, e, env.firstKept); err != nil {
+		if err := s.decodeEntry(e, env.firstKept); err != nil {
 			s.skip(lineError(num, err)) // see decodeRecords
 			continue
 		}
