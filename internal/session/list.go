@@ -117,6 +117,41 @@ func List(dataDir string, opts *ListOptions) ([]SessionInfo, error) {
 	return infos, nil
 }
 
+// SessionFile is a session file found under a data dir.
+type SessionFile struct {
+	Path     string
+	Subagent bool // nested under its parent session's directory
+}
+
+// Files returns the session files under dataDir's sessions directory, in
+// every project, as List finds them but without opening any: for a reader
+// that stats them itself (a search index). Symlinks and files that are not
+// regular are left out, as List reports them rather than reading them.
+// A missing sessions directory has none.
+func Files(dataDir string, subagents bool) ([]SessionFile, error) {
+	root := SessionsDir(dataDir)
+	ents, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var cands []candidate
+	for _, e := range ents {
+		if e.IsDir() {
+			cands = appendCandidates(cands, filepath.Join(root, e.Name()), subagents)
+		}
+	}
+	files := make([]SessionFile, 0, len(cands))
+	for _, c := range cands {
+		if !c.symlink && !c.irregular {
+			files = append(files, SessionFile{Path: c.path, Subagent: c.subagent})
+		}
+	}
+	return files, nil
+}
+
 // candidate is a file List will read.
 type candidate struct {
 	path     string

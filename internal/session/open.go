@@ -166,8 +166,7 @@ func Open(path string, opts *OpenOptions) (*Store, error) {
 // scanFile reads the slot, the header and the envelope of every entry.
 func (s *Store) scanFile(f io.Reader) ([]record, error) {
 	lr := newLineReader(f, 0, s.opts.MaxLineBytes)
-	var sc scanner
-	headerSeen := false
+	fw := &forward{path: s.path, opts: &s.opts, max: lr.max, skip: s.skip}
 	var recs []record
 	for {
 		l, err := lr.next()
@@ -180,71 +179,19 @@ func (s *Store) scanFile(f io.Reader) ([]record, error) {
 		if !l.eol {
 			s.tornTail = true
 		}
-		if !l.tooLong && blank(l.data) || l.num == 1 && s.opts.skipLine1 {
-			continue
-		}
-		if !headerSeen {
-			if l.tooLong {
-				return nil, fmt.Errorf("%s: line %d: %w: line longer than %d bytes", s.path, l.num, ErrNoHeader, lr.max)
-			}
-			kind, slot, h, reason, err := readPreambleLine(l.num, l.data)
-			switch {
-			case err != nil:
-				return nil, fmt.Errorf("%s: line %d: %w (%v)", s.path, l.num, ErrNoHeader, err)
-			case kind == preSlot:
-				s.slot, s.hasSlot = slot, true
-				continue
-			case kind == preMalformed:
-				s.skip(BadLine{Line: l.num, Kind: BadNotJSON, Reason: reason})
-				continue
-			case kind == preBlank:
-				continue
-			}
-			s.header, s.headerLine, headerSeen = h, l.num, true
-			s.version = h.FormatVersion()
-			continue
-		}
-		if l.tooLong {
-			s.skip(lineTooLong(l.num, lr.max))
-			continue
-		}
-		env, err := sc.scan(l.data)
+		rec, ok, err := fw.step(l)
 		if err != nil {
-			s.skip(lineError(l.num, err))
-			continue
+			return nil, err
 		}
-		if (s.version < 2 || s.opts.strictScan) && !isStrictJSON(env.entryBytes(l.data)) {
-			// fastjson is lenient (raw control characters, unknown escapes);
-			// JSON.parse is not, so omp skips this line, whatever its type.
-			// A load that decodes every line
-			// finds these as it decodes them; but v1 ids and parents come
-			// from positions among the lines omp reads, and an Index
-			// decodes nothing, so those check here.
-			s.skip(BadLine{Line: l.num, Kind: BadNotJSON, Reason: "not valid JSON: " + strictJSONError(env.entryBytes(l.data))})
-			continue
+		if ok {
+			recs = append(recs, rec)
 		}
-		if s.version < 2 {
-			// v1: no ids; omp re-ids every entry and chains them in file
-			// order. Ours are derived from the position, so they are stable.
-			env.id = v1ID(len(recs) + 1)
-			if len(recs) > 0 {
-				env.parentID = recs[len(recs)-1].id
-			} else {
-				env.parentID = ""
-			}
-			if env.keptIndex > 0 {
-				env.firstKept = v1ID(env.keptIndex)
-			}
-		}
-		recs = append(recs, record{
-			off: l.off, size: int32(len(env.entryBytes(l.data))), line: int32(l.num),
-			typ: env.typ, id: env.id, parentID: env.parentID, kept: env.firstKept,
-			assistant: env.assistant, modelRole: env.modelRole, notes: env.notes, readsBack: env.readsBack,
-		})
 	}
-	if !headerSeen {
+	if fw.cur.Version == 0 {
 		return nil, noHeaderError(s.path, s.badLines)
 	}
+	s.slot, s.hasSlot = fw.slot, fw.hasSlot
+	s.header, s.headerLine, s.version = fw.cur.Header, fw.cur.HeaderLine, fw.cur.Version
 	s.lines = lr.lineNum
 	s.stats.Seen = len(recs)
 	return recs, nil

@@ -1,0 +1,190 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// forward is the rule the forward readers (Open's scan, Index, ReadFrom)
+// apply to each line in turn: blank lines skipped, the preamble read until
+// the header, then one record per entry, with lines JSON.parse refuses
+// skipped and v1 ids given by position. It holds what it has read so far,
+// so a read can stop at any line and go on later from there (a Cursor).
+type forward struct {
+	path    string
+	opts    *OpenOptions
+	sc      scanner
+	max     int
+	cur     Cursor
+	slot    TitleSlot
+	hasSlot bool
+	skip    func(BadLine)
+}
+
+// step reads line l. It returns the line's record and true when the line
+// is an entry.
+func (fw *forward) step(l rawLine) (record, bool, error) {
+	if !l.tooLong && blank(l.data) || l.num == 1 && fw.opts.skipLine1 {
+		return record{}, false, nil
+	}
+	if fw.cur.Version == 0 {
+		if l.tooLong {
+			return record{}, false, fmt.Errorf("%s: line %d: %w: line longer than %d bytes", fw.path, l.num, ErrNoHeader, fw.max)
+		}
+		kind, slot, h, reason, err := readPreambleLine(l.num, l.data)
+		switch {
+		case err != nil:
+			return record{}, false, fmt.Errorf("%s: line %d: %w (%v)", fw.path, l.num, ErrNoHeader, err)
+		case kind == preSlot:
+			fw.slot, fw.hasSlot = slot, true
+		case kind == preMalformed:
+			fw.skip(BadLine{Line: l.num, Kind: BadNotJSON, Reason: reason})
+		case kind == preHeader:
+			fw.cur.Header, fw.cur.HeaderLine, fw.cur.Version = h, l.num, h.FormatVersion()
+		}
+		return record{}, false, nil
+	}
+	if l.tooLong {
+		fw.skip(lineTooLong(l.num, fw.max))
+		return record{}, false, nil
+	}
+	env, err := fw.sc.scan(l.data)
+	if err != nil {
+		fw.skip(lineError(l.num, err))
+		return record{}, false, nil
+	}
+	if (fw.cur.Version < 2 || fw.opts.strictScan) && !isStrictJSON(env.entryBytes(l.data)) {
+		// fastjson is lenient (raw control characters, unknown escapes);
+		// JSON.parse is not, so omp skips this line, whatever its type. A
+		// load that decodes every line finds these as it decodes them; but
+		// v1 ids and parents come from positions among the lines omp
+		// reads, and an Index decodes nothing, so those check here.
+		fw.skip(BadLine{Line: l.num, Kind: BadNotJSON, Reason: "not valid JSON: " + strictJSONError(env.entryBytes(l.data))})
+		return record{}, false, nil
+	}
+	if fw.cur.Version < 2 {
+		// v1: no ids; omp re-ids every entry and chains them in file
+		// order. Ours are derived from the position, so they are stable.
+		env.id = v1ID(fw.cur.Entries + 1)
+		env.parentID = fw.cur.lastID
+		if env.keptIndex > 0 {
+			env.firstKept = v1ID(env.keptIndex)
+		}
+	}
+	fw.cur.Entries++
+	fw.cur.lastID = env.id
+	return record{
+		off: l.off, size: int32(len(env.entryBytes(l.data))), line: int32(l.num),
+		typ: env.typ, id: env.id, parentID: env.parentID, kept: env.firstKept,
+		assistant: env.assistant, modelRole: env.modelRole, notes: env.notes, readsBack: env.readsBack,
+	}, true, nil
+}
+
+// Cursor is where a forward read of a session file stopped: the start of
+// the first line it did not read, and what it had learnt before it (the
+// header, how many entries). ReadFrom goes on from a Cursor, so that a
+// reader following a growing file (a search index, a sync) reads each
+// byte once. The zero Cursor is the start of a file.
+type Cursor struct {
+	Offset     int64  // the first byte not read
+	Line       int    // lines before Offset
+	Entries    int    // entries before Offset
+	Header     Header // the header, once read
+	HeaderLine int    // its line number; 0 until it is read
+	Version    int    // the format version; 0 until the header is read
+	lastID     string // the last entry's id: a v1 entry's parent
+}
+
+// LastID returns the id of the last entry before the cursor, "" if none.
+func (c Cursor) LastID() string { return c.lastID }
+
+// WithLastID returns c with its last entry's id set: the one field of a
+// Cursor saved elsewhere (a search index) that ReadFrom needs back, for
+// the v1 files whose ids are positions.
+func (c Cursor) WithLastID(id string) Cursor { c.lastID = id; return c }
+
+// Read is one entry ReadFrom read.
+type Read struct {
+	// Entry is decoded as Index.Entry decodes it: an entry of a known type
+	// whose body does not decode has a nil Body, and Err says why.
+	Entry  *Entry
+	Err    error
+	Offset int64 // where the entry's line starts
+	Size   int   // the length of the entry's JSON on its line
+}
+
+// ReadStats count what ReadFrom skipped.
+type ReadStats struct {
+	Malformed int       // lines skipped as unreadable, as Open skips them
+	BadLines  []BadLine // the first 100 of them
+}
+
+// ReadFrom reads the session file at path forward from c, calling fn with
+// each entry in file order, and returns the cursor after the last complete
+// line. A last line without its newline is a write in progress: it is
+// left for the next call, which starts at it. Lines are read by the rule
+// Open and Index read them (malformed ones skipped and counted, v1 ids by
+// position, the title slot and lines before the header skipped); memory
+// is bounded by one line (OpenOptions.MaxLineBytes). An error from fn
+// stops the read and is returned.
+//
+// The caller must know the bytes before c.Offset are those it read before:
+// ReadFrom cannot tell a rewritten file from a grown one.
+func ReadFrom(path string, c Cursor, opts *OpenOptions, fn func(Read) error) (Cursor, ReadStats, error) {
+	if opts == nil {
+		opts = &OpenOptions{}
+	}
+	var st ReadStats
+	f, fi, err := openRegular(path, 0)
+	if err != nil {
+		return c, st, err
+	}
+	defer f.Close()
+	if c.Offset > fi.Size() {
+		return c, st, fmt.Errorf("%s: %w: %d bytes, read up to %d", path, errShrunk, fi.Size(), c.Offset)
+	}
+	// A buffer no bigger than what is left to read: a refresh reads many
+	// small files, or the few new lines of a big one.
+	rest := fi.Size() - c.Offset
+	lr := newLineReaderSize(io.NewSectionReader(f, c.Offset, rest), c.Offset, opts.MaxLineBytes, int(min(max(rest, 4096), 1<<20)))
+	lr.lineNum = c.Line
+	fw := &forward{path: path, opts: opts, max: lr.max, cur: c, skip: func(b BadLine) {
+		st.Malformed++
+		if len(st.BadLines) < maxBadLines {
+			st.BadLines = append(st.BadLines, b)
+		}
+	}}
+	o := *opts
+	o.strictScan = true
+	fw.opts = &o
+	for {
+		l, err := lr.next()
+		if err == io.EOF || err == nil && !l.eol {
+			break
+		}
+		if err != nil {
+			return fw.cur, st, fmt.Errorf("%s: line %d: %w", path, lr.lineNum+1, err)
+		}
+		rec, ok, err := fw.step(l)
+		if err != nil {
+			return fw.cur, st, err
+		}
+		if ok {
+			e := &Entry{Type: rec.typ, ID: rec.id, ParentID: rec.parentID, raw: append([]byte(nil), l.data[:rec.size]...), line: l.num}
+			r := Read{Entry: e, Offset: rec.off, Size: int(rec.size)}
+			if err := decodeEntry(e, rec.kept, fw.cur.Version); err != nil {
+				e.Body = nil
+				r.Err = fmt.Errorf("%s: line %d: %w", path, l.num, err)
+			}
+			if err := fn(r); err != nil {
+				return fw.cur, st, err
+			}
+		}
+		fw.cur.Offset, fw.cur.Line = l.off+l.size, l.num
+	}
+	return fw.cur, st, nil
+}
+
+// errShrunk is ReadFrom's error for a file shorter than the cursor.
+var errShrunk = errors.New("file shrank")

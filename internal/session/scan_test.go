@@ -1,0 +1,64 @@
+package session
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestReadFromResumes: reading a file in pieces, stopping wherever a write
+// stopped, gives the entries one read gives, each once; an unfinished last
+// line waits for its newline.
+func TestReadFromResumes(t *testing.T) {
+	lines := []string{
+		`{"type":"session","version":3,"id":"s","timestamp":"2026-11-01T00:00:00.000Z","cwd":"/p"}`,
+		`{"type":"message","id":"a","parentId":null,"timestamp":"2026-11-01T00:00:01.000Z","message":{"role":"user","content":"one"}}`,
+		`not json`,
+		``,
+		`{"type":"message","id":"b","parentId":"a","timestamp":"2026-11-01T00:00:02.000Z","message":{"role":"user","content":"two"}} junk`,
+		`{"type":"model_change","id":"c","parentId":"b","model":"x/y"}`,
+	}
+	var all []byte
+	for _, l := range lines {
+		all = append(all, l+"\n"...)
+	}
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	read := func(c Cursor) (Cursor, []string, ReadStats) {
+		var ids []string
+		c, st, err := ReadFrom(path, c, nil, func(r Read) error {
+			if r.Err != nil {
+				t.Fatal(r.Err)
+			}
+			ids = append(ids, r.Entry.ID+"@"+string(all[r.Offset:r.Offset+int64(r.Size)][:12]))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, ids, st
+	}
+	if err := os.WriteFile(path, all, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	end, want, st := read(Cursor{})
+	if st.Malformed != 1 || end.Offset != int64(len(all)) || end.Entries != 3 || end.LastID() != "c" {
+		t.Fatalf("one read: %+v, %+v", end, st)
+	}
+	// Every cut of the file: the read up to the cut, then the rest.
+	for cut := 0; cut <= len(all); cut++ {
+		os.WriteFile(path, all[:cut], 0o600)
+		c, first, _ := read(Cursor{})
+		if c.Offset > int64(cut) || c.Offset > 0 && all[c.Offset-1] != '\n' {
+			t.Fatalf("cut %d: cursor at %d, not after a line", cut, c.Offset)
+		}
+		os.WriteFile(path, all, 0o600)
+		_, rest, _ := read(c)
+		if got := append(first, rest...); !slices.Equal(got, want) {
+			t.Fatalf("cut %d: read %v, want %v", cut, got, want)
+		}
+	}
+	if _, _, err := ReadFrom(path, Cursor{Offset: int64(len(all)) + 1, Version: 3}, nil, func(Read) error { return nil }); err == nil {
+		t.Error("a cursor past the end of the file was taken")
+	}
+}
