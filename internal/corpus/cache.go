@@ -11,12 +11,16 @@ import (
 // $TMPDIR/xdev-bench-corpus.
 func CacheDir() string { return filepath.Join(os.TempDir(), "xdev-bench-corpus") }
 
+// generation names what the generator writes: bump it when its output
+// changes, so that cached copies of the old output are not used.
+const generation = 2
+
 // CachedFile returns the path of a session generated with opts, writing it
 // the first time. The file is shared: callers must not change it (copy it
 // first). Concurrent callers may both write it; each writes to a temp name
 // and renames, so a reader never sees a partial file.
 func CachedFile(opts Options) (string, error) {
-	path := filepath.Join(CacheDir(), fmt.Sprintf("size%d-seed%d-tail%d.jsonl", opts.Size, opts.Seed, opts.TailSeed))
+	path := filepath.Join(CacheDir(), fmt.Sprintf("v%d-size%d-seed%d-tail%d.jsonl", generation, opts.Size, opts.Seed, opts.TailSeed))
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
@@ -32,7 +36,7 @@ func CachedFile(opts Options) (string, error) {
 // CachedDir returns a data dir of n generated sessions (see WriteDir),
 // writing it the first time. It is shared, like CachedFile's files.
 func CachedDir(n int, seed uint64) (string, error) {
-	dir := filepath.Join(CacheDir(), fmt.Sprintf("dir-%d-seed%d", n, seed))
+	dir := filepath.Join(CacheDir(), fmt.Sprintf("v%d-dir-%d-seed%d", generation, n, seed))
 	if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
 		return dir, nil
 	}

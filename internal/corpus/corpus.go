@@ -208,7 +208,7 @@ func (g *gen) events() {
 		lvl := levels[g.r.IntN(len(levels))]
 		g.emit(&session.ThinkingLevelChange{ThinkingLevel: &lvl, Configured: &lvl})
 	case g.r.IntN(40) == 0:
-		g.emit(&session.Label{TargetID: g.path[g.users[len(g.users)-1]], Label: g.prose(12)})
+		g.emit(&session.Label{TargetID: g.path[g.users[len(g.users)-1]], Label: g.plain(12)})
 	}
 }
 
@@ -283,14 +283,35 @@ func (g *gen) code(n int) string {
 	b.Grow(n + 200)
 	line := 1 + g.r.IntN(400)
 	for b.Len() < n {
-		fmt.Fprintf(&b, "%5d\t%s\n", line, codeLines[g.r.IntN(len(codeLines))])
+		fmt.Fprintf(&b, "%5d\t%s", line, codeLines[g.r.IntN(len(codeLines))])
+		if g.r.IntN(4) == 0 {
+			fmt.Fprintf(&b, " // %s %s", g.vocab(), g.vocab())
+		}
+		b.WriteByte('\n')
 		line++
 	}
 	return b.String()
 }
 
-// prose returns about n bytes of text.
+// prose returns about n bytes of text: common words, and one word in six
+// from the Vocabulary.
 func (g *gen) prose(n int) string {
+	var b strings.Builder
+	for b.Len() < n {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		if g.r.IntN(6) == 0 {
+			b.WriteString(g.vocab())
+		} else {
+			b.WriteString(words[g.r.IntN(len(words))])
+		}
+	}
+	return b.String()
+}
+
+// plain returns about n bytes of common words only.
+func (g *gen) plain(n int) string {
 	var b strings.Builder
 	for b.Len() < n {
 		if b.Len() > 0 {
