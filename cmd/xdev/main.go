@@ -64,7 +64,7 @@ var commandGroups = []struct {
 	title    string
 	commands []*command
 }{
-	{"Sessions", []*command{listCommand, showCommand, forkCommand, retitleCommand, verifyCommand, exportCommand, blobsCommand}},
+	{"Sessions", []*command{listCommand, showCommand, searchCommand, forkCommand, retitleCommand, verifyCommand, exportCommand, blobsCommand, indexCommand}},
 	{"Plumbing (for scripts)", []*command{contextCommand, newCommand, appendCommand, titleCommand, branchCommand}},
 }
 

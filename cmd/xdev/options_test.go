@@ -21,7 +21,8 @@ func TestParseOptions(t *testing.T) {
 	}{
 		{listCommand, []string{"--all", "--limit", "5", "--json"},
 			&listOptions{all: true, limit: 5, asJSON: true}},
-		{showCommand, []string{"abc", "--tree", "--full"}, &showOptions{tree: true, full: true, args: []string{"abc"}}},
+		{showCommand, []string{"abc", "--tree", "--full"}, &showOptions{tree: true, full: true, around: 3, args: []string{"abc"}}},
+		{showCommand, []string{"abc", "--at", "e1", "--around", "5"}, &showOptions{at: "e1", around: 5, args: []string{"abc"}}},
 		{exportCommand, []string{"--format", "html", "-o", "x.html", "s1"},
 			&exportOptions{format: "html", out: "x.html", args: []string{"s1"}}},
 		{forkCommand, []string{"--at", "1a2b3c4d", "--title", "T", "s1"}, &forkOptions{at: "1a2b3c4d", title: "T", args: []string{"s1"}}},

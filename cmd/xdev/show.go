@@ -55,6 +55,8 @@ type showOptions struct {
 	raw    bool
 	full   bool
 	asJSON bool
+	at     string
+	around int
 	args   []string
 }
 
@@ -64,6 +66,8 @@ func (o *showOptions) define(fs *flag.FlagSet) {
 	fs.BoolVar(&o.raw, "raw", false, "print the entries as stored")
 	fs.BoolVar(&o.full, "full", false, "print tool output whole (on a terminal it is cut to 12 lines)")
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
+	fs.StringVar(&o.at, "at", "", "show the conversation around the entry of this id (a search hit's)")
+	fs.IntVar(&o.around, "around", 3, "with --at: how many entries before and after it")
 }
 
 func (o *showOptions) setArgs(args []string) { o.args = args }
@@ -78,6 +82,12 @@ func (o *showOptions) run(e *env) error {
 	path, err := o.store.resolve(o.args[0])
 	if err != nil {
 		return err
+	}
+	if o.at != "" {
+		if o.tree || o.raw {
+			return usagef("--at shows messages; it does not go with --tree or --raw")
+		}
+		return showAt(e, path, o.at, o.around, o.full, o.asJSON)
 	}
 	if o.tree || o.raw {
 		// The whole file, one entry at a time: memory follows the number

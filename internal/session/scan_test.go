@@ -30,7 +30,7 @@ func TestReadFromResumes(t *testing.T) {
 			if r.Err != nil {
 				t.Fatal(r.Err)
 			}
-			ids = append(ids, r.Entry.ID+"@"+string(all[r.Offset:r.Offset+int64(r.Size)][:12]))
+			ids = append(ids, r.Entry.ID+"@"+string(all[r.Offset : r.Offset+int64(r.Size)][:12]))
 			return nil
 		})
 		if err != nil {

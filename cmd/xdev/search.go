@@ -1,0 +1,542 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/xdev/xdev/internal/search"
+	"github.com/xdev/xdev/internal/session"
+)
+
+var searchCommand = &command{
+	name: "search", args: "[flags] QUERY...",
+	summary: "Find what was said in any session (full-text, indexed)",
+	example: `  xdev search lock timeout                 entries holding both words
+  xdev search '"windowed load"' OR backward  a phrase, or a word
+  xdev search 'pars*' -test --role user      a prefix, without "test", typed by you
+  xdev search --here --since 7d flaky        this project, the last week
+  xdev search --with-omp --json panic | jq -r '.[].path'`,
+	options: func() options { return &searchOptions{} },
+}
+
+var indexCommand = &command{
+	name: "index", args: "[--reindex] [--subagents] [--json]",
+	summary: "Bring the search index up to date (search does it too)",
+	example: `  xdev index               read what changed since the last search
+  xdev index --reindex     drop the index and read every session again
+  xdev index --omp         omp's sessions`,
+	options: func() options { return &indexOptions{} },
+}
+
+// indexFlags are the flags search and index share: which data dirs, and
+// how to refresh their indexes.
+type indexFlags struct {
+	store     *storeFlags
+	withOmp   bool
+	subagents bool
+	reindex   bool
+}
+
+func (f *indexFlags) define(fs *flag.FlagSet) {
+	f.store = addStoreFlags(fs)
+	fs.BoolVar(&f.withOmp, "with-omp", false, "search omp's sessions too, beside the data dir's")
+	fs.BoolVar(&f.subagents, "subagents", false, "include subagent transcripts")
+	fs.BoolVar(&f.reindex, "reindex", false, "drop the index and read every session again")
+}
+
+// source is one data dir and the harness it belongs to.
+type source struct{ harness, dir string }
+
+// sources returns the data dirs the flags choose.
+func (f *indexFlags) sources() ([]source, error) {
+	dir, err := f.store.existingDir()
+	if err != nil {
+		return nil, err
+	}
+	harness := "xdev"
+	if f.store.omp {
+		harness = "omp"
+	}
+	out := []source{{harness, dir}}
+	if f.withOmp {
+		if f.store.omp {
+			return nil, usagef("--omp and --with-omp: give one")
+		}
+		omp, err := (&storeFlags{omp: true}).existingDir()
+		if err != nil {
+			return nil, err
+		}
+		if omp != dir {
+			out = append(out, source{"omp", omp})
+		}
+	}
+	return out, nil
+}
+
+// openFresh opens the index of each source and refreshes it, with a
+// progress bar on a terminal. The caller closes the indexes.
+func (f *indexFlags) openFresh(e *env, ctx context.Context) ([]*search.DB, []search.RefreshStats, error) {
+	srcs, err := f.sources()
+	if err != nil {
+		return nil, nil, err
+	}
+	var dbs []*search.DB
+	var stats []search.RefreshStats
+	for _, s := range srcs {
+		path, err := search.DefaultPath(s.dir)
+		if err != nil {
+			return dbs, stats, err
+		}
+		db, err := search.Open(path, s.dir)
+		if err != nil {
+			return dbs, stats, err
+		}
+		dbs = append(dbs, db)
+		if db.Notice != "" {
+			fmt.Fprintln(e.stderr, "xdev: "+db.Notice)
+		}
+		bar := &byteProgress{e: e, what: "Indexing " + homePath(s.dir)}
+		st, err := db.Refresh(ctx, search.RefreshOptions{Harness: s.harness, Subagents: f.subagents, Reindex: f.reindex, Progress: bar.update})
+		bar.done()
+		if err != nil {
+			return dbs, stats, fmt.Errorf("indexing %s: %w", s.dir, err)
+		}
+		for _, err := range st.Errors {
+			fmt.Fprintf(e.stderr, "xdev: not indexed: %v\n", err)
+		}
+		stats = append(stats, st)
+	}
+	return dbs, stats, nil
+}
+
+// byteProgress is a refresh's progress bar on stderr, shown on a
+// terminal once the refresh has taken a moment.
+type byteProgress struct {
+	e     *env
+	what  string
+	start time.Time
+	last  time.Time
+	shown bool
+}
+
+func (p *byteProgress) update(pr search.Progress) {
+	now := time.Now()
+	if p.start.IsZero() {
+		p.start = now
+	}
+	if !p.e.tty || now.Sub(p.start) < 300*time.Millisecond || now.Sub(p.last) < 100*time.Millisecond && pr.Files != pr.FilesTotal {
+		return
+	}
+	p.last, p.shown = now, true
+	frac := 1.0
+	if pr.BytesTotal > 0 {
+		frac = float64(pr.Bytes) / float64(pr.BytesTotal)
+	}
+	const width = 24
+	n := int(frac * width)
+	fmt.Fprintf(p.e.rawErr, "\r%s [%s%s] %3.0f%% %d/%d files, %s", escapeString(p.what), strings.Repeat("█", n),
+		strings.Repeat("·", width-n), frac*100, pr.Files, pr.FilesTotal, size(pr.Bytes))
+}
+
+func (p *byteProgress) done() {
+	if p.shown {
+		fmt.Fprint(p.e.rawErr, "\r\033[K")
+	}
+}
+
+func closeAll(dbs []*search.DB) {
+	for _, db := range dbs {
+		db.Close()
+	}
+}
+
+// interruptible is a context ^C cancels: a long first index stops
+// between files, keeping what it committed.
+func interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt)
+}
+
+// indexOptions are the flags of `xdev index`.
+type indexOptions struct {
+	indexFlags
+	asJSON bool
+	args   []string
+}
+
+func (o *indexOptions) define(fs *flag.FlagSet) {
+	o.indexFlags.define(fs)
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
+}
+
+func (o *indexOptions) setArgs(args []string) { o.args = args }
+
+// indexJSON is one index in `xdev index --json`.
+type indexJSON struct {
+	DataDir   string `json:"dataDir"`
+	Index     string `json:"index"`
+	IndexSize int64  `json:"indexSize"`
+	Files     int    `json:"files"`
+	Unchanged int    `json:"unchanged"`
+	Grown     int    `json:"grown"`
+	Indexed   int    `json:"indexed"`
+	Removed   int    `json:"removed"`
+	Entries   int    `json:"entries"`
+	BytesRead int64  `json:"bytesRead"`
+	Malformed int    `json:"malformed"`
+	Errors    int    `json:"errors"`
+	Millis    int64  `json:"ms"`
+}
+
+func (o *indexOptions) run(e *env) error {
+	if len(o.args) != 0 {
+		return usagef("unexpected argument %q", o.args[0])
+	}
+	ctx, cancel := interruptible()
+	defer cancel()
+	start := time.Now()
+	dbs, stats, err := o.openFresh(e, ctx)
+	defer closeAll(dbs)
+	if err != nil {
+		return err
+	}
+	took := time.Since(start)
+	var out []indexJSON
+	for i, db := range dbs {
+		st := stats[i]
+		j := indexJSON{DataDir: db.DataDir(), Index: db.Path(), IndexSize: fileSize(db.Path()) + fileSize(db.Path()+"-wal"),
+			Files: st.Files, Unchanged: st.Unchanged, Grown: st.Grown, Indexed: st.Indexed, Removed: st.Removed,
+			Entries: st.Entries, BytesRead: st.Bytes, Malformed: st.Malformed, Errors: len(st.Errors), Millis: took.Milliseconds()}
+		out = append(out, j)
+	}
+	if o.asJSON {
+		return writeJSON(e, out)
+	}
+	for _, j := range out {
+		fmt.Fprintf(e.stdout, "%s: %s (%s unchanged, %d grown, %d read anew, %d removed), %s indexed from %s read in %s\n",
+			homePath(j.DataDir), plural(j.Files, "session file"), strconv.Itoa(j.Unchanged), j.Grown, j.Indexed, j.Removed,
+			entries(j.Entries), size(j.BytesRead), took.Round(time.Millisecond))
+		fmt.Fprintf(e.stdout, "  index %s, %s", homePath(j.Index), size(j.IndexSize))
+		if j.Malformed > 0 {
+			fmt.Fprintf(e.stdout, "; %s skipped as unreadable", plural(j.Malformed, "line"))
+		}
+		fmt.Fprintln(e.stdout)
+	}
+	return nil
+}
+
+func fileSize(p string) int64 {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// searchOptions are the flags and arguments of `xdev search`.
+type searchOptions struct {
+	indexFlags
+	thinking     bool
+	cwd          string
+	here         bool
+	since, until string
+	role         string
+	tool         string
+	model        string
+	sessionArg   string
+	limit        int
+	newest       bool
+	asJSON       bool
+	args         []string
+}
+
+func (o *searchOptions) define(fs *flag.FlagSet) {
+	o.indexFlags.define(fs)
+	fs.BoolVar(&o.thinking, "thinking", false, "search the model's thinking too")
+	fs.StringVar(&o.cwd, "cwd", "", "only sessions of the project in this directory")
+	fs.BoolVar(&o.here, "here", false, "only sessions of the current directory's project")
+	fs.StringVar(&o.since, "since", "", "only entries from this time on: 7d, 12h, 2w, 2026-11-01")
+	fs.StringVar(&o.until, "until", "", "only entries before this time (same forms)")
+	fs.StringVar(&o.role, "role", "", "only hits of this role: user, assistant, tool, summary, custom, title")
+	fs.StringVar(&o.tool, "tool", "", "only calls and results of this tool")
+	fs.StringVar(&o.model, "model", "", "only assistant messages of a model whose name contains this")
+	fs.StringVar(&o.sessionArg, "session", "", "only this SESSION")
+	fs.IntVar(&o.limit, "limit", search.DefaultLimit, "show at most N hits")
+	fs.BoolVar(&o.newest, "newest", false, "newest first, not most relevant first")
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
+}
+
+func (o *searchOptions) setArgs(args []string) { o.args = args }
+
+// query builds the library's query from the flags.
+func (o *searchOptions) query(now time.Time) (search.Query, error) {
+	q := search.Query{Text: strings.Join(o.args, " "), Thinking: o.thinking, Tool: o.tool, Model: o.model,
+		Limit: o.limit, Newest: o.newest}
+	if strings.TrimSpace(q.Text) == "" {
+		return q, usagef("want a QUERY: the words to find")
+	}
+	if o.limit <= 0 {
+		return q, usagef("--limit wants a positive number")
+	}
+	switch o.role {
+	case "", search.RoleUser, search.RoleAssistant, search.RoleTool, search.RoleSummary, search.RoleCustom, search.RoleTitle:
+		q.Role = o.role
+	default:
+		return q, usagef("--role %q: want user, assistant, tool, summary, custom or title", o.role)
+	}
+	switch {
+	case o.here && o.cwd != "":
+		return q, usagef("--here and --cwd both choose the project; give one")
+	case o.here:
+		wd, err := os.Getwd()
+		if err != nil {
+			return q, err
+		}
+		q.Cwd = wd
+	case o.cwd != "":
+		abs, err := filepath.Abs(o.cwd)
+		if err != nil {
+			return q, err
+		}
+		q.Cwd = abs
+	}
+	var err error
+	if q.Since, err = parseWhen(o.since, now); err != nil {
+		return q, usagef("--since: %v", err)
+	}
+	if q.Until, err = parseWhen(o.until, now); err != nil {
+		return q, usagef("--until: %v", err)
+	}
+	if o.sessionArg != "" {
+		p, err := o.store.resolve(o.sessionArg)
+		if err != nil {
+			return q, err
+		}
+		if q.Path, err = filepath.Abs(p); err != nil {
+			return q, err
+		}
+	}
+	return q, nil
+}
+
+// parseWhen reads a --since or --until: a duration back from now (7d,
+// 12h, 30m, 2w) or a date (2026-11-01, local midnight) or an RFC 3339 time.
+func parseWhen(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if n := len(s); n > 1 {
+		if v, err := strconv.Atoi(s[:n-1]); err == nil && v >= 0 {
+			unit := map[byte]time.Duration{'m': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}[s[n-1]]
+			if unit != 0 {
+				return now.Add(-time.Duration(v) * unit), nil
+			}
+		}
+	}
+	if t, err := time.ParseInLocation("2006-01-02", s, time.Local); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("%q is not a time: want 7d, 12h, 2w, 2026-11-01 or 2026-11-01T15:04:05Z", s)
+}
+
+// searchHitJSON is one hit in `xdev search --json`.
+type searchHitJSON struct {
+	SessionID      string   `json:"sessionId"`
+	Path           string   `json:"path"`
+	Harness        string   `json:"harness"`
+	Title          string   `json:"title"`
+	Cwd            string   `json:"cwd"`
+	EntryID        string   `json:"entryId"`
+	Line           int      `json:"line"`
+	Role           string   `json:"role"`
+	Tool           string   `json:"tool,omitempty"`
+	Model          string   `json:"model,omitempty"`
+	Timestamp      jsonTime `json:"timestamp"`
+	Snippet        string   `json:"snippet"`
+	Highlights     [][2]int `json:"highlights"`
+	OnActiveBranch bool     `json:"onActiveBranch"`
+	InContext      bool     `json:"inContext"`
+	AlsoIn         []string `json:"alsoIn"`
+	Subagent       bool     `json:"subagent,omitzero"`
+}
+
+func (o *searchOptions) run(e *env) error {
+	q, err := o.query(time.Now())
+	if err != nil {
+		return err
+	}
+	ctx, cancel := interruptible()
+	defer cancel()
+	dbs, _, err := o.openFresh(e, ctx)
+	defer closeAll(dbs)
+	if err != nil {
+		return err
+	}
+	var hits []search.Hit
+	for _, db := range dbs {
+		h, err := db.Search(ctx, q)
+		if errors.Is(err, search.ErrQuery) {
+			return usagef("%v", err)
+		}
+		if err != nil {
+			return err
+		}
+		hits = append(hits, h...)
+	}
+	// Merge the data dirs' hits as one index would order them.
+	slices.SortStableFunc(hits, func(a, b search.Hit) int {
+		if q.Newest {
+			return b.Timestamp.Compare(a.Timestamp)
+		}
+		return cmp.Compare(a.Rank, b.Rank)
+	})
+	if len(hits) > q.Limit {
+		hits = hits[:q.Limit]
+	}
+	if o.asJSON {
+		out := make([]searchHitJSON, 0, len(hits))
+		for _, h := range hits {
+			j := searchHitJSON{SessionID: h.SessionID, Path: h.Path, Harness: h.Harness, Title: h.Title, Cwd: h.Cwd,
+				EntryID: session.DisplayID(h.EntryID), Line: h.Line, Role: h.Role, Tool: h.Tool, Model: h.Model,
+				Timestamp: jsonTime(h.Timestamp), Snippet: h.Snippet, Highlights: h.Highlights,
+				OnActiveBranch: h.OnActiveBranch, InContext: h.InContext, AlsoIn: h.AlsoIn, Subagent: h.Subagent}
+			if j.Highlights == nil {
+				j.Highlights = [][2]int{}
+			}
+			if j.AlsoIn == nil {
+				j.AlsoIn = []string{}
+			}
+			out = append(out, j)
+		}
+		return writeJSON(e, out)
+	}
+	if !e.tty {
+		t := &table{e: e}
+		for _, h := range hits {
+			t.add(h.SessionID, session.DisplayID(h.EntryID), h.Role, session.FormatTime(h.Timestamp), h.Path,
+				strconv.Itoa(h.Line), hitState(h), h.Snippet)
+		}
+		t.print()
+		return nil
+	}
+	if len(hits) == 0 {
+		fmt.Fprintf(e.stderr, "No matches for %s.\n", strconv.Quote(q.Text))
+		return nil
+	}
+	printHits(e, hits)
+	return nil
+}
+
+// hitState says whether a hit is still in what the model sees: "context",
+// "compacted" (summarized away) or "abandoned" (off the active branch).
+func hitState(h search.Hit) string {
+	switch {
+	case !h.OnActiveBranch:
+		return "abandoned"
+	case !h.InContext:
+		return "compacted"
+	}
+	return "context"
+}
+
+// printHits prints hits for a person: grouped by session in the order of
+// each session's best hit, the matches in bold.
+func printHits(e *env, hits []search.Hit) {
+	w := e.rawOut // escapes are ours; the text is escaped below
+	bold, dim, off := "\033[1m", "\033[2m", "\033[0m"
+	if os.Getenv("NO_COLOR") != "" {
+		bold, dim, off = "", "", ""
+	}
+	var order []string
+	groups := map[string][]search.Hit{}
+	for _, h := range hits {
+		if _, ok := groups[h.Path]; !ok {
+			order = append(order, h.Path)
+		}
+		groups[h.Path] = append(groups[h.Path], h)
+	}
+	now := time.Now()
+	for i, p := range order {
+		g := groups[p]
+		h := g[0]
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		title := orUntitled(h.Title)
+		if h.Subagent {
+			title = "↳ " + title
+		}
+		fmt.Fprintf(w, "%s%s%s  %s%s · %s · %s%s\n", bold, escapeString(truncate(title, 60)), off, dim,
+			escapeString(homePath(h.Cwd)), ago(h.Modified, now), escapeString(shortSession(h)), off)
+		for _, h := range g {
+			var note []string
+			switch hitState(h) {
+			case "abandoned":
+				note = append(note, "on an abandoned branch")
+			case "compacted":
+				note = append(note, "before a compaction: not in the context")
+			}
+			if n := len(h.AlsoIn); n > 0 {
+				note = append(note, "also in "+plural(n, "fork"))
+			}
+			id := session.DisplayID(h.EntryID)
+			if id == "" {
+				id = "title"
+			}
+			role := h.Role
+			if h.Tool != "" {
+				role += " " + h.Tool
+			}
+			fmt.Fprintf(w, "  %-8s %s%-10s%s %s", escapeString(id), dim, escapeString(truncate(role, 18)), off,
+				highlight(h.Snippet, h.Highlights, bold, off))
+			if len(note) > 0 {
+				fmt.Fprintf(w, " %s(%s)%s", dim, strings.Join(note, "; "), off)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	fmt.Fprintf(w, "\n%sxdev show SESSION --at ENTRY shows the conversation around a hit.%s\n", dim, off)
+}
+
+// shortSession names a hit's session as show accepts it back.
+func shortSession(h search.Hit) string {
+	if len(h.SessionID) >= 8 {
+		return h.SessionID[:8]
+	}
+	return filepath.Base(h.Path)
+}
+
+// highlight escapes a snippet for a terminal and marks its matches.
+func highlight(s string, marks [][2]int, on, off string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range marks {
+		if m[0] < last || m[1] > len(s) {
+			continue
+		}
+		b.WriteString(escapeString(s[last:m[0]]))
+		b.WriteString(on + escapeString(s[m[0]:m[1]]) + off)
+		last = m[1]
+	}
+	b.WriteString(escapeString(s[last:]))
+	return b.String()
+}
+
+func entries(n int) string {
+	if n == 1 {
+		return "1 entry"
+	}
+	return fmt.Sprintf("%d entries", n)
+}

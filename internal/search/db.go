@@ -1,0 +1,336 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ncruces/go-sqlite3"
+	"github.com/ncruces/go-sqlite3/ext/fts5"
+)
+
+func init() { sqlite3.AutoExtension(fts5.Register) }
+
+// schemaVersion is PRAGMA user_version of the index this code writes. An
+// index of another version is rebuilt: it is a cache.
+const schemaVersion = 1
+
+// schema is the index. files has one row per session file, with where its
+// indexed part ends (a session.Cursor) and how to tell that part is still
+// the file's (tail_off, tail_hash: the last indexed line). entries has one
+// row per entry, text or not, because the active branch is walked through
+// all of them; an entry with text has a row of the same rowid in docs, an
+// FTS5 table that keeps no copy of the text (content=”): the sessions
+// hold it, and snippets are cut from them.
+const schema = `
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+CREATE TABLE files(
+	id INTEGER PRIMARY KEY,
+	path TEXT NOT NULL UNIQUE,
+	harness TEXT NOT NULL,
+	subagent INTEGER NOT NULL,
+	ino INTEGER NOT NULL,
+	size INTEGER NOT NULL,
+	mtime INTEGER NOT NULL,
+	cur_off INTEGER NOT NULL,
+	cur_line INTEGER NOT NULL,
+	cur_entries INTEGER NOT NULL,
+	header_line INTEGER NOT NULL,
+	version INTEGER NOT NULL,
+	last_id TEXT NOT NULL,
+	tail_off INTEGER NOT NULL,
+	tail_hash BLOB NOT NULL,
+	session_id TEXT NOT NULL,
+	cwd TEXT NOT NULL,
+	title TEXT NOT NULL,
+	created INTEGER NOT NULL,
+	parent_session TEXT NOT NULL,
+	malformed INTEGER NOT NULL,
+	indexed_bytes INTEGER NOT NULL
+) STRICT;
+CREATE TABLE entries(
+	id INTEGER PRIMARY KEY,
+	file INTEGER NOT NULL,
+	entry_id TEXT NOT NULL,
+	parent_id TEXT NOT NULL,
+	type TEXT NOT NULL,
+	first_kept TEXT NOT NULL,
+	role TEXT NOT NULL,
+	tool TEXT NOT NULL,
+	model TEXT NOT NULL,
+	ts INTEGER NOT NULL,
+	off INTEGER NOT NULL,
+	line INTEGER NOT NULL,
+	digest INTEGER NOT NULL,
+	on_branch INTEGER NOT NULL,
+	in_context INTEGER NOT NULL
+) STRICT;
+CREATE INDEX entries_file ON entries(file, id);
+CREATE INDEX entries_digest ON entries(digest) WHERE digest != 0;
+CREATE VIRTUAL TABLE docs USING fts5(text, thinking, content='', contentless_delete=1,
+	tokenize="unicode61 remove_diacritics 2 tokenchars '_'");
+`
+
+// DB is an open search index: one SQLite file for one data dir.
+type DB struct {
+	path    string
+	dataDir string
+	conn    *sqlite3.Conn
+	// Notice, when not empty, says why Open rebuilt the index (another
+	// schema version, a corrupt file), in one line.
+	Notice string
+}
+
+// ErrCacheDir is returned by Open when the index directory cannot be
+// created or written.
+var ErrCacheDir = errors.New("cannot write the search index directory")
+
+// DefaultPath returns where the index of dataDir lives:
+// os.UserCacheDir()/xdev/search/<hash of dataDir's absolute path>.db, so
+// XDG_CACHE_HOME moves it and no index is ever written into a data dir.
+func DefaultPath(dataDir string) (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(cache, "xdev", "search", dirKey(abs)+".db"), nil
+}
+
+// Open opens (creating it if need be) the index at path for the sessions
+// of dataDir. An index of another schema version, of another data dir, or
+// that SQLite finds corrupt is deleted and made anew, and Notice says so:
+// the index is a cache, and the sessions are the truth.
+func Open(path, dataDir string) (*DB, error) {
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCacheDir, err)
+	}
+	db := &DB{path: path, dataDir: abs}
+	// One Open at a time sets the file up: two that found it empty would
+	// both create the schema.
+	unlock, err := db.lockRefresh(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	reason, err := db.open()
+	if err != nil && reason == "" {
+		return nil, err
+	}
+	if reason != "" {
+		db.close()
+		if err := removeIndex(path); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrCacheDir, err)
+		}
+		db.Notice = fmt.Sprintf("search index %s %s; rebuilt it", path, reason)
+		if _, err := db.open(); err != nil {
+			return nil, err
+		}
+	}
+	return db, nil
+}
+
+// open opens the file and checks it. A non-empty reason says why the file
+// must be rebuilt; err alone is a failure to report.
+func (db *DB) open() (reason string, err error) {
+	c, err := sqlite3.Open(db.path)
+	if err != nil {
+		if isCorrupt(err) {
+			return "was not a readable database", err
+		}
+		return "", fmt.Errorf("%w: %s: %v", ErrCacheDir, db.path, err)
+	}
+	db.conn = c
+	os.Chmod(db.path, 0o600) // transcripts hold secrets, and so does their index
+	if err := c.BusyTimeout(time.Minute); err != nil {
+		return "", err
+	}
+	if err := c.Exec(`PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-32000; PRAGMA foreign_keys=OFF`); err != nil {
+		if isCorrupt(err) {
+			return "was corrupt (" + err.Error() + ")", err
+		}
+		return "", fmt.Errorf("%w: %s: %v", ErrCacheDir, db.path, err)
+	}
+	v, err := db.int(`PRAGMA user_version`)
+	if err != nil {
+		return "was corrupt (" + err.Error() + ")", err
+	}
+	switch {
+	case v == 0:
+		return "", db.create()
+	case v != schemaVersion:
+		return fmt.Sprintf("had schema version %d, not %d", v, schemaVersion), nil
+	}
+	dir, err := db.meta("data_dir")
+	if err != nil {
+		return "was corrupt (" + err.Error() + ")", err
+	}
+	if dir != db.dataDir {
+		return fmt.Sprintf("indexed %s, not %s", dir, db.dataDir), nil
+	}
+	return "", nil
+}
+
+// create writes the schema into an empty database, in one transaction so
+// that a crash leaves version 0 and the next Open starts over.
+func (db *DB) create() error {
+	err := db.tx(func() error {
+		if err := db.conn.Exec(schema); err != nil {
+			return err
+		}
+		if err := db.exec(`INSERT INTO meta(key, value) VALUES('data_dir', ?)`, db.dataDir); err != nil {
+			return err
+		}
+		return db.conn.Exec(fmt.Sprintf(`PRAGMA user_version=%d`, schemaVersion))
+	})
+	if err != nil {
+		return fmt.Errorf("creating search index %s: %w", db.path, err)
+	}
+	return nil
+}
+
+// Path returns the index file.
+func (db *DB) Path() string { return db.path }
+
+// DataDir returns the data dir the index covers.
+func (db *DB) DataDir() string { return db.dataDir }
+
+// Close closes the index.
+func (db *DB) Close() error { return db.close() }
+
+func (db *DB) close() error {
+	if db.conn == nil {
+		return nil
+	}
+	err := db.conn.Close()
+	db.conn = nil
+	return err
+}
+
+// removeIndex deletes an index file and its WAL and shared-memory files.
+func removeIndex(path string) error {
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+func isCorrupt(err error) bool {
+	return errors.Is(err, sqlite3.CORRUPT) || errors.Is(err, sqlite3.NOTADB)
+}
+
+// tx runs fn in a write transaction (BEGIN IMMEDIATE, so that a second
+// writer waits at the start rather than failing at its first write).
+func (db *DB) tx(fn func() error) error {
+	if err := db.conn.Exec(`BEGIN IMMEDIATE`); err != nil {
+		return err
+	}
+	if err := fn(); err != nil {
+		db.conn.Exec(`ROLLBACK`)
+		return err
+	}
+	return db.conn.Exec(`COMMIT`)
+}
+
+// exec runs one statement with arguments.
+func (db *DB) exec(sql string, args ...any) error {
+	st, _, err := db.conn.Prepare(sql)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := bind(st, args...); err != nil {
+		return err
+	}
+	return st.Exec()
+}
+
+// int runs a query of one integer.
+func (db *DB) int(sql string, args ...any) (int64, error) {
+	st, _, err := db.conn.Prepare(sql)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	if err := bind(st, args...); err != nil {
+		return 0, err
+	}
+	if !st.Step() {
+		return 0, st.Err()
+	}
+	return st.ColumnInt64(0), nil
+}
+
+func (db *DB) meta(key string) (string, error) {
+	st, _, err := db.conn.Prepare(`SELECT value FROM meta WHERE key = ?`)
+	if err != nil {
+		return "", err
+	}
+	defer st.Close()
+	st.BindText(1, key)
+	if !st.Step() {
+		return "", cmpErr(st.Err(), "no "+key)
+	}
+	return st.ColumnText(0), nil
+}
+
+func cmpErr(err error, msg string) error {
+	if err != nil {
+		return err
+	}
+	return errors.New(msg)
+}
+
+// bind binds args to st's parameters 1…n.
+func bind(st *sqlite3.Stmt, args ...any) error {
+	for i, a := range args {
+		var err error
+		switch v := a.(type) {
+		case string:
+			err = st.BindText(i+1, v)
+		case []byte:
+			err = st.BindBlob(i+1, v)
+		case int:
+			err = st.BindInt64(i+1, int64(v))
+		case int64:
+			err = st.BindInt64(i+1, v)
+		case uint64:
+			err = st.BindInt64(i+1, int64(v))
+		case bool:
+			err = st.BindBool(i+1, v)
+		case nil:
+			err = st.BindNull(i + 1)
+		default:
+			err = fmt.Errorf("bind: unsupported %T", a)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dirKey names the index of a data dir: its base name for people, and a
+// hash of its path so that two dirs never share an index.
+func dirKey(abs string) string {
+	base := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '-'
+	}, filepath.Base(abs))
+	return fmt.Sprintf("%s-%016x", strings.TrimLeft(base, "."), fnv64(abs))
+}

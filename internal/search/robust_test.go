@@ -1,0 +1,233 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xdev/xdev/internal/corpus"
+	"github.com/xdev/xdev/internal/session"
+)
+
+// TestBranchAndContext: a hit says whether it is on the active branch and
+// whether a resumed session still sends it.
+func TestBranchAndContext(t *testing.T) {
+	dir := t.TempDir()
+	lines := []string{
+		`{"type":"session","version":3,"id":"s1","timestamp":"2026-11-01T00:00:00.000Z","cwd":"/p"}`,
+		`{"type":"message","id":"a","parentId":null,"timestamp":"2026-11-01T00:00:01.000Z","message":{"role":"user","content":"oldest words"}}`,
+		`{"type":"message","id":"b","parentId":"a","timestamp":"2026-11-01T00:00:02.000Z","message":{"role":"user","content":"kept words"}}`,
+		`{"type":"message","id":"x","parentId":"b","timestamp":"2026-11-01T00:00:03.000Z","message":{"role":"user","content":"abandoned words"}}`,
+		`{"type":"message","id":"c","parentId":"b","timestamp":"2026-11-01T00:00:04.000Z","message":{"role":"user","content":"branch words"}}`,
+		`{"type":"compaction","id":"d","parentId":"c","timestamp":"2026-11-01T00:00:05.000Z","summary":"summary words","firstKeptEntryId":"b","tokensBefore":5}`,
+		`{"type":"message","id":"e","parentId":"d","timestamp":"2026-11-01T00:00:06.000Z","message":{"role":"user","content":"newest words"}}`,
+	}
+	path := filepath.Join(session.SessionsDir(dir), "--p--", "s.jsonl")
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	write := func(n int) {
+		if err := os.WriteFile(path, []byte(strings.Join(lines[:n], "\n")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]string{"a": "compacted", "b": "context", "x": "abandoned", "c": "context", "d": "context", "e": "context"}
+	check := func(db *DB, upTo int) {
+		t.Helper()
+		hits, err := db.Search(context.Background(), Query{Text: "words", Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != upTo-1 {
+			t.Fatalf("%d hits, want %d", len(hits), upTo-1)
+		}
+		for _, h := range hits {
+			state := "context"
+			if !h.OnActiveBranch {
+				state = "abandoned"
+			} else if !h.InContext {
+				state = "compacted"
+			}
+			w := want[h.EntryID]
+			if upTo < 6 && w == "compacted" { // before the compaction is written
+				w = "context"
+			}
+			if upTo == 4 && h.EntryID == "x" { // x is the leaf until c
+				w = "context"
+			}
+			if state != w {
+				t.Errorf("after %d lines: entry %s is %s, want %s", upTo, h.EntryID, state, w)
+			}
+		}
+	}
+	// Appended one line at a time, and indexed at once: the same flags.
+	inc := openTemp(t, dir)
+	for n := 2; n <= len(lines); n++ {
+		write(n)
+		refresh(t, inc, RefreshOptions{})
+		check(inc, n)
+	}
+	fresh := openTemp(t, dir)
+	refresh(t, fresh, RefreshOptions{})
+	check(fresh, len(lines))
+}
+
+// TestBadInput: malformed lines are skipped and counted; a huge entry is
+// indexed up to MaxDocBytes; a huge line is skipped without being held.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	huge := strings.Repeat("filler ", MaxDocBytes/7) + " lateword"
+	lines := []string{
+		`{"type":"session","version":3,"id":"s1","timestamp":"2026-11-01T00:00:00.000Z","cwd":"/p"}`,
+		`not json at all`,
+		`{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"earlyword ` + huge + `"}}`,
+		`{"type":"message","id":"b","parentId":"a","message":{"role":"user","content":"bad \x01 control"}}`,
+		`[1,2,3]`,
+		`{"type":"message","id":"c","parentId":"a","message":{"role":"user","content":"survivor"}}`,
+	}
+	path := filepath.Join(session.SessionsDir(dir), "--p--", "s.jsonl")
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+	db := openTemp(t, dir)
+	st := refresh(t, db, RefreshOptions{})
+	if st.Malformed != 3 {
+		t.Errorf("%d lines counted as malformed, want 3", st.Malformed)
+	}
+	for q, n := range map[string]int{"earlyword": 1, "lateword": 0, "survivor": 1, "control": 0} {
+		if got := found(t, db, Query{Text: q}); len(got) != n {
+			t.Errorf("%q: found in %d sessions, want %d", q, len(got), n)
+		}
+	}
+}
+
+// TestQueryError: a query the index cannot run is a QueryError, the
+// CLI's exit 2.
+func TestQueryError(t *testing.T) {
+	db := openTemp(t, t.TempDir())
+	for _, q := range []string{`"open`, "-only", "OR", "a OR OR b"} {
+		if _, err := db.Search(context.Background(), Query{Text: q}); !errors.Is(err, ErrQuery) {
+			t.Errorf("%q: %v, want a QueryError", q, err)
+		}
+	}
+}
+
+// TestCacheDirUnwritable: an index that cannot be written says so.
+func TestCacheDirUnwritable(t *testing.T) {
+	// Root writes anywhere; a directory under a file cannot be made by anyone.
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o600)
+	_, err := Open(filepath.Join(file, "sub", "index.db"), t.TempDir())
+	if !errors.Is(err, ErrCacheDir) {
+		t.Fatalf("got %v, want ErrCacheDir", err)
+	}
+	if !strings.Contains(err.Error(), file) {
+		t.Errorf("%v does not name the path", err)
+	}
+}
+
+// TestRebuild: an index of another schema version, or a corrupt one, is
+// rebuilt with a notice; it is a cache.
+func TestRebuild(t *testing.T) {
+	dir := writeDir(t, 5, 3)
+	path := filepath.Join(t.TempDir(), "index.db")
+	db, err := Open(path, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refresh(t, db, RefreshOptions{})
+	db.conn.Exec(`PRAGMA user_version=99`)
+	db.Close()
+	db, err = Open(path, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(db.Notice, "schema version 99") {
+		t.Errorf("notice %q", db.Notice)
+	}
+	if st := refresh(t, db, RefreshOptions{}); st.Indexed != 5 {
+		t.Errorf("rebuilt index read %d files, want 5", st.Indexed)
+	}
+	db.Close()
+	// Garbage where the index was.
+	os.Remove(path + "-wal")
+	os.WriteFile(path, []byte(strings.Repeat("not a database ", 500)), 0o600)
+	db, err = Open(path, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if db.Notice == "" {
+		t.Error("no notice for a corrupt index")
+	}
+	if got := found(t, db, Query{Text: corpus.Vocabulary(0)}); len(got) != 0 {
+		t.Errorf("a rebuilt index held hits before its refresh: %v", got)
+	}
+	refresh(t, db, RefreshOptions{})
+	if got := found(t, db, Query{Text: corpus.Vocabulary(0)}); len(got) == 0 {
+		t.Error("nothing found after the rebuild")
+	}
+}
+
+// TestDataDirUntouched: indexing and searching leave the data dir's bytes,
+// modes, times and listing as they were, and write nothing into it.
+func TestDataDirUntouched(t *testing.T) {
+	dir := writeDir(t, 30, 5)
+	before := snapshot(t, dir)
+	db := openTemp(t, dir)
+	refresh(t, db, RefreshOptions{Subagents: true})
+	found(t, db, Query{Text: corpus.Vocabulary(1)})
+	refresh(t, db, RefreshOptions{Reindex: true})
+	if after := snapshot(t, dir); after != before {
+		t.Errorf("the data dir changed:\nbefore:\n%.2000s\nafter:\n%.2000s", before, after)
+	}
+}
+
+// TestRealSessions: sessions nobody here wrote, the bundled omp samples
+// and the real pi sessions, are found by words they contain.
+func TestRealSessions(t *testing.T) {
+	dir := t.TempDir()
+	proj := filepath.Join(session.SessionsDir(dir), "--real--")
+	os.MkdirAll(proj, 0o700)
+	reals, _ := filepath.Glob("../../../shared/fixtures/real/*.jsonl")
+	if len(reals) == 0 {
+		t.Skip("no real fixtures at ../shared/fixtures/real")
+	}
+	for _, p := range reals {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(proj, filepath.Base(p)), data, 0o600)
+	}
+	samples, _ := filepath.Abs("../session/testdata/omp")
+	for _, d := range []string{dir, samples} {
+		t.Run(filepath.Base(d), func(t *testing.T) {
+			db := openTemp(t, d)
+			refresh(t, db, RefreshOptions{Subagents: true})
+			ct := readCorpus(t, d, true)
+			checked := 0
+			for path, docs := range ct {
+				// A rare word of each file: the scan and the index agree.
+				for _, dc := range docs {
+					toks := tokenize(dc.text)
+					if len(toks) < 4 {
+						continue
+					}
+					w := toks[len(toks)/2]
+					want := ct.bruteForce([][]string{{w}}, false)
+					got := found(t, db, Query{Text: w})
+					if fmt.Sprint(got) != fmt.Sprint(want) {
+						t.Errorf("%s: %q found in %v, the scan says %v", path, w, got, want)
+					}
+					checked++
+					break
+				}
+			}
+			if checked == 0 {
+				t.Fatal("no words checked")
+			}
+		})
+	}
+}

@@ -1,0 +1,225 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ncruces/go-sqlite3"
+
+	"github.com/xdev/xdev/internal/session"
+)
+
+// Query is one search: the words, and filters on where they are.
+type Query struct {
+	// Text is what the user typed: words (all must match), "exact
+	// phrases", prefix*, OR between two terms, -excluded.
+	Text string
+	// Thinking searches the model's thinking too.
+	Thinking bool
+	// Cwd keeps the sessions of one project (its directory as the header
+	// says it); "" keeps all.
+	Cwd string
+	// Since and Until keep entries written in [Since, Until); zero is open.
+	Since, Until time.Time
+	// Role keeps hits of one role (RoleUser, RoleAssistant, RoleTool, …).
+	Role string
+	// Tool keeps tool calls and results of the tool of this name.
+	Tool string
+	// Model keeps assistant messages whose model contains this.
+	Model string
+	// Path keeps the hits of one session file.
+	Path string
+	// Limit is how many hits to return; 0 is DefaultLimit.
+	Limit int
+	// Newest orders hits by time, newest first, rather than by relevance.
+	Newest bool
+}
+
+// DefaultLimit is how many hits a query returns unless told.
+const DefaultLimit = 20
+
+// Hit is one entry that matched: where it is and what it says.
+type Hit struct {
+	Harness   string // "xdev", "omp", …
+	Path      string
+	SessionID string
+	Title     string
+	Cwd       string
+	Subagent  bool
+	Modified  time.Time // the session file's modification time
+	EntryID   string    // the entry's id as the index keys it; "" for a title
+	Line      int       // 1-based line of the entry in the file
+	Offset    int64     // where its line starts
+	Role      string
+	Tool      string
+	Model     string
+	Timestamp time.Time // zero when the entry has none
+	// Snippet is a short excerpt of the entry around the match, on one
+	// line; Highlights are the byte ranges in it that matched.
+	Snippet    string
+	Highlights [][2]int
+	// OnActiveBranch: the entry is on the path from the session's leaf,
+	// what omp resumes; false for an abandoned branch.
+	OnActiveBranch bool
+	// InContext: on the active branch and not summarized away by a
+	// compaction, so a resumed session still sends it to the model.
+	InContext bool
+	// AlsoIn are the other session files holding the same entry (same id
+	// and text): forks, which copy entries verbatim.
+	AlsoIn []string
+	// Rank orders hits by relevance: lower is better (FTS5's bm25).
+	Rank float64
+
+	version, headerLine int // to read the entry back (entryAt)
+}
+
+// Search runs q on the index as it is; call Refresh first for a fresh
+// answer. An unreadable query is a *QueryError.
+func (db *DB) Search(ctx context.Context, q Query) ([]Hit, error) {
+	p, err := parseQuery(q.Text)
+	if err != nil {
+		return nil, err
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	expr := p.expr
+	if !q.Thinking {
+		expr = "{text} : (" + expr + ")"
+	}
+	var where []string
+	args := []any{expr}
+	if q.Cwd != "" {
+		where, args = append(where, "f.cwd = ?"), append(args, q.Cwd)
+	}
+	if !q.Since.IsZero() {
+		where, args = append(where, "e.ts >= ?"), append(args, q.Since.UnixMilli())
+	}
+	if !q.Until.IsZero() {
+		where, args = append(where, "e.ts < ?"), append(args, q.Until.UnixMilli())
+	}
+	if q.Role != "" {
+		where, args = append(where, "e.role = ?"), append(args, q.Role)
+	}
+	if q.Tool != "" {
+		where, args = append(where, "(' ' || e.tool || ' ') LIKE ? ESCAPE '\\'"), append(args, "% "+likeEscape(q.Tool)+" %")
+	}
+	if q.Model != "" {
+		where, args = append(where, "e.model LIKE ? ESCAPE '\\'"), append(args, "%"+likeEscape(q.Model)+"%")
+	}
+	if q.Path != "" {
+		where, args = append(where, "f.path = ?"), append(args, q.Path)
+	}
+	order := "rank"
+	if q.Newest {
+		order = "e.ts DESC, e.id DESC"
+	}
+	sql := `SELECT e.id, e.entry_id, e.role, e.tool, e.model, e.ts, e.off, e.line, e.digest, e.on_branch, e.in_context,
+		f.path, f.harness, f.session_id, f.title, f.cwd, f.subagent, f.mtime, f.version, f.header_line, rank
+		FROM docs JOIN entries e ON e.id = docs.rowid JOIN files f ON f.id = e.file
+		WHERE docs MATCH ?`
+	for _, w := range where {
+		sql += " AND " + w
+	}
+	sql += " ORDER BY " + order + " LIMIT ?"
+	// Forks hold the same entries: ask for more rows than hits, to fill
+	// the limit once copies are folded.
+	args = append(args, limit*4+16)
+
+	old := db.conn.SetInterrupt(ctx)
+	defer db.conn.SetInterrupt(old)
+	st, _, err := db.conn.Prepare(sql)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	if err := bind(st, args...); err != nil {
+		return nil, err
+	}
+	var hits []Hit
+	var digests []uint64
+	seen := map[uint64]bool{}
+	for len(hits) < limit && st.Step() {
+		dg := uint64(st.ColumnInt64(8))
+		if dg != 0 && seen[dg] {
+			continue
+		}
+		seen[dg] = true
+		h := Hit{
+			EntryID: st.ColumnText(1), Role: st.ColumnText(2), Tool: st.ColumnText(3), Model: st.ColumnText(4),
+			Offset: st.ColumnInt64(6), Line: st.ColumnInt(7), OnActiveBranch: st.ColumnBool(9), InContext: st.ColumnBool(10),
+			Path: st.ColumnText(11), Harness: st.ColumnText(12), SessionID: st.ColumnText(13), Title: st.ColumnText(14),
+			Cwd: st.ColumnText(15), Subagent: st.ColumnBool(16), Modified: time.Unix(0, st.ColumnInt64(17)),
+			version: st.ColumnInt(18), headerLine: st.ColumnInt(19), Rank: st.ColumnFloat(20),
+		}
+		if ts := st.ColumnInt64(5); ts != 0 {
+			h.Timestamp = time.UnixMilli(ts)
+		}
+		hits = append(hits, h)
+		digests = append(digests, dg)
+	}
+	if err := st.Err(); err != nil {
+		return nil, queryErr(q.Text, err)
+	}
+	for i := range hits {
+		if digests[i] != 0 {
+			if hits[i].AlsoIn, err = db.copies(digests[i], hits[i].Path); err != nil {
+				return nil, err
+			}
+		}
+		hits[i].Snippet, hits[i].Highlights = snippetOf(&hits[i], p.tokens)
+	}
+	return hits, nil
+}
+
+// copies returns the other files that hold an entry of this digest.
+func (db *DB) copies(dg uint64, path string) ([]string, error) {
+	st, _, err := db.conn.Prepare(`SELECT DISTINCT f.path FROM entries e JOIN files f ON f.id = e.file
+		WHERE e.digest = ? AND f.path != ? ORDER BY f.path`)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	bind(st, dg, path)
+	var out []string
+	for st.Step() {
+		out = append(out, st.ColumnText(0))
+	}
+	return out, st.Err()
+}
+
+// queryErr makes an FTS5 complaint about a query a QueryError.
+func queryErr(q string, err error) error {
+	var e *sqlite3.Error
+	if errors.As(err, &e) && (strings.Contains(e.Error(), "fts5") || e.Code() == sqlite3.ERROR) {
+		return &QueryError{Query: q, Reason: e.Error()}
+	}
+	return err
+}
+
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// entryAt reads the entry whose line starts at h.Offset.
+func entryAt(h *Hit) (*session.Entry, error) {
+	var e *session.Entry
+	c := session.Cursor{Offset: h.Offset, Line: h.Line - 1, HeaderLine: h.headerLine, Version: h.version, Entries: 1}
+	_, _, err := session.ReadFrom(h.Path, c, nil, func(r session.Read) error {
+		e = r.Entry
+		return errFound
+	})
+	if err != nil && err != errFound {
+		return nil, err
+	}
+	if e == nil {
+		return nil, fmt.Errorf("%s: line %d: no entry there any more", h.Path, h.Line)
+	}
+	return e, nil
+}
+
+var errFound = errors.New("found")

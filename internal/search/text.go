@@ -1,0 +1,223 @@
+package search
+
+import (
+	"hash/fnv"
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/xdev/xdev/internal/ai"
+	"github.com/xdev/xdev/internal/jsonx"
+	"github.com/xdev/xdev/internal/session"
+)
+
+// MaxDocBytes bounds the text indexed per entry, and apart from it the
+// thinking: the first 1 MiB of each. A longer tool output is found by
+// what its first megabyte says. Memory per entry is bounded before this by
+// the line bound every reader has (session.DefaultMaxLineBytes); a longer
+// line is skipped and counted, as Open skips it.
+const MaxDocBytes = 1 << 20
+
+// Roles a hit can have, as --role names them.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"    // a tool's result, or a shell or Python run
+	RoleSummary   = "summary" // a compaction's or branch summary
+	RoleCustom    = "custom"  // an extension's message
+	RoleTitle     = "title"   // the session's title
+)
+
+// doc is what the index keeps of one entry.
+type doc struct {
+	text     string // what people remember: message text, tool calls, results, summaries
+	thinking string // searched only when asked
+	role     string // one of the Role constants; "" for an entry with no text
+	tool     string // tool names, space-separated
+	model    string
+	ts       int64 // Unix milliseconds; 0 when unknown
+}
+
+// docOf extracts the searchable text of an entry. It is the one rule for
+// what is searchable: the index, the snippets and the tests' brute-force
+// scan all call it.
+func docOf(e *session.Entry) doc {
+	d := doc{ts: entryTime(e)}
+	var text, thinking strings.Builder
+	switch b := e.Body.(type) {
+	case *session.Message:
+		m := &b.Message
+		if d.ts == 0 {
+			d.ts = m.Timestamp
+		}
+		switch m.Role {
+		case ai.RoleUser, ai.RoleDeveloper:
+			d.role = RoleUser
+			contentText(&text, m.Content)
+		case ai.RoleAssistant:
+			d.role, d.model = RoleAssistant, m.Model
+			var tools []string
+			for _, blk := range m.Content.Blocks {
+				switch blk.Type {
+				case ai.BlockText:
+					add(&text, blk.Text)
+				case ai.BlockThinking:
+					add(&thinking, blk.Thinking)
+				case ai.BlockToolCall:
+					tools = append(tools, blk.Name)
+					add(&text, blk.Name)
+					add(&text, argumentText(blk.Arguments))
+				}
+			}
+			if m.Content.IsString {
+				add(&text, m.Content.String)
+			}
+			d.tool = strings.Join(tools, " ")
+		case ai.RoleToolResult:
+			d.role, d.tool = RoleTool, m.ToolName
+			contentText(&text, m.Content)
+		case ai.RoleBashExecution:
+			d.role, d.tool = RoleTool, "bash"
+			add(&text, m.Command)
+			add(&text, m.Output)
+		case ai.RolePythonExecution:
+			d.role, d.tool = RoleTool, "python"
+			add(&text, m.Code)
+			add(&text, m.Output)
+		case ai.RoleCustom, ai.RoleHookMessage:
+			d.role = RoleCustom
+			contentText(&text, m.Content)
+		default:
+			d.role = RoleCustom
+			contentText(&text, m.Content)
+			add(&text, m.Summary)
+		}
+	case *session.Compaction:
+		d.role = RoleSummary
+		add(&text, b.Summary)
+		add(&text, b.ShortSummary)
+	case *session.BranchSummary:
+		d.role = RoleSummary
+		add(&text, b.Summary)
+	case *session.CustomMessage:
+		d.role = RoleCustom
+		contentText(&text, b.Content)
+	}
+	d.text, d.thinking = capText(text.String()), capText(thinking.String())
+	if d.text == "" && d.thinking == "" {
+		d.role = ""
+	}
+	return d
+}
+
+func contentText(sb *strings.Builder, c ai.Content) {
+	if c.IsString {
+		add(sb, c.String)
+		return
+	}
+	for _, b := range c.Blocks {
+		if b.Type == ai.BlockText {
+			add(sb, b.Text)
+		}
+	}
+}
+
+// add appends s on a line of its own, up to MaxDocBytes in all.
+func add(sb *strings.Builder, s string) {
+	if s == "" || sb.Len() > MaxDocBytes {
+		return
+	}
+	if sb.Len() > 0 {
+		sb.WriteByte('\n')
+	}
+	if room := MaxDocBytes + 1 - sb.Len(); len(s) > room {
+		s = s[:room]
+	}
+	sb.WriteString(s)
+}
+
+// capText cuts s to MaxDocBytes on a character boundary.
+func capText(s string) string {
+	if len(s) <= MaxDocBytes {
+		return s
+	}
+	s = s[:MaxDocBytes]
+	// Drop a character the cut split: back to the start of the last one.
+	for i := len(s) - 1; i >= 0 && i >= len(s)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) {
+			if !utf8.FullRuneInString(s[i:]) {
+				s = s[:i]
+			}
+			break
+		}
+	}
+	return s
+}
+
+// argumentText is the text of a tool call's arguments: its string values
+// and numbers, not its JSON punctuation or names, so that a search for
+// "command" does not find every shell call.
+func argumentText(raw []byte) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	v, err := jsonx.Parse(raw)
+	if err != nil {
+		return string(raw)
+	}
+	var sb strings.Builder
+	var walk func(v jsonx.Value)
+	walk = func(v jsonx.Value) {
+		if sb.Len() > MaxDocBytes {
+			return
+		}
+		switch v.Kind() {
+		case jsonx.String:
+			s, _ := v.Text()
+			add(&sb, s)
+		case jsonx.Number:
+			add(&sb, v.String())
+		case jsonx.Array:
+			for _, x := range v.Items() {
+				walk(x)
+			}
+		case jsonx.Object:
+			for _, m := range v.Members() {
+				walk(m.Value)
+			}
+		}
+	}
+	walk(v)
+	return sb.String()
+}
+
+// entryTime is the entry's timestamp in Unix milliseconds, 0 if it has
+// none that parses.
+func entryTime(e *session.Entry) int64 {
+	if e.Timestamp == "" {
+		return 0
+	}
+	ms := jsonx.ParseDate(e.Timestamp)
+	if math.IsNaN(ms) {
+		return 0
+	}
+	return int64(ms)
+}
+
+// digest identifies an entry's searchable content, so that the copies a
+// fork makes (same id, same text) are found once. It is never 0.
+func digest(id string, d doc) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	h.Write([]byte{0})
+	h.Write([]byte(d.text))
+	h.Write([]byte{0})
+	h.Write([]byte(d.thinking))
+	return h.Sum64() | 1
+}
+
+func fnv64(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}

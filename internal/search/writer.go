@@ -1,0 +1,242 @@
+package search
+
+import (
+	"os"
+
+	"github.com/ncruces/go-sqlite3"
+
+	"github.com/xdev/xdev/internal/session"
+)
+
+// writer indexes files inside one write transaction at a time.
+type writer struct {
+	db      *DB
+	harness string
+	pending int64 // bytes read since the last commit
+	inTx    bool
+	stmts   map[string]*sqlite3.Stmt
+}
+
+func (w *writer) begin() error {
+	if err := w.db.conn.Exec(`BEGIN IMMEDIATE`); err != nil {
+		return err
+	}
+	w.inTx, w.pending = true, 0
+	return nil
+}
+
+func (w *writer) commit() error {
+	w.closeStmts()
+	if !w.inTx {
+		return nil
+	}
+	w.inTx = false
+	return w.db.conn.Exec(`COMMIT`)
+}
+
+func (w *writer) rollback() {
+	w.closeStmts()
+	if w.inTx {
+		w.db.conn.Exec(`ROLLBACK`)
+		w.inTx = false
+	}
+}
+
+func (w *writer) closeStmts() {
+	for _, s := range w.stmts {
+		s.Close()
+	}
+	w.stmts = nil
+}
+
+// stmt returns a prepared statement, kept for the transaction.
+func (w *writer) stmt(sql string) (*sqlite3.Stmt, error) {
+	if s, ok := w.stmts[sql]; ok {
+		s.Reset()
+		s.ClearBindings()
+		return s, nil
+	}
+	s, _, err := w.db.conn.Prepare(sql)
+	if err != nil {
+		return nil, err
+	}
+	if w.stmts == nil {
+		w.stmts = map[string]*sqlite3.Stmt{}
+	}
+	w.stmts[sql] = s
+	return s, nil
+}
+
+func (w *writer) exec(sql string, args ...any) error {
+	s, err := w.stmt(sql)
+	if err != nil {
+		return err
+	}
+	if err := bind(s, args...); err != nil {
+		return err
+	}
+	return s.Exec()
+}
+
+// dropFile removes what the index holds of a file: its entries and their
+// text, and with row, its files row.
+func (w *writer) dropFile(id int64, row bool) error {
+	if err := w.exec(`DELETE FROM docs WHERE rowid IN (SELECT id FROM entries WHERE file = ?)`, id); err != nil {
+		return err
+	}
+	if err := w.exec(`DELETE FROM entries WHERE file = ?`, id); err != nil {
+		return err
+	}
+	if row {
+		return w.exec(`DELETE FROM files WHERE id = ?`, id)
+	}
+	return nil
+}
+
+// file brings one file's part of the index up to date and returns the
+// bytes it read. An error that is not the database's is the file's: what
+// the index held of it stays.
+func (w *writer) file(f session.SessionFile, fi os.FileInfo, row *fileRow, st *RefreshStats) (int64, error) {
+	info := session.Stat(f.Path)
+	if info.Err != nil {
+		return 0, info.Err
+	}
+	grow := row != nil && row.ino == inode(fi) && fi.Size() >= row.cur.Offset && stillThere(f.Path, row)
+	if row != nil && !grow {
+		if err := w.dropFile(row.id, false); err != nil {
+			return 0, err
+		}
+	}
+	r := fileRow{path: f.Path, harness: w.harness, subagent: f.Subagent, ino: inode(fi), size: fi.Size(),
+		mtime: fi.ModTime().UnixNano()}
+	if grow {
+		r = *row
+		r.ino, r.size, r.mtime, r.subagent = inode(fi), fi.Size(), fi.ModTime().UnixNano(), f.Subagent
+	} else if row != nil {
+		r.id = row.id
+	}
+	r.sessionID, r.cwd, r.created, r.parentSession = info.ID, info.Cwd, info.Created.UnixMilli(), info.ParentSession
+	if err := w.saveFile(&r); err != nil {
+		return 0, err
+	}
+	if title := info.ListTitle(); title != r.title { // r.title: the title document the index holds
+		if err := w.setTitle(&r, title); err != nil {
+			return 0, err
+		}
+	}
+
+	// linear: the new entries only extend the leaf's branch, and none
+	// changes what is in the context; the flags of the others stand.
+	linear := true
+	prev := r.cur.LastID()
+	start := r.cur.Offset
+	cur, rs, err := session.ReadFrom(f.Path, r.cur, nil, func(rd session.Read) error {
+		e := rd.Entry
+		d := docOf(e)
+		if e.ParentID != prev || e.ID == "" || e.Type == session.TypeCompaction || e.Type == session.TypeResetBoundary {
+			linear = false
+		}
+		prev = e.ID
+		return w.entry(r.id, e, d, rd.Offset)
+	})
+	read := cur.Offset - start
+	w.pending += read
+	st.Malformed += rs.Malformed
+	if err != nil && isSQLiteErr(err) {
+		return read, err
+	}
+	st.Entries += cur.Entries - r.cur.Entries
+	if grow {
+		st.Grown++
+	} else {
+		st.Indexed++
+	}
+	readErr := err
+	r.cur = cur
+	r.malformed += int64(rs.Malformed)
+	r.indexedB = cur.Offset
+	if fh, err := os.Open(f.Path); err == nil {
+		r.tailOff = max(0, cur.Offset-tailBytes)
+		r.tailHash, err = tailHash(fh, r.tailOff, cur.Offset)
+		fh.Close()
+		if err != nil {
+			return read, err
+		}
+	}
+	if readErr != nil {
+		// Keep what was read, but make the next refresh look again.
+		r.mtime = 0
+	}
+	if err := w.saveFile(&r); err != nil {
+		return read, err
+	}
+	if !linear {
+		if err := w.markBranch(r.id); err != nil {
+			return read, err
+		}
+	}
+	return read, readErr
+}
+
+// saveFile writes a files row, giving a new one its id.
+func (w *writer) saveFile(r *fileRow) error {
+	args := []any{r.path, r.harness, r.subagent, r.ino, r.size, r.mtime, r.cur.Offset, r.cur.Line, r.cur.Entries,
+		r.cur.HeaderLine, r.cur.Version, r.cur.LastID(), r.tailOff, r.tailHash, r.sessionID, r.cwd, r.title,
+		r.created, r.parentSession, r.malformed, r.indexedB}
+	if r.tailHash == nil {
+		args[13] = []byte{}
+	}
+	if r.id == 0 {
+		err := w.exec(`INSERT INTO files(path, harness, subagent, ino, size, mtime, cur_off, cur_line, cur_entries,
+			header_line, version, last_id, tail_off, tail_hash, session_id, cwd, title, created, parent_session,
+			malformed, indexed_bytes) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...)
+		r.id = w.db.conn.LastInsertRowID()
+		return err
+	}
+	return w.exec(`UPDATE files SET path=?, harness=?, subagent=?, ino=?, size=?, mtime=?, cur_off=?, cur_line=?,
+		cur_entries=?, header_line=?, version=?, last_id=?, tail_off=?, tail_hash=?, session_id=?, cwd=?, title=?,
+		created=?, parent_session=?, malformed=?, indexed_bytes=? WHERE id=?`, append(args, r.id)...)
+}
+
+// setTitle replaces the title's document.
+func (w *writer) setTitle(r *fileRow, title string) error {
+	if r.title == "" {
+		// No title document to delete: a delete costs FTS5 a flush.
+	} else if err := w.exec(`DELETE FROM docs WHERE rowid IN (SELECT id FROM entries WHERE file = ? AND type = 'title')`, r.id); err != nil {
+		return err
+	}
+	if err := w.exec(`DELETE FROM entries WHERE file = ? AND type = 'title'`, r.id); err != nil {
+		return err
+	}
+	r.title = title
+	if title == "" {
+		return nil
+	}
+	if err := w.exec(`INSERT INTO entries(file, entry_id, parent_id, type, first_kept, role, tool, model, ts, off, line,
+		digest, on_branch, in_context) VALUES(?, '', '', 'title', '', ?, '', '', ?, 0, 0, 0, 1, 1)`, r.id, RoleTitle, r.created); err != nil {
+		return err
+	}
+	return w.exec(`INSERT INTO docs(rowid, text, thinking) VALUES(?, ?, '')`, w.db.conn.LastInsertRowID(), capText(title))
+}
+
+// entry indexes one entry: its entries row always (the branch walk needs
+// every entry), its text when it has some.
+func (w *writer) entry(file int64, e *session.Entry, d doc, off int64) error {
+	kept := ""
+	if c, ok := e.Body.(*session.Compaction); ok && c.FirstKeptEntryID != nil {
+		kept = *c.FirstKeptEntryID
+	}
+	var dg uint64
+	if d.role != "" {
+		dg = digest(e.ID, d)
+	}
+	if err := w.exec(`INSERT INTO entries(file, entry_id, parent_id, type, first_kept, role, tool, model, ts, off, line,
+		digest, on_branch, in_context) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,1,1)`,
+		file, e.ID, e.ParentID, e.Type, kept, d.role, d.tool, d.model, d.ts, off, e.Line(), dg); err != nil {
+		return err
+	}
+	if d.role == "" {
+		return nil
+	}
+	return w.exec(`INSERT INTO docs(rowid, text, thinking) VALUES(?, ?, ?)`, w.db.conn.LastInsertRowID(), d.text, d.thinking)
+}
