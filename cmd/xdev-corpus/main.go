@@ -4,6 +4,7 @@
 //
 //	xdev-corpus -size 104MB -seed 1 -out big.jsonl
 //	xdev-corpus -sessions 10000 -out /tmp/agent   # writes /tmp/agent/sessions/...
+//	xdev-corpus -vocabulary 10,200                 # prints those words of the vocabulary
 package main
 
 import (
@@ -21,7 +22,19 @@ func main() {
 	seed := flag.Uint64("seed", 1, "the same seed writes the same bytes")
 	sessions := flag.Int("sessions", 0, "write this many small sessions into the data dir -out instead of one file")
 	out := flag.String("out", "", "the file (or, with -sessions, the data dir) to write; must not exist")
+	vocab := flag.String("vocabulary", "", "print the vocabulary's words of these comma-separated numbers, and stop")
 	flag.Parse()
+	if *vocab != "" {
+		for _, f := range strings.Split(*vocab, ",") {
+			k, err := strconv.Atoi(f)
+			if err != nil || k < 0 || k >= corpus.VocabularySize {
+				fmt.Fprintf(os.Stderr, "xdev-corpus: -vocabulary: %q is not a word number below %d\n", f, corpus.VocabularySize)
+				os.Exit(2)
+			}
+			fmt.Println(corpus.Vocabulary(k))
+		}
+		return
+	}
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "xdev-corpus: -out is required")
 		os.Exit(2)

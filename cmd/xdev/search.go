@@ -30,7 +30,7 @@ var searchCommand = &command{
 }
 
 var indexCommand = &command{
-	name: "index", args: "[--reindex] [--subagents] [--json]",
+	name: "index", args: "[--reindex] [--with-omp] [--json]",
 	summary: "Bring the search index up to date (search does it too)",
 	example: `  xdev index               read what changed since the last search
   xdev index --reindex     drop the index and read every session again
@@ -41,16 +41,14 @@ var indexCommand = &command{
 // indexFlags are the flags search and index share: which data dirs, and
 // how to refresh their indexes.
 type indexFlags struct {
-	store     *storeFlags
-	withOmp   bool
-	subagents bool
-	reindex   bool
+	store   *storeFlags
+	withOmp bool
+	reindex bool
 }
 
 func (f *indexFlags) define(fs *flag.FlagSet) {
 	f.store = addStoreFlags(fs)
 	fs.BoolVar(&f.withOmp, "with-omp", false, "search omp's sessions too, beside the data dir's")
-	fs.BoolVar(&f.subagents, "subagents", false, "include subagent transcripts")
 	fs.BoolVar(&f.reindex, "reindex", false, "drop the index and read every session again")
 }
 
@@ -106,7 +104,7 @@ func (f *indexFlags) openFresh(e *env, ctx context.Context) ([]*search.DB, []sea
 			fmt.Fprintln(e.stderr, "xdev: "+db.Notice)
 		}
 		bar := &byteProgress{e: e, what: "Indexing " + homePath(s.dir)}
-		st, err := db.Refresh(ctx, search.RefreshOptions{Harness: s.harness, Subagents: f.subagents, Reindex: f.reindex, Progress: bar.update})
+		st, err := db.Refresh(ctx, search.RefreshOptions{Harness: s.harness, Reindex: f.reindex, Progress: bar.update})
 		bar.done()
 		if err != nil {
 			return dbs, stats, fmt.Errorf("indexing %s: %w", s.dir, err)
@@ -193,6 +191,7 @@ type indexJSON struct {
 	Entries   int    `json:"entries"`
 	BytesRead int64  `json:"bytesRead"`
 	Malformed int    `json:"malformed"`
+	TextBytes int64  `json:"textBytes"`
 	Errors    int    `json:"errors"`
 	Millis    int64  `json:"ms"`
 }
@@ -213,9 +212,13 @@ func (o *indexOptions) run(e *env) error {
 	var out []indexJSON
 	for i, db := range dbs {
 		st := stats[i]
-		j := indexJSON{DataDir: db.DataDir(), Index: db.Path(), IndexSize: fileSize(db.Path()) + fileSize(db.Path()+"-wal"),
+		size, err := db.Size()
+		if err != nil {
+			return err
+		}
+		j := indexJSON{DataDir: db.DataDir(), Index: db.Path(), IndexSize: size,
 			Files: st.Files, Unchanged: st.Unchanged, Grown: st.Grown, Indexed: st.Indexed, Removed: st.Removed,
-			Entries: st.Entries, BytesRead: st.Bytes, Malformed: st.Malformed, Errors: len(st.Errors), Millis: took.Milliseconds()}
+			Entries: st.Entries, BytesRead: st.Bytes, Malformed: st.Malformed, TextBytes: st.TextBytes, Errors: len(st.Errors), Millis: took.Milliseconds()}
 		out = append(out, j)
 	}
 	if o.asJSON {
@@ -234,18 +237,11 @@ func (o *indexOptions) run(e *env) error {
 	return nil
 }
 
-func fileSize(p string) int64 {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return 0
-	}
-	return fi.Size()
-}
-
 // searchOptions are the flags and arguments of `xdev search`.
 type searchOptions struct {
 	indexFlags
 	thinking     bool
+	subagents    bool
 	cwd          string
 	here         bool
 	since, until string
@@ -255,6 +251,7 @@ type searchOptions struct {
 	sessionArg   string
 	limit        int
 	newest       bool
+	sessionsOnly bool
 	asJSON       bool
 	args         []string
 }
@@ -262,6 +259,7 @@ type searchOptions struct {
 func (o *searchOptions) define(fs *flag.FlagSet) {
 	o.indexFlags.define(fs)
 	fs.BoolVar(&o.thinking, "thinking", false, "search the model's thinking too")
+	fs.BoolVar(&o.subagents, "subagents", false, "search subagent transcripts too")
 	fs.StringVar(&o.cwd, "cwd", "", "only sessions of the project in this directory")
 	fs.BoolVar(&o.here, "here", false, "only sessions of the current directory's project")
 	fs.StringVar(&o.since, "since", "", "only entries from this time on: 7d, 12h, 2w, 2026-11-01")
@@ -272,6 +270,7 @@ func (o *searchOptions) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.sessionArg, "session", "", "only this SESSION")
 	fs.IntVar(&o.limit, "limit", search.DefaultLimit, "show at most N hits")
 	fs.BoolVar(&o.newest, "newest", false, "newest first, not most relevant first")
+	fs.BoolVar(&o.sessionsOnly, "l", false, "print only the sessions with hits, every one (as grep -l)")
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 }
 
@@ -280,7 +279,7 @@ func (o *searchOptions) setArgs(args []string) { o.args = args }
 // query builds the library's query from the flags.
 func (o *searchOptions) query(now time.Time) (search.Query, error) {
 	q := search.Query{Text: strings.Join(o.args, " "), Thinking: o.thinking, Tool: o.tool, Model: o.model,
-		Limit: o.limit, Newest: o.newest}
+		Limit: o.limit, Newest: o.newest, Subagents: o.subagents}
 	if strings.TrimSpace(q.Text) == "" {
 		return q, usagef("want a QUERY: the words to find")
 	}
@@ -384,6 +383,9 @@ func (o *searchOptions) run(e *env) error {
 	if err != nil {
 		return err
 	}
+	if o.sessionsOnly {
+		return o.printSessions(e, ctx, dbs, q)
+	}
 	var hits []search.Hit
 	for _, db := range dbs {
 		h, err := db.Search(ctx, q)
@@ -436,6 +438,51 @@ func (o *searchOptions) run(e *env) error {
 		return nil
 	}
 	printHits(e, hits)
+	return nil
+}
+
+// sessionJSON is one session in `xdev search -l --json`.
+type sessionJSON struct {
+	SessionID string   `json:"sessionId"`
+	Path      string   `json:"path"`
+	Harness   string   `json:"harness"`
+	Title     string   `json:"title"`
+	Cwd       string   `json:"cwd"`
+	Modified  jsonTime `json:"modified"`
+	Hits      int      `json:"hits"`
+	Subagent  bool     `json:"subagent,omitzero"`
+}
+
+// printSessions prints every session with a hit, newest first: its path
+// (for a script, as grep -l), or with --json what a hit says of its
+// session and how many entries matched.
+func (o *searchOptions) printSessions(e *env, ctx context.Context, dbs []*search.DB, q search.Query) error {
+	var all []search.Session
+	for _, db := range dbs {
+		ss, err := db.Sessions(ctx, q)
+		if errors.Is(err, search.ErrQuery) {
+			return usagef("%v", err)
+		}
+		if err != nil {
+			return err
+		}
+		all = append(all, ss...)
+	}
+	slices.SortStableFunc(all, func(a, b search.Session) int { return b.Modified.Compare(a.Modified) })
+	if o.asJSON {
+		out := make([]sessionJSON, 0, len(all))
+		for _, s := range all {
+			out = append(out, sessionJSON{SessionID: s.SessionID, Path: s.Path, Harness: s.Harness, Title: s.Title,
+				Cwd: s.Cwd, Modified: jsonTime(s.Modified), Hits: s.Hits, Subagent: s.Subagent})
+		}
+		return writeJSON(e, out)
+	}
+	if len(all) == 0 && e.tty {
+		fmt.Fprintf(e.stderr, "No matches for %s.\n", strconv.Quote(q.Text))
+	}
+	for _, s := range all {
+		fmt.Fprintln(e.stdout, s.Path)
+	}
 	return nil
 }
 

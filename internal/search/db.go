@@ -50,7 +50,8 @@ CREATE TABLE files(
 	created INTEGER NOT NULL,
 	parent_session TEXT NOT NULL,
 	malformed INTEGER NOT NULL,
-	indexed_bytes INTEGER NOT NULL
+	indexed_bytes INTEGER NOT NULL,
+	error TEXT NOT NULL
 ) STRICT;
 CREATE TABLE entries(
 	id INTEGER PRIMARY KEY,
@@ -156,7 +157,7 @@ func (db *DB) open() (reason string, err error) {
 	if err := c.BusyTimeout(time.Minute); err != nil {
 		return "", err
 	}
-	if err := c.Exec(`PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-32000; PRAGMA foreign_keys=OFF`); err != nil {
+	if err := c.Exec(`PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-32000; PRAGMA journal_size_limit=8388608`); err != nil {
 		if isCorrupt(err) {
 			return "was corrupt (" + err.Error() + ")", err
 		}
@@ -198,6 +199,17 @@ func (db *DB) create() error {
 		return fmt.Errorf("creating search index %s: %w", db.path, err)
 	}
 	return nil
+}
+
+// Size returns the index's size in bytes: its pages, as the file holds
+// them once the write-ahead log is checkpointed.
+func (db *DB) Size() (int64, error) {
+	n, err := db.int(`PRAGMA page_count`)
+	if err != nil {
+		return 0, err
+	}
+	sz, err := db.int(`PRAGMA page_size`)
+	return n * sz, err
 }
 
 // Path returns the index file.

@@ -57,6 +57,21 @@ func found(t testing.TB, db *DB, q Query) []string {
 	return sortedKeys(set)
 }
 
+// listed is the set of session files Sessions lists for a query.
+func listed(t testing.TB, db *DB, q Query) []string {
+	t.Helper()
+	ss, err := db.Sessions(context.Background(), q)
+	if err != nil {
+		t.Fatalf("sessions %q: %v", q.Text, err)
+	}
+	var out []string
+	for _, s := range ss {
+		out = append(out, s.Path)
+	}
+	sort.Strings(out)
+	return out
+}
+
 func sortedKeys(m map[string]bool) []string {
 	var out []string
 	for k := range m {
@@ -73,13 +88,16 @@ type corpusText map[string][]doc
 
 func readCorpus(t testing.TB, dataDir string, subagents bool) corpusText {
 	t.Helper()
-	files, err := session.Files(dataDir, subagents)
+	files, err := session.Files(dataDir, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ct := corpusText{}
 	for _, f := range files {
 		var docs []doc
+		if f.Subagent && !subagents {
+			continue
+		}
 		if title := session.Stat(f.Path).ListTitle(); title != "" {
 			docs = append(docs, doc{text: title, role: RoleTitle})
 		}

@@ -19,8 +19,6 @@ import (
 type RefreshOptions struct {
 	// Harness names whose data dir this is ("xdev", "omp"); hits carry it.
 	Harness string
-	// Subagents indexes subagent transcripts too.
-	Subagents bool
 	// Reindex drops everything indexed and reads every file again.
 	Reindex bool
 	// Progress, when not nil, is called as files are read.
@@ -44,6 +42,7 @@ type RefreshStats struct {
 	Entries   int   // entries indexed
 	Bytes     int64 // bytes read
 	Malformed int   // lines skipped as unreadable
+	TextBytes int64 // bytes of text indexed (titles, entries' text and thinking)
 	// Errors are the files that could not be read; they stay as they were
 	// indexed, or out of the index.
 	Errors []error
@@ -63,6 +62,7 @@ type fileRow struct {
 	created             int64
 	parentSession       string
 	malformed, indexedB int64
+	err                 string // why the file is not indexed: not a session, unreadable
 }
 
 // Refresh brings the index up to date with the data dir: every session
@@ -90,7 +90,9 @@ func (db *DB) Refresh(ctx context.Context, opts RefreshOptions) (RefreshStats, e
 			return st, err
 		}
 	}
-	found, err := session.Files(db.dataDir, opts.Subagents)
+	// Subagent transcripts are always indexed, and left out of hits unless
+	// a query asks for them: flipping the choice costs no re-reading.
+	found, err := session.Files(db.dataDir, true)
 	if err != nil {
 		return st, fmt.Errorf("listing %s: %w", session.SessionsDir(db.dataDir), err)
 	}
@@ -201,7 +203,7 @@ func inode(fi os.FileInfo) int64 {
 func (db *DB) fileRows() (map[string]*fileRow, error) {
 	st, _, err := db.conn.Prepare(`SELECT id, path, harness, subagent, ino, size, mtime, cur_off, cur_line,
 		cur_entries, header_line, version, last_id, tail_off, tail_hash, session_id, cwd, title, created,
-		parent_session, malformed, indexed_bytes FROM files`)
+		parent_session, malformed, indexed_bytes, error FROM files`)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +216,7 @@ func (db *DB) fileRows() (map[string]*fileRow, error) {
 			tailOff: st.ColumnInt64(13), tailHash: st.ColumnBlob(14, nil),
 			sessionID: st.ColumnText(15), cwd: st.ColumnText(16), title: st.ColumnText(17),
 			created: st.ColumnInt64(18), parentSession: st.ColumnText(19),
-			malformed: st.ColumnInt64(20), indexedB: st.ColumnInt64(21),
+			malformed: st.ColumnInt64(20), indexedB: st.ColumnInt64(21), err: st.ColumnText(22),
 		}
 		r.cur = session.Cursor{Offset: st.ColumnInt64(7), Line: st.ColumnInt(8), Entries: st.ColumnInt(9),
 			HeaderLine: st.ColumnInt(10), Version: st.ColumnInt(11)}.WithLastID(st.ColumnText(12))

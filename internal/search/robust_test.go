@@ -176,7 +176,7 @@ func TestDataDirUntouched(t *testing.T) {
 	dir := writeDir(t, 30, 5)
 	before := snapshot(t, dir)
 	db := openTemp(t, dir)
-	refresh(t, db, RefreshOptions{Subagents: true})
+	refresh(t, db, RefreshOptions{})
 	found(t, db, Query{Text: corpus.Vocabulary(1)})
 	refresh(t, db, RefreshOptions{Reindex: true})
 	if after := snapshot(t, dir); after != before {
@@ -205,7 +205,7 @@ func TestRealSessions(t *testing.T) {
 	for _, d := range []string{dir, samples} {
 		t.Run(filepath.Base(d), func(t *testing.T) {
 			db := openTemp(t, d)
-			refresh(t, db, RefreshOptions{Subagents: true})
+			refresh(t, db, RefreshOptions{})
 			ct := readCorpus(t, d, true)
 			checked := 0
 			for path, docs := range ct {
@@ -217,7 +217,7 @@ func TestRealSessions(t *testing.T) {
 					}
 					w := toks[len(toks)/2]
 					want := ct.bruteForce([][]string{{w}}, false)
-					got := found(t, db, Query{Text: w})
+					got := found(t, db, Query{Text: w, Subagents: true})
 					if fmt.Sprint(got) != fmt.Sprint(want) {
 						t.Errorf("%s: %q found in %v, the scan says %v", path, w, got, want)
 					}
@@ -229,5 +229,27 @@ func TestRealSessions(t *testing.T) {
 				t.Fatal("no words checked")
 			}
 		})
+	}
+}
+
+// TestNotASession: a file that is no session is reported by the refresh
+// that first meets it, not by every one, and indexed once it becomes one.
+func TestNotASession(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(session.SessionsDir(dir), "--p--", "notes.jsonl")
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	os.WriteFile(path, []byte("just some notes\n"), 0o600)
+	db := openTemp(t, dir)
+	for i, want := range []int{1, 0} {
+		st, err := db.Refresh(context.Background(), RefreshOptions{})
+		if err != nil || len(st.Errors) != want {
+			t.Fatalf("refresh %d: %v errors (%v), want %d", i, st.Errors, err, want)
+		}
+	}
+	os.WriteFile(path, []byte(`{"type":"session","version":3,"id":"s","timestamp":"2026-11-01T00:00:00.000Z","cwd":"/p"}`+"\n"+
+		`{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"now a session"}}`+"\n"), 0o600)
+	refresh(t, db, RefreshOptions{})
+	if got := found(t, db, Query{Text: "now session"}); len(got) != 1 {
+		t.Errorf("found %v", got)
 	}
 }

@@ -32,6 +32,8 @@ type Query struct {
 	Model string
 	// Path keeps the hits of one session file.
 	Path string
+	// Subagents includes hits in subagent transcripts (always indexed).
+	Subagents bool
 	// Limit is how many hits to return; 0 is DefaultLimit.
 	Limit int
 	// Newest orders hits by time, newest first, rather than by relevance.
@@ -87,45 +89,14 @@ func (db *DB) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	expr := p.expr
-	if !q.Thinking {
-		expr = "{text} : (" + expr + ")"
-	}
-	var where []string
-	args := []any{expr}
-	if q.Cwd != "" {
-		where, args = append(where, "f.cwd = ?"), append(args, q.Cwd)
-	}
-	if !q.Since.IsZero() {
-		where, args = append(where, "e.ts >= ?"), append(args, q.Since.UnixMilli())
-	}
-	if !q.Until.IsZero() {
-		where, args = append(where, "e.ts < ?"), append(args, q.Until.UnixMilli())
-	}
-	if q.Role != "" {
-		where, args = append(where, "e.role = ?"), append(args, q.Role)
-	}
-	if q.Tool != "" {
-		where, args = append(where, "(' ' || e.tool || ' ') LIKE ? ESCAPE '\\'"), append(args, "% "+likeEscape(q.Tool)+" %")
-	}
-	if q.Model != "" {
-		where, args = append(where, "e.model LIKE ? ESCAPE '\\'"), append(args, "%"+likeEscape(q.Model)+"%")
-	}
-	if q.Path != "" {
-		where, args = append(where, "f.path = ?"), append(args, q.Path)
-	}
+	from, args := q.from(p)
 	order := "rank"
 	if q.Newest {
 		order = "e.ts DESC, e.id DESC"
 	}
 	sql := `SELECT e.id, e.entry_id, e.role, e.tool, e.model, e.ts, e.off, e.line, e.digest, e.on_branch, e.in_context,
 		f.path, f.harness, f.session_id, f.title, f.cwd, f.subagent, f.mtime, f.version, f.header_line, rank
-		FROM docs JOIN entries e ON e.id = docs.rowid JOIN files f ON f.id = e.file
-		WHERE docs MATCH ?`
-	for _, w := range where {
-		sql += " AND " + w
-	}
-	sql += " ORDER BY " + order + " LIMIT ?"
+		` + from + " ORDER BY " + order + " LIMIT ?"
 	// Forks hold the same entries: ask for more rows than hits, to fill
 	// the limit once copies are folded.
 	args = append(args, limit*4+16)
@@ -176,10 +147,88 @@ func (db *DB) Search(ctx context.Context, q Query) ([]Hit, error) {
 	return hits, nil
 }
 
+// from is the FROM and WHERE of a query: the match and its filters.
+func (q *Query) from(p parsed) (string, []any) {
+	expr := p.expr
+	if !q.Thinking {
+		expr = "{text} : (" + expr + ")"
+	}
+	sql := "FROM docs JOIN entries e ON e.id = docs.rowid JOIN files f ON f.id = e.file WHERE docs MATCH ?"
+	args := []any{expr}
+	and := func(cond string, a ...any) {
+		sql += " AND " + cond
+		args = append(args, a...)
+	}
+	if q.Cwd != "" {
+		and("f.cwd = ?", q.Cwd)
+	}
+	if !q.Since.IsZero() {
+		and("e.ts >= ?", q.Since.UnixMilli())
+	}
+	if !q.Until.IsZero() {
+		and("e.ts < ?", q.Until.UnixMilli())
+	}
+	if q.Role != "" {
+		and("e.role = ?", q.Role)
+	}
+	if q.Tool != "" {
+		and(`(' ' || e.tool || ' ') LIKE ? ESCAPE '\'`, "% "+likeEscape(q.Tool)+" %")
+	}
+	if q.Model != "" {
+		and(`e.model LIKE ? ESCAPE '\'`, "%"+likeEscape(q.Model)+"%")
+	}
+	if q.Path != "" {
+		and("f.path = ?", q.Path)
+	} else if !q.Subagents {
+		and("f.subagent = 0")
+	}
+	return sql, args
+}
+
+// Session is a session file with hits, as Sessions lists it.
+type Session struct {
+	Harness, Path, SessionID, Title, Cwd string
+	Subagent                             bool
+	Modified                             time.Time
+	Hits                                 int // entries that matched
+}
+
+// Sessions returns every session file with at least one hit for q (its
+// Limit and order aside), most recently modified first: what grep -l
+// gives, without reading the files for snippets.
+func (db *DB) Sessions(ctx context.Context, q Query) ([]Session, error) {
+	p, err := parseQuery(q.Text)
+	if err != nil {
+		return nil, err
+	}
+	from, args := q.from(p)
+	old := db.conn.SetInterrupt(ctx)
+	defer db.conn.SetInterrupt(old)
+	st, _, err := db.conn.Prepare(`SELECT f.harness, f.path, f.session_id, f.title, f.cwd, f.subagent, f.mtime, count(*) ` +
+		from + ` GROUP BY f.id ORDER BY f.mtime DESC, f.path`)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	if err := bind(st, args...); err != nil {
+		return nil, err
+	}
+	var out []Session
+	for st.Step() {
+		out = append(out, Session{Harness: st.ColumnText(0), Path: st.ColumnText(1), SessionID: st.ColumnText(2),
+			Title: st.ColumnText(3), Cwd: st.ColumnText(4), Subagent: st.ColumnBool(5),
+			Modified: time.Unix(0, st.ColumnInt64(6)), Hits: st.ColumnInt(7)})
+	}
+	if err := st.Err(); err != nil {
+		return nil, queryErr(q.Text, err)
+	}
+	return out, nil
+}
+
 // copies returns the other files that hold an entry of this digest.
 func (db *DB) copies(dg uint64, path string) ([]string, error) {
 	st, _, err := db.conn.Prepare(`SELECT DISTINCT f.path FROM entries e JOIN files f ON f.id = e.file
-		WHERE e.digest = ? AND f.path != ? ORDER BY f.path`)
+		WHERE e.digest = ? AND e.digest != 0 AND f.path != ? ORDER BY f.path`) // "!= 0": the partial index is used only when the query says so
 	if err != nil {
 		return nil, err
 	}

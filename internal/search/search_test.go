@@ -40,6 +40,9 @@ func TestBruteForce(t *testing.T) {
 		q := quote(phrases)
 		want := ct.bruteForce(phrases, thinking)
 		got := found(t, db, Query{Text: q, Thinking: thinking})
+		if l := listed(t, db, Query{Text: q, Thinking: thinking}); !slices.Equal(l, got) {
+			t.Errorf("query %q: Sessions lists %d, Search finds %d", q, len(l), len(got))
+		}
 		if !slices.Equal(got, want) {
 			t.Errorf("query %q (thinking %v): found %d sessions, the scan %d\n got %.300v\nwant %.300v", q, thinking, len(got), len(want), got, want)
 		}

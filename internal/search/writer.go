@@ -99,6 +99,20 @@ func (w *writer) dropFile(id int64, row bool) error {
 func (w *writer) file(f session.SessionFile, fi os.FileInfo, row *fileRow, st *RefreshStats) (int64, error) {
 	info := session.Stat(f.Path)
 	if info.Err != nil {
+		// Not a session, or unreadable: remembered with its stat, so that
+		// it is reported once, not at every refresh, and looked at again
+		// when it changes.
+		r := fileRow{path: f.Path, harness: w.harness, subagent: f.Subagent, ino: inode(fi), size: fi.Size(),
+			mtime: fi.ModTime().UnixNano(), err: info.Err.Error()}
+		if row != nil {
+			r.id = row.id
+			if err := w.dropFile(row.id, false); err != nil {
+				return 0, err
+			}
+		}
+		if err := w.saveFile(&r); err != nil {
+			return 0, err
+		}
 		return 0, info.Err
 	}
 	grow := row != nil && row.ino == inode(fi) && fi.Size() >= row.cur.Offset && stillThere(f.Path, row)
@@ -123,6 +137,7 @@ func (w *writer) file(f session.SessionFile, fi os.FileInfo, row *fileRow, st *R
 		if err := w.setTitle(&r, title); err != nil {
 			return 0, err
 		}
+		st.TextBytes += int64(len(title))
 	}
 
 	// linear: the new entries only extend the leaf's branch, and none
@@ -137,6 +152,7 @@ func (w *writer) file(f session.SessionFile, fi os.FileInfo, row *fileRow, st *R
 			linear = false
 		}
 		prev = e.ID
+		st.TextBytes += int64(len(d.text) + len(d.thinking))
 		return w.entry(r.id, e, d, rd.Offset)
 	})
 	read := cur.Offset - start
@@ -182,20 +198,20 @@ func (w *writer) file(f session.SessionFile, fi os.FileInfo, row *fileRow, st *R
 func (w *writer) saveFile(r *fileRow) error {
 	args := []any{r.path, r.harness, r.subagent, r.ino, r.size, r.mtime, r.cur.Offset, r.cur.Line, r.cur.Entries,
 		r.cur.HeaderLine, r.cur.Version, r.cur.LastID(), r.tailOff, r.tailHash, r.sessionID, r.cwd, r.title,
-		r.created, r.parentSession, r.malformed, r.indexedB}
+		r.created, r.parentSession, r.malformed, r.indexedB, r.err}
 	if r.tailHash == nil {
 		args[13] = []byte{}
 	}
 	if r.id == 0 {
 		err := w.exec(`INSERT INTO files(path, harness, subagent, ino, size, mtime, cur_off, cur_line, cur_entries,
 			header_line, version, last_id, tail_off, tail_hash, session_id, cwd, title, created, parent_session,
-			malformed, indexed_bytes) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...)
+			malformed, indexed_bytes, error) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...)
 		r.id = w.db.conn.LastInsertRowID()
 		return err
 	}
 	return w.exec(`UPDATE files SET path=?, harness=?, subagent=?, ino=?, size=?, mtime=?, cur_off=?, cur_line=?,
 		cur_entries=?, header_line=?, version=?, last_id=?, tail_off=?, tail_hash=?, session_id=?, cwd=?, title=?,
-		created=?, parent_session=?, malformed=?, indexed_bytes=? WHERE id=?`, append(args, r.id)...)
+		created=?, parent_session=?, malformed=?, indexed_bytes=?, error=? WHERE id=?`, append(args, r.id)...)
 }
 
 // setTitle replaces the title's document.
