@@ -17,7 +17,7 @@ func init() { sqlite3.AutoExtension(fts5.Register) }
 
 // schemaVersion is PRAGMA user_version of the index this code writes. An
 // index of another version is rebuilt: it is a cache.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // schema is the index. files has one row per session file, with where its
 // indexed part ends (a session.Cursor) and how to tell that part is still
@@ -28,6 +28,7 @@ const schemaVersion = 1
 // hold it, and snippets are cut from them.
 const schema = `
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+CREATE TABLE blobs(key TEXT PRIMARY KEY, value BLOB NOT NULL) STRICT;
 CREATE TABLE files(
 	id INTEGER PRIMARY KEY,
 	path TEXT NOT NULL UNIQUE,
@@ -157,7 +158,7 @@ func (db *DB) open() (reason string, err error) {
 	if err := c.BusyTimeout(time.Minute); err != nil {
 		return "", err
 	}
-	if err := c.Exec(`PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-32000; PRAGMA journal_size_limit=8388608`); err != nil {
+	if err := c.Exec(`PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-32000; PRAGMA journal_size_limit=8388608; PRAGMA mmap_size=1073741824`); err != nil {
 		if isCorrupt(err) {
 			return "was corrupt (" + err.Error() + ")", err
 		}

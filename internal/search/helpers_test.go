@@ -88,7 +88,7 @@ type corpusText map[string][]doc
 
 func readCorpus(t testing.TB, dataDir string, subagents bool) corpusText {
 	t.Helper()
-	files, err := session.Files(dataDir, true)
+	files, err := session.Files(dataDir)
 	if err != nil {
 		t.Fatal(err)
 	}

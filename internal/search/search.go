@@ -90,9 +90,11 @@ func (db *DB) Search(ctx context.Context, q Query) ([]Hit, error) {
 		limit = DefaultLimit
 	}
 	from, args := q.from(p)
-	order := "rank"
+	// Ties (a fork's copies of an entry score alike) go to the oldest
+	// session, the one the others were forked from.
+	order := "rank, f.created, f.path"
 	if q.Newest {
-		order = "e.ts DESC, e.id DESC"
+		order = "e.ts DESC, f.created, f.path, e.id DESC"
 	}
 	sql := `SELECT e.id, e.entry_id, e.role, e.tool, e.model, e.ts, e.off, e.line, e.digest, e.on_branch, e.in_context,
 		f.path, f.harness, f.session_id, f.title, f.cwd, f.subagent, f.mtime, f.version, f.header_line, rank

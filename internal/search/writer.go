@@ -15,6 +15,10 @@ type writer struct {
 	pending int64 // bytes read since the last commit
 	inTx    bool
 	stmts   map[string]*sqlite3.Stmt
+	// snap is the stat snapshot (see statRows), changed with every files
+	// row and written with each commit.
+	snap      map[string]statRow
+	snapDirty bool
 }
 
 func (w *writer) begin() error {
@@ -26,6 +30,12 @@ func (w *writer) begin() error {
 }
 
 func (w *writer) commit() error {
+	if w.inTx && w.snapDirty {
+		if err := w.exec(`INSERT OR REPLACE INTO blobs(key, value) VALUES('stats', ?)`, encodeStats(w.snap)); err != nil {
+			return err
+		}
+		w.snapDirty = false
+	}
 	w.closeStmts()
 	if !w.inTx {
 		return nil
@@ -80,7 +90,7 @@ func (w *writer) exec(sql string, args ...any) error {
 
 // dropFile removes what the index holds of a file: its entries and their
 // text, and with row, its files row.
-func (w *writer) dropFile(id int64, row bool) error {
+func (w *writer) dropFile(path string, id int64, row bool) error {
 	if err := w.exec(`DELETE FROM docs WHERE rowid IN (SELECT id FROM entries WHERE file = ?)`, id); err != nil {
 		return err
 	}
@@ -88,6 +98,8 @@ func (w *writer) dropFile(id int64, row bool) error {
 		return err
 	}
 	if row {
+		delete(w.snap, path)
+		w.snapDirty = true
 		return w.exec(`DELETE FROM files WHERE id = ?`, id)
 	}
 	return nil
@@ -96,17 +108,17 @@ func (w *writer) dropFile(id int64, row bool) error {
 // file brings one file's part of the index up to date and returns the
 // bytes it read. An error that is not the database's is the file's: what
 // the index held of it stays.
-func (w *writer) file(f session.SessionFile, fi os.FileInfo, row *fileRow, st *RefreshStats) (int64, error) {
+func (w *writer) file(f session.SessionFile, row *fileRow, st *RefreshStats) (int64, error) {
 	info := session.Stat(f.Path)
 	if info.Err != nil {
 		// Not a session, or unreadable: remembered with its stat, so that
 		// it is reported once, not at every refresh, and looked at again
 		// when it changes.
-		r := fileRow{path: f.Path, harness: w.harness, subagent: f.Subagent, ino: inode(fi), size: fi.Size(),
-			mtime: fi.ModTime().UnixNano(), err: info.Err.Error()}
+		r := fileRow{path: f.Path, harness: w.harness, subagent: f.Subagent, ino: int64(f.Ino), size: f.Size,
+			mtime: f.ModTime.UnixNano(), err: info.Err.Error()}
 		if row != nil {
 			r.id = row.id
-			if err := w.dropFile(row.id, false); err != nil {
+			if err := w.dropFile(row.path, row.id, false); err != nil {
 				return 0, err
 			}
 		}
@@ -115,17 +127,17 @@ func (w *writer) file(f session.SessionFile, fi os.FileInfo, row *fileRow, st *R
 		}
 		return 0, info.Err
 	}
-	grow := row != nil && row.ino == inode(fi) && fi.Size() >= row.cur.Offset && stillThere(f.Path, row)
+	grow := row != nil && row.ino == int64(f.Ino) && f.Size >= row.cur.Offset && stillThere(f.Path, row)
 	if row != nil && !grow {
-		if err := w.dropFile(row.id, false); err != nil {
+		if err := w.dropFile(row.path, row.id, false); err != nil {
 			return 0, err
 		}
 	}
-	r := fileRow{path: f.Path, harness: w.harness, subagent: f.Subagent, ino: inode(fi), size: fi.Size(),
-		mtime: fi.ModTime().UnixNano()}
+	r := fileRow{path: f.Path, harness: w.harness, subagent: f.Subagent, ino: int64(f.Ino), size: f.Size,
+		mtime: f.ModTime.UnixNano()}
 	if grow {
 		r = *row
-		r.ino, r.size, r.mtime, r.subagent = inode(fi), fi.Size(), fi.ModTime().UnixNano(), f.Subagent
+		r.ino, r.size, r.mtime, r.subagent = int64(f.Ino), f.Size, f.ModTime.UnixNano(), f.Subagent
 	} else if row != nil {
 		r.id = row.id
 	}
@@ -202,6 +214,10 @@ func (w *writer) saveFile(r *fileRow) error {
 	if r.tailHash == nil {
 		args[13] = []byte{}
 	}
+	defer func() {
+		w.snap[r.path] = statRow{r.id, r.ino, r.size, r.mtime, r.subagent}
+		w.snapDirty = true
+	}()
 	if r.id == 0 {
 		err := w.exec(`INSERT INTO files(path, harness, subagent, ino, size, mtime, cur_off, cur_line, cur_entries,
 			header_line, version, last_id, tail_off, tail_hash, session_id, cwd, title, created, parent_session,

@@ -110,10 +110,14 @@
 // Work over a whole file (every entry, the tree, verifying, exporting,
 // copying a branch) goes through an Index instead: where each line is and
 // how it hangs in the tree, with entries read and decoded one at a time.
+// A reader that follows a growing file (a search index) uses ReadFrom: the
+// same forward rule, from a Cursor where its last read stopped, leaving an
+// unfinished last line for the next read.
 //
 // Each rule lives in one file: the slot in slot.go, the header in
 // header.go, the preamble (slot, header, title) in preamble.go, what a
-// line's envelope says in envelope.go, ids in ids.go, migrations in
+// line's envelope says in envelope.go, the forward step every forward
+// reader takes in scan.go, ids in ids.go, migrations in
 // migrate.go, what a window keeps in keep.go, labels in labels.go, the
 // context in context.go (with context_omp.go and snapcompact.go), the
 // lockfile in lock.go. docs/format.md maps the rest.

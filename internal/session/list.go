@@ -10,7 +10,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // SessionInfo describes one session file as List sees it: from its slot
@@ -117,18 +120,24 @@ func List(dataDir string, opts *ListOptions) ([]SessionInfo, error) {
 	return infos, nil
 }
 
-// SessionFile is a session file found under a data dir.
+// SessionFile is a session file found under a data dir, with its stat.
 type SessionFile struct {
 	Path     string
 	Subagent bool // nested under its parent session's directory
+	Size     int64
+	ModTime  time.Time
+	Ino      uint64
 }
 
 // Files returns the session files under dataDir's sessions directory, in
-// every project, as List finds them but without opening any: for a reader
-// that stats them itself (a search index). Symlinks and files that are not
-// regular are left out, as List reports them rather than reading them.
-// A missing sessions directory has none.
-func Files(dataDir string, subagents bool) ([]SessionFile, error) {
+// every project, subagent transcripts included, as List finds them, each
+// with its stat but without opening any: for a reader that follows them
+// (a search index). Symlinks and files that are not regular are left
+// out, as List reports them rather than reading them. A missing sessions
+// directory has none. The projects are read in parallel, each file
+// stat'ed relative to its directory: with tens of thousands of files the
+// cost is system calls, which overlap.
+func Files(dataDir string) ([]SessionFile, error) {
 	root := SessionsDir(dataDir)
 	ents, err := os.ReadDir(root)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -137,19 +146,65 @@ func Files(dataDir string, subagents bool) ([]SessionFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	var cands []candidate
+	var dirs []string
 	for _, e := range ents {
 		if e.IsDir() {
-			cands = appendCandidates(cands, filepath.Join(root, e.Name()), subagents)
+			dirs = append(dirs, filepath.Join(root, e.Name()))
 		}
 	}
-	files := make([]SessionFile, 0, len(cands))
-	for _, c := range cands {
-		if !c.symlink && !c.irregular {
-			files = append(files, SessionFile{Path: c.path, Subagent: c.subagent})
-		}
+	per := make([][]SessionFile, len(dirs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(len(dirs), 4*runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for k := int(next.Add(1) - 1); k < len(dirs); k = int(next.Add(1) - 1) {
+				per[k] = projectFiles(dirs[k])
+			}
+		})
 	}
+	wg.Wait()
+	var files []SessionFile
+	for _, p := range per {
+		files = append(files, p...)
+	}
+	slices.SortFunc(files, func(a, b SessionFile) int { return strings.Compare(a.Path, b.Path) })
 	return files, nil
+}
+
+// projectFiles lists and stats one project directory's session files and
+// the subagent transcripts nested in its session directories. A file of
+// the directory itself is stat'ed relative to it (fstatat), which spares
+// the kernel walking the path's leading directories for each file: a
+// third of the time of a no-change refresh.
+func projectFiles(dir string) []SessionFile {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	ents, err := d.ReadDir(-1) // unsorted: the caller does not need an order
+	if err != nil {
+		return nil
+	}
+	var out []SessionFile
+	fd := int(d.Fd())
+	for _, c := range appendCandidatesOf(nil, dir, ents, true) {
+		if c.symlink || c.irregular {
+			continue
+		}
+		var st unix.Stat_t
+		if c.subagent {
+			err = unix.Lstat(c.path, &st)
+		} else {
+			err = unix.Fstatat(fd, filepath.Base(c.path), &st, unix.AT_SYMLINK_NOFOLLOW)
+		}
+		if err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			continue // gone since it was listed, or replaced by something else
+		}
+		out = append(out, SessionFile{Path: c.path, Subagent: c.subagent, Size: st.Size,
+			ModTime: time.Unix(st.Mtim.Unix()), Ino: st.Ino})
+	}
+	return out
 }
 
 // candidate is a file List will read.
@@ -171,6 +226,11 @@ func appendCandidates(cands []candidate, dir string, subagents bool) []candidate
 	if err != nil {
 		return cands
 	}
+	return appendCandidatesOf(cands, dir, ents, subagents)
+}
+
+// appendCandidatesOf is appendCandidates on the entries of dir, read.
+func appendCandidatesOf(cands []candidate, dir string, ents []fs.DirEntry, subagents bool) []candidate {
 	for _, e := range ents {
 		p := filepath.Join(dir, e.Name())
 		switch {
