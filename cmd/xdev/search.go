@@ -427,7 +427,11 @@ func (o *searchOptions) run(e *env) error {
 	if !e.tty {
 		t := &table{e: e}
 		for _, h := range hits {
-			t.add(h.SessionID, session.DisplayID(h.EntryID), h.Role, session.FormatTime(h.Timestamp), h.Path,
+			ts := ""
+			if !h.Timestamp.IsZero() {
+				ts = session.FormatTime(h.Timestamp)
+			}
+			t.add(h.SessionID, session.DisplayID(h.EntryID), h.Role, ts, h.Path,
 				strconv.Itoa(h.Line), hitState(h), h.Snippet)
 		}
 		t.print()

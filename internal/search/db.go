@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/ext/fts5"
@@ -146,7 +146,11 @@ func Open(path, dataDir string) (*DB, error) {
 // open opens the file and checks it. A non-empty reason says why the file
 // must be rebuilt; err alone is a failure to report.
 func (db *DB) open() (reason string, err error) {
-	c, err := sqlite3.Open(db.path)
+	// The busy timeout comes with the name, so that it holds from the
+	// first statement on, the extensions' set-up included: a connection
+	// opened as another closes (and checkpoints) would otherwise fail.
+	name := (&url.URL{Scheme: "file", Path: db.path, RawQuery: "_pragma=busy_timeout(60000)"}).String()
+	c, err := sqlite3.OpenFlags(name, sqlite3.OPEN_READWRITE|sqlite3.OPEN_CREATE|sqlite3.OPEN_URI)
 	if err != nil {
 		if isCorrupt(err) {
 			return "was not a readable database", err
@@ -155,10 +159,16 @@ func (db *DB) open() (reason string, err error) {
 	}
 	db.conn = c
 	os.Chmod(db.path, 0o600) // transcripts hold secrets, and so does their index
-	if err := c.BusyTimeout(time.Minute); err != nil {
-		return "", err
+	// WAL, so searches read while a refresh writes; it is a property of
+	// the file, set once: setting it again would want the file to itself.
+	mode, err := db.text(`PRAGMA journal_mode`)
+	if err == nil && mode != "wal" {
+		_, err = db.text(`PRAGMA journal_mode=WAL`)
 	}
-	if err := c.Exec(`PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-32000; PRAGMA journal_size_limit=8388608; PRAGMA mmap_size=1073741824`); err != nil {
+	if err == nil {
+		err = c.Exec(`PRAGMA synchronous=NORMAL; PRAGMA cache_size=-32000; PRAGMA journal_size_limit=8388608; PRAGMA mmap_size=1073741824`)
+	}
+	if err != nil {
 		if isCorrupt(err) {
 			return "was corrupt (" + err.Error() + ")", err
 		}
@@ -285,6 +295,19 @@ func (db *DB) int(sql string, args ...any) (int64, error) {
 		return 0, st.Err()
 	}
 	return st.ColumnInt64(0), nil
+}
+
+// text runs a query of one text value.
+func (db *DB) text(sql string) (string, error) {
+	st, _, err := db.conn.Prepare(sql)
+	if err != nil {
+		return "", err
+	}
+	defer st.Close()
+	if !st.Step() {
+		return "", cmpErr(st.Err(), "no result for "+sql)
+	}
+	return st.ColumnText(0), nil
 }
 
 func (db *DB) meta(key string) (string, error) {

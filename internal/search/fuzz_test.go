@@ -30,6 +30,7 @@ func FuzzQuery(f *testing.F) {
 		if _, err := db.Search(context.Background(), Query{Text: q}); err != nil {
 			t.Fatalf("%q parsed as %s, but: %v", q, p.expr, err)
 		}
+		truncatedDoc([]byte(text)) // any prefix of a line: no panic
 		s, marks := cutSnippet(text, p.tokens)
 		if utf8.ValidString(text) && !utf8.ValidString(s) {
 			t.Fatalf("snippet %q of valid text is not valid UTF-8", s)

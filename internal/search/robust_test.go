@@ -253,3 +253,38 @@ func TestNotASession(t *testing.T) {
 		t.Errorf("found %v", got)
 	}
 }
+
+// TestHugeLine: a line over MaxLineBytes is never held whole; its entry is
+// indexed from its first megabyte, found by what is said there, placed
+// in the tree, and its snippet cut from the same megabyte.
+func TestHugeLine(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(session.SessionsDir(dir), "--p--", "s.jsonl")
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	filler := strings.Repeat("filler ", (MaxLineBytes+MaxLineBytes/2)/7)
+	lines := []string{
+		`{"type":"session","version":3,"id":"s1","timestamp":"2026-11-01T00:00:00.000Z","cwd":"/p"}`,
+		`{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"first"}}`,
+		`{"type":"message","id":"b","parentId":"a","timestamp":"2026-11-01T00:00:01.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"hugeoutput starts ` + filler + ` lateword"}]}}`,
+		`{"type":"message","id":"c","parentId":"b","message":{"role":"user","content":"after the huge one"}}`,
+	}
+	os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+	db := openTemp(t, dir)
+	st := refresh(t, db, RefreshOptions{})
+	if st.Malformed != 1 {
+		t.Errorf("malformed %d, want the huge line counted", st.Malformed)
+	}
+	hits, err := db.Search(context.Background(), Query{Text: "hugeoutput"})
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("hugeoutput: %v %v", hits, err)
+	}
+	h := hits[0]
+	if h.EntryID != "b" || h.Role != RoleTool || !h.OnActiveBranch || !strings.Contains(h.Snippet, "hugeoutput") {
+		t.Errorf("hit %+v", h)
+	}
+	for q, n := range map[string]int{"lateword": 0, "after huge": 1} {
+		if got := found(t, db, Query{Text: q}); len(got) != n {
+			t.Errorf("%q: %d sessions, want %d", q, len(got), n)
+		}
+	}
+}

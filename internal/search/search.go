@@ -256,21 +256,28 @@ func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
-// entryAt reads the entry whose line starts at h.Offset.
-func entryAt(h *Hit) (*session.Entry, error) {
-	var e *session.Entry
+// docAt reads back the searchable text of the entry whose line starts at
+// h.Offset, by the rule the index read it.
+func docAt(h *Hit) (doc, error) {
+	var d doc
+	found := false
 	c := session.Cursor{Offset: h.Offset, Line: h.Line - 1, HeaderLine: h.headerLine, Version: h.version, Entries: 1}
-	_, _, err := session.ReadFrom(h.Path, c, nil, func(r session.Read) error {
-		e = r.Entry
+	_, _, err := session.ReadFrom(h.Path, c, readOptions, func(r session.Read) error {
+		if r.Entry != nil {
+			d = docOf(r.Entry)
+		} else {
+			_, _, _, d = truncatedDoc(r.Truncated)
+		}
+		found = true
 		return errFound
 	})
 	if err != nil && err != errFound {
-		return nil, err
+		return d, err
 	}
-	if e == nil {
-		return nil, fmt.Errorf("%s: line %d: no entry there any more", h.Path, h.Line)
+	if !found {
+		return d, fmt.Errorf("%s: line %d: no entry there any more", h.Path, h.Line)
 	}
-	return e, nil
+	return d, nil
 }
 
 var errFound = errors.New("found")

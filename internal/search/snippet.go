@@ -17,11 +17,10 @@ func snippetOf(h *Hit, toks []token) (string, [][2]int) {
 	if h.Role == RoleTitle {
 		text = h.Title
 	} else {
-		e, err := entryAt(h)
+		d, err := docAt(h)
 		if err != nil {
 			return "", nil
 		}
-		d := docOf(e)
 		text = d.text
 		if !hasMatch(text, toks) && d.thinking != "" {
 			text = d.thinking

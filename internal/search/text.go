@@ -13,10 +13,16 @@ import (
 
 // MaxDocBytes bounds the text indexed per entry, and apart from it the
 // thinking: the first 1 MiB of each. A longer tool output is found by
-// what its first megabyte says. Memory per entry is bounded before this by
-// the line bound every reader has (session.DefaultMaxLineBytes); a longer
-// line is skipped and counted, as Open skips it.
+// what its first megabyte says.
 const MaxDocBytes = 1 << 20
+
+// MaxLineBytes bounds the memory one entry's line takes to index: a line
+// up to 8 MiB is decoded whole; of a longer one, only the first
+// session.TruncatedBytes are read (truncatedDoc), never the line whole.
+const MaxLineBytes = 8 << 20
+
+// readOptions are how the index reads session files.
+var readOptions = &session.OpenOptions{MaxLineBytes: MaxLineBytes}
 
 // Roles a hit can have, as --role names them.
 const (

@@ -157,15 +157,28 @@ func (w *writer) file(f session.SessionFile, row *fileRow, st *RefreshStats) (in
 	linear := true
 	prev := r.cur.LastID()
 	start := r.cur.Offset
-	cur, rs, err := session.ReadFrom(f.Path, r.cur, nil, func(rd session.Read) error {
-		e := rd.Entry
-		d := docOf(e)
-		if e.ParentID != prev || e.ID == "" || e.Type == session.TypeCompaction || e.Type == session.TypeResetBoundary {
+	cur, rs, err := session.ReadFrom(f.Path, r.cur, readOptions, func(rd session.Read) error {
+		var n node
+		var d doc
+		if rd.Entry != nil {
+			e := rd.Entry
+			n, d = node{id: e.ID, parent: e.ParentID, typ: e.Type}, docOf(e)
+			if c, ok := e.Body.(*session.Compaction); ok && c.FirstKeptEntryID != nil {
+				n.kept = *c.FirstKeptEntryID
+			}
+		} else {
+			n.typ, n.id, n.parent, d = truncatedDoc(rd.Truncated)
+			if n.id == "" {
+				return nil // not even an id in its first megabyte: skipped, and counted
+			}
+		}
+		if n.parent != prev || n.id == "" || n.typ == session.TypeCompaction || n.typ == session.TypeResetBoundary {
 			linear = false
 		}
-		prev = e.ID
+		prev = n.id
+		st.Entries++
 		st.TextBytes += int64(len(d.text) + len(d.thinking))
-		return w.entry(r.id, e, d, rd.Offset)
+		return w.entry(r.id, n, d, rd.Offset, rd.Line)
 	})
 	read := cur.Offset - start
 	w.pending += read
@@ -173,7 +186,6 @@ func (w *writer) file(f session.SessionFile, row *fileRow, st *RefreshStats) (in
 	if err != nil && isSQLiteErr(err) {
 		return read, err
 	}
-	st.Entries += cur.Entries - r.cur.Entries
 	if grow {
 		st.Grown++
 	} else {
@@ -253,18 +265,20 @@ func (w *writer) setTitle(r *fileRow, title string) error {
 
 // entry indexes one entry: its entries row always (the branch walk needs
 // every entry), its text when it has some.
-func (w *writer) entry(file int64, e *session.Entry, d doc, off int64) error {
-	kept := ""
-	if c, ok := e.Body.(*session.Compaction); ok && c.FirstKeptEntryID != nil {
-		kept = *c.FirstKeptEntryID
-	}
+// node is where an entry hangs in the tree.
+type node struct {
+	id, parent, typ string
+	kept            string // a compaction's firstKeptEntryId
+}
+
+func (w *writer) entry(file int64, n node, d doc, off int64, line int) error {
 	var dg uint64
 	if d.role != "" {
-		dg = digest(e.ID, d)
+		dg = digest(n.id, d)
 	}
 	if err := w.exec(`INSERT INTO entries(file, entry_id, parent_id, type, first_kept, role, tool, model, ts, off, line,
 		digest, on_branch, in_context) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,1,1)`,
-		file, e.ID, e.ParentID, e.Type, kept, d.role, d.tool, d.model, d.ts, off, e.Line(), dg); err != nil {
+		file, n.id, n.parent, n.typ, n.kept, d.role, d.tool, d.model, d.ts, off, line, dg); err != nil {
 		return err
 	}
 	if d.role == "" {

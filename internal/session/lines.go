@@ -19,6 +19,10 @@ type lineReader struct {
 	off     int64 // offset of the next line
 	buf     []byte
 	lineNum int
+	// keep, when not zero, is how much of a too-long line to return: its
+	// first keep bytes, in prefix (reused from line to line).
+	keep   int
+	prefix []byte
 }
 
 type rawLine struct {
@@ -26,8 +30,8 @@ type rawLine struct {
 	off     int64  // offset of the first byte
 	size    int64  // bytes consumed, newline included
 	num     int    // 1-based line number
-	tooLong bool
-	eol     bool // ended in '\n' (false only for the last line of a torn file)
+	tooLong bool   // data is nil, or with lineReader.keep the line's start
+	eol     bool   // ended in '\n' (false only for the last line of a torn file)
 }
 
 func newLineReader(r io.Reader, off int64, max int) *lineReader {
@@ -48,12 +52,20 @@ func newLineReaderSize(r io.Reader, off int64, max, size int) *lineReader {
 func (lr *lineReader) next() (rawLine, error) {
 	l := rawLine{off: lr.off}
 	lr.buf = lr.buf[:0]
+	lr.prefix = lr.prefix[:0]
 	for {
 		chunk, err := lr.r.ReadSlice('\n')
 		l.size += int64(len(chunk))
+		if l.tooLong && len(lr.prefix) < lr.keep {
+			lr.prefix = append(lr.prefix, chunk[:min(len(chunk), lr.keep-len(lr.prefix))]...)
+		}
 		if !l.tooLong {
 			if len(lr.buf)+len(chunk) > lr.max+1 {
 				l.tooLong = true
+				if lr.keep > 0 {
+					lr.prefix = append(lr.prefix, lr.buf[:min(len(lr.buf), lr.keep)]...)
+					lr.prefix = append(lr.prefix, chunk[:min(len(chunk), max(0, lr.keep-len(lr.prefix)))]...)
+				}
 				lr.buf = lr.buf[:0]
 			} else if err == nil && len(lr.buf) == 0 {
 				// Whole line in the buffer: no copy.
@@ -82,6 +94,9 @@ func (lr *lineReader) next() (rawLine, error) {
 	}
 	if l.tooLong {
 		l.data = nil
+		if lr.keep > 0 {
+			l.data = lr.prefix
+		}
 	}
 	l.data = bytes.TrimSuffix(l.data, []byte("\n"))
 	l.data = bytes.TrimSuffix(l.data, []byte("\r"))

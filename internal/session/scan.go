@@ -112,7 +112,17 @@ type Read struct {
 	Err    error
 	Offset int64 // where the entry's line starts
 	Size   int   // the length of the entry's JSON on its line
+	// Truncated, for a line longer than OpenOptions.MaxLineBytes (which
+	// Open skips, and ReadStats counts), is its first TruncatedBytes:
+	// Entry is then nil. A reader that can use part of an entry (a search
+	// index) reads what it can from it; the line is never held whole.
+	Truncated []byte
+	Line      int // the line's number
 }
+
+// TruncatedBytes is how much of a line over the line bound ReadFrom hands
+// on (Read.Truncated).
+const TruncatedBytes = 1 << 20
 
 // ReadStats count what ReadFrom skipped.
 type ReadStats struct {
@@ -149,6 +159,7 @@ func ReadFrom(path string, c Cursor, opts *OpenOptions, fn func(Read) error) (Cu
 	rest := fi.Size() - c.Offset
 	lr := newLineReaderSize(io.NewSectionReader(f, c.Offset, rest), c.Offset, opts.MaxLineBytes, int(min(max(rest, 4096), 1<<20)))
 	lr.lineNum = c.Line
+	lr.keep = TruncatedBytes
 	fw := &forward{path: path, opts: opts, max: lr.max, cur: c, skip: func(b BadLine) {
 		st.Malformed++
 		if len(st.BadLines) < maxBadLines {
@@ -170,9 +181,14 @@ func ReadFrom(path string, c Cursor, opts *OpenOptions, fn func(Read) error) (Cu
 		if err != nil {
 			return fw.cur, st, err
 		}
+		if l.tooLong && fw.cur.Version > 0 && fw.cur.HeaderLine < l.num {
+			if err := fn(Read{Truncated: l.data, Offset: l.off, Line: l.num}); err != nil {
+				return fw.cur, st, err
+			}
+		}
 		if ok {
 			e := &Entry{Type: rec.typ, ID: rec.id, ParentID: rec.parentID, raw: append([]byte(nil), l.data[:rec.size]...), line: l.num}
-			r := Read{Entry: e, Offset: rec.off, Size: int(rec.size)}
+			r := Read{Entry: e, Offset: rec.off, Size: int(rec.size), Line: l.num}
 			if err := decodeEntry(e, rec.kept, fw.cur.Version); err != nil {
 				e.Body = nil
 				r.Err = fmt.Errorf("%s: line %d: %w", path, l.num, err)

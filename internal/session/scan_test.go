@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -60,5 +61,31 @@ func TestReadFromResumes(t *testing.T) {
 	}
 	if _, _, err := ReadFrom(path, Cursor{Offset: int64(len(all)) + 1, Version: 3}, nil, func(Read) error { return nil }); err == nil {
 		t.Error("a cursor past the end of the file was taken")
+	}
+}
+
+// TestReadFromTruncated: a line over the line bound is handed on as its
+// first TruncatedBytes, counted as skipped, and the read goes on after it.
+func TestReadFromTruncated(t *testing.T) {
+	long := `{"type":"message","id":"b","parentId":"a","message":{"role":"user","content":"` + strings.Repeat("x", 3*TruncatedBytes) + `"}}`
+	data := `{"type":"session","version":3,"id":"s","timestamp":"2026-11-01T00:00:00.000Z","cwd":"/p"}` + "\n" +
+		`{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"one"}}` + "\n" + long + "\n" +
+		`{"type":"message","id":"c","parentId":"b","message":{"role":"user","content":"three"}}` + "\n"
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	os.WriteFile(path, []byte(data), 0o600)
+	var got []string
+	_, st, err := ReadFrom(path, Cursor{}, &OpenOptions{MaxLineBytes: 2 * TruncatedBytes}, func(r Read) error {
+		switch {
+		case r.Entry != nil:
+			got = append(got, r.Entry.ID)
+		case len(r.Truncated) != TruncatedBytes || !strings.HasPrefix(long, string(r.Truncated)) || r.Line != 3:
+			t.Errorf("truncated line %d: %d bytes", r.Line, len(r.Truncated))
+		default:
+			got = append(got, "truncated")
+		}
+		return nil
+	})
+	if err != nil || st.Malformed != 1 || strings.Join(got, " ") != "a truncated c" {
+		t.Fatalf("read %v, %+v, %v", got, st, err)
 	}
 }
