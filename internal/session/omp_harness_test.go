@@ -1,55 +1,22 @@
 package session
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/xdev/xdev/internal/omptest"
 
 	"github.com/xdev/xdev/internal/jsonx"
 )
 
 // The real omp, installed from npm by interop/omp/install.sh.
-const ompDir = "../../interop/omp"
+// requireOmp returns the harness directory (see omptest.Require).
+func requireOmp(t *testing.T) string { return omptest.Require(t) }
 
-// requireOmp returns the harness directory, installing omp when running in
-// CI. Without an install, a developer's run skips with the command to run;
-// CI never skips: a failed install fails the suite.
-func requireOmp(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(ompDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bun := filepath.Join(dir, "node_modules/@oven/bun-linux-x64/bin/bun")
-	if _, err := os.Stat(bun); err == nil {
-		return dir
-	}
-	if os.Getenv("CI") == "" {
-		t.Skipf("omp interop: omp 18.2.3 is not installed; run %s/install.sh (needs npm access)", dir)
-	}
-	out, err := exec.Command(filepath.Join(dir, "install.sh")).CombinedOutput()
-	if err != nil {
-		t.Fatalf("omp interop: install failed in CI: %v\n%s", err, out)
-	}
-	return dir
-}
-
-// runOmp runs one of the harness's Bun scripts with omp's state in temp
-// dirs (HOME and PI_CODING_AGENT_DIR), never a real ~/.omp.
+// runOmp runs one of the harness's Bun scripts (see omptest.Run).
 func runOmp(t *testing.T, agentDir, script string, args ...string) []byte {
-	t.Helper()
-	dir := requireOmp(t)
-	cmd := exec.Command(filepath.Join(dir, "run-bun.sh"), append([]string{"scripts/" + script}, args...)...)
-	cmd.Env = append(os.Environ(), "OMP_TEST_HOME="+t.TempDir(), "PI_CODING_AGENT_DIR="+agentDir)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("omp %s %v: %v\n%s", script, args, err, stderr.Bytes())
-	}
-	return out
+	return omptest.Run(t, agentDir, script, args...)
 }
 
 // ompContexts runs omp's context.ts on files and returns its view of each,

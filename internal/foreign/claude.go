@@ -1,0 +1,447 @@
+package foreign
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/xdev/xdev/internal/jsonx"
+)
+
+// Converted is a foreign session as omp's importer holds it before
+// persisting: its entries (no header), the working directory and the
+// title.
+type Converted struct {
+	Cwd string
+	// Title is the session's name and TitleSource "user" (Claude's
+	// custom-title) or "auto" (its ai-title); both empty without one.
+	Title, TitleSource string
+	// Entries are omp session entries, each as JSON.stringify writes it.
+	Entries [][]byte
+}
+
+// record is one readable object line of a foreign transcript.
+type record struct {
+	v    jsonx.Value
+	line int
+}
+
+// readRecords reads every line that JSON.parse reads as an object, as
+// omp's readForeignJsonRecords does; other lines (a torn last one, junk)
+// are skipped. Memory follows the file: omp holds it all too.
+func readRecords(r io.Reader) ([]record, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	var out []record
+	for line := 1; ; line++ {
+		b, err := br.ReadBytes('\n')
+		if len(b) > 0 {
+			if v, perr := jsonx.Parse(b); perr == nil && v.Kind() == jsonx.Object {
+				out = append(out, record{v, line})
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+}
+
+// stringField is a member that is a non-empty string, as omp's
+// stringField reads it.
+func stringField(v jsonx.Value, name string) (string, bool) {
+	s, ok := v.Get(name).Text()
+	return s, ok && s != ""
+}
+
+// numberField is a finite number member, else 0.
+func numberField(v jsonx.Value, name string) float64 {
+	f, ok := v.Get(name).Float()
+	if !ok || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0
+	}
+	return f
+}
+
+// timestampMs reads a timestamp as omp's timestampMs does: a finite
+// number as it is, a string by Date.parse, else fallback.
+func timestampMs(v jsonx.Value, fallback float64) float64 {
+	if f, ok := v.Float(); ok && !math.IsInf(f, 0) && !math.IsNaN(f) {
+		return f
+	}
+	if s, ok := v.Text(); ok {
+		if ms := jsonx.ParseDate(s); !math.IsNaN(ms) {
+			return ms
+		}
+	}
+	return fallback
+}
+
+// isoTimestamp is new Date(ms).toISOString(), which throws (and so fails
+// omp's import) for a time out of a Date's range.
+func isoTimestamp(ms float64) (string, error) {
+	if math.Abs(ms) > 8.64e15 {
+		return "", fmt.Errorf("time %v out of range", ms)
+	}
+	return jsonx.ISOString(math.Trunc(ms)), nil
+}
+
+func member(name string, v jsonx.Value) jsonx.Member { return jsonx.Member{Name: name, Value: v} }
+
+func isRecordValue(v jsonx.Value) bool { return v.Kind() == jsonx.Object }
+
+// imageContent is a Claude image block as omp's image content.
+func imageContent(v jsonx.Value) (jsonx.Value, bool) {
+	if !v.Get("type").Is("image") || !isRecordValue(v.Get("source")) {
+		return jsonx.Value{}, false
+	}
+	data, ok1 := stringField(v.Get("source"), "data")
+	mime, ok2 := stringField(v.Get("source"), "media_type")
+	if !ok1 || !ok2 {
+		return jsonx.Value{}, false
+	}
+	return jsonx.ObjectOf(member("type", jsonx.Str("image")), member("data", jsonx.Str(data)), member("mimeType", jsonx.Str(mime))), true
+}
+
+// userPart is a text or image block of a user message.
+func userPart(v jsonx.Value) (jsonx.Value, bool) {
+	if !isRecordValue(v) {
+		return jsonx.Value{}, false
+	}
+	if t, ok := v.Get("text").Text(); ok && v.Get("type").Is("text") {
+		return jsonx.ObjectOf(member("type", jsonx.Str("text")), member("text", jsonx.Str(t))), true
+	}
+	return imageContent(v)
+}
+
+func toolResultContent(v jsonx.Value) jsonx.Value {
+	if s, ok := v.Text(); ok {
+		return jsonx.ArrayOf(jsonx.ObjectOf(member("type", jsonx.Str("text")), member("text", jsonx.Str(s))))
+	}
+	var out []jsonx.Value
+	if v.Kind() == jsonx.Array {
+		for _, b := range v.Items() {
+			if !isRecordValue(b) {
+				continue
+			}
+			if t, ok := b.Get("text").Text(); ok && b.Get("type").Is("text") {
+				out = append(out, jsonx.ObjectOf(member("type", jsonx.Str("text")), member("text", jsonx.Str(t))))
+			} else if img, ok := imageContent(b); ok {
+				out = append(out, img)
+			}
+		}
+	}
+	return jsonx.ArrayOf(out...)
+}
+
+func assistantContent(v jsonx.Value, toolNames map[string]string) []jsonx.Value {
+	if v.Kind() != jsonx.Array {
+		return nil
+	}
+	var out []jsonx.Value
+	for _, b := range v.Items() {
+		if !isRecordValue(b) {
+			continue
+		}
+		switch {
+		case b.Get("type").Is("text") && b.Get("text").Kind() == jsonx.String:
+			t, _ := b.Get("text").Text()
+			out = append(out, jsonx.ObjectOf(member("type", jsonx.Str("text")), member("text", jsonx.Str(t))))
+		case b.Get("type").Is("thinking") && b.Get("thinking").Kind() == jsonx.String:
+			t, _ := b.Get("thinking").Text()
+			ms := []jsonx.Member{member("type", jsonx.Str("thinking")), member("thinking", jsonx.Str(t))}
+			if sig, ok := b.Get("signature").Text(); ok {
+				ms = append(ms, member("thinkingSignature", jsonx.Str(sig)))
+			}
+			out = append(out, jsonx.ObjectOf(ms...))
+		case b.Get("type").Is("tool_use"):
+			id, ok1 := stringField(b, "id")
+			name, ok2 := stringField(b, "name")
+			if !ok1 || !ok2 {
+				continue
+			}
+			args := b.Get("input")
+			if !isRecordValue(args) {
+				args = jsonx.ObjectOf()
+			}
+			out = append(out, jsonx.ObjectOf(member("type", jsonx.Str("toolCall")), member("id", jsonx.Str(id)),
+				member("name", jsonx.Str(name)), member("arguments", args)))
+			toolNames[id] = name
+		}
+	}
+	return out
+}
+
+func claudeUsage(v jsonx.Value) jsonx.Value {
+	var in, out, cr, cw float64
+	if isRecordValue(v) {
+		in, out = numberField(v, "input_tokens"), numberField(v, "output_tokens")
+		cr, cw = numberField(v, "cache_read_input_tokens"), numberField(v, "cache_creation_input_tokens")
+	}
+	zero := jsonx.Num(0)
+	return jsonx.ObjectOf(member("input", jsonx.Num(in)), member("output", jsonx.Num(out)), member("cacheRead", jsonx.Num(cr)),
+		member("cacheWrite", jsonx.Num(cw)), member("totalTokens", jsonx.Num(in+out+cr+cw)),
+		member("cost", jsonx.ObjectOf(member("input", zero), member("output", zero), member("cacheRead", zero),
+			member("cacheWrite", zero), member("total", zero))))
+}
+
+func stopReason(v jsonx.Value) string {
+	switch {
+	case v.Is("tool_use"):
+		return "toolUse"
+	case v.Is("max_tokens"):
+		return "length"
+	case v.Is("end_turn"), v.Is("stop_sequence"), v.Is("pause_turn"):
+		return "stop"
+	case v.Nullish():
+		return "stop"
+	}
+	return "error"
+}
+
+// converted is one message a record gives, and the suffix of its id.
+type converted struct {
+	msg    jsonx.Value
+	suffix string
+}
+
+// convertRecord is omp's convertRecord: a user or assistant record, not a
+// sidechain's and not meta, as the messages it gives.
+func convertRecord(r jsonx.Value, fallback float64, toolNames map[string]string) []converted {
+	typ := r.Get("type")
+	if !typ.Is("user") && !typ.Is("assistant") ||
+		r.Get("isSidechain").Kind() == jsonx.Bool && r.Get("isSidechain").Truthy() ||
+		r.Get("isMeta").Kind() == jsonx.Bool && r.Get("isMeta").Truthy() {
+		return nil
+	}
+	m := r.Get("message")
+	if !isRecordValue(m) {
+		return nil
+	}
+	ts := jsonx.Num(timestampMs(r.Get("timestamp"), fallback))
+	if typ.Is("assistant") {
+		content := assistantContent(m.Get("content"), toolNames)
+		errMsg, hasErr := stringField(r, "error")
+		if len(content) == 0 && !hasErr {
+			return nil
+		}
+		model, ok := stringField(m, "model")
+		if !ok {
+			model = "unknown"
+		}
+		stop := stopReason(m.Get("stop_reason"))
+		if api := r.Get("isApiErrorMessage"); api.Kind() == jsonx.Bool && api.Truthy() {
+			stop = "error"
+		}
+		ms := []jsonx.Member{member("role", jsonx.Str("assistant")), member("content", jsonx.ArrayOf(content...)),
+			member("api", jsonx.Str("anthropic-messages")), member("provider", jsonx.Str("anthropic")),
+			member("model", jsonx.Str(model)), member("usage", claudeUsage(m.Get("usage"))),
+			member("stopReason", jsonx.Str(stop)), member("timestamp", ts)}
+		if id, ok := stringField(m, "id"); ok {
+			ms = append(ms, member("responseId", jsonx.Str(id)))
+		}
+		if hasErr {
+			ms = append(ms, member("errorMessage", jsonx.Str(errMsg)))
+		}
+		if st, ok := r.Get("apiErrorStatus").Float(); ok && !math.IsInf(st, 0) && !math.IsNaN(st) {
+			ms = append(ms, member("errorStatus", jsonx.Num(st)))
+		}
+		return []converted{{jsonx.ObjectOf(ms...), "message"}}
+	}
+	raw := m.Get("content")
+	if raw.Kind() == jsonx.Array {
+		var results []converted
+		var content []jsonx.Value
+		start := 0
+		flush := func() {
+			if len(content) == 0 {
+				return
+			}
+			results = append(results, converted{jsonx.ObjectOf(member("role", jsonx.Str("user")),
+				member("content", jsonx.ArrayOf(content...)), member("timestamp", ts)), "user-" + strconv.Itoa(start)})
+			content = nil
+		}
+		for i, b := range raw.Items() {
+			if part, ok := userPart(b); ok {
+				if len(content) == 0 {
+					start = i
+				}
+				content = append(content, part)
+				continue
+			}
+			if !isRecordValue(b) || !b.Get("type").Is("tool_result") {
+				continue
+			}
+			callID, ok := stringField(b, "tool_use_id")
+			if !ok {
+				continue
+			}
+			flush()
+			name, ok := toolNames[callID]
+			if !ok {
+				name = "unknown"
+			}
+			isErr := b.Get("is_error").Kind() == jsonx.Bool && b.Get("is_error").Truthy()
+			results = append(results, converted{jsonx.ObjectOf(member("role", jsonx.Str("toolResult")),
+				member("toolCallId", jsonx.Str(callID)), member("toolName", jsonx.Str(name)),
+				member("content", toolResultContent(b.Get("content"))), member("isError", jsonx.BoolValue(isErr)),
+				member("timestamp", ts)), "tool-" + strconv.Itoa(i)})
+		}
+		flush()
+		if len(results) > 0 {
+			return results
+		}
+	}
+	var content jsonx.Value
+	switch {
+	case raw.Kind() == jsonx.String:
+		if s, _ := raw.Text(); s == "" {
+			return nil
+		}
+		content = raw
+	case raw.Kind() == jsonx.Array:
+		var parts []jsonx.Value
+		for _, b := range raw.Items() {
+			if p, ok := userPart(b); ok {
+				parts = append(parts, p)
+			}
+		}
+		if len(parts) == 0 {
+			return nil
+		}
+		content = jsonx.ArrayOf(parts...)
+	default:
+		return nil
+	}
+	return []converted{{jsonx.ObjectOf(member("role", jsonx.Str("user")), member("content", content), member("timestamp", ts)), "message"}}
+}
+
+// ConvertClaude converts the Claude Code transcript at path as omp's
+// ClaudeSessionStore.load does. fallbackCwd is the listing's (the project
+// directory's name, decoded), used when no record names a cwd.
+func ConvertClaude(path, fallbackCwd string) (*Converted, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	records, err := readRecords(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	if len(records) == 0 && fi.Size() > 0 {
+		return nil, fmt.Errorf("Claude session %s contains no readable records", id)
+	}
+	mtime := float64(fi.ModTime().UnixNano()) / 1e6
+
+	parents := map[string]string{}
+	out := &Converted{Cwd: fallbackCwd}
+	cwdSet := false
+	var sourceTitle, aiTitle string
+	for _, r := range records {
+		if uuid, ok := stringField(r.v, "uuid"); ok {
+			parents[uuid], _ = stringField(r.v, "parentUuid")
+		}
+		if !cwdSet {
+			if c, ok := stringField(r.v, "cwd"); ok {
+				out.Cwd, cwdSet = c, true
+			}
+		}
+		if r.v.Get("type").Is("custom-title") {
+			if t, ok := stringField(r.v, "customTitle"); ok {
+				sourceTitle = t
+			}
+		}
+		if r.v.Get("type").Is("ai-title") {
+			if t, ok := stringField(r.v, "aiTitle"); ok {
+				aiTitle = t
+			}
+		}
+	}
+	tails := map[string]string{}
+	used := map[string]bool{}
+	toolNames := map[string]string{}
+	lastModel := ""
+	synthetic := 0
+	resolveParent := func(src string) string {
+		seen := map[string]bool{}
+		for cur := src; cur != "" && !seen[cur]; cur = parents[cur] {
+			seen[cur] = true
+			if t, ok := tails[cur]; ok {
+				return t
+			}
+		}
+		return ""
+	}
+	for _, r := range records {
+		conv := convertRecord(r.v, mtime, toolNames)
+		if len(conv) == 0 {
+			continue
+		}
+		uuid, ok := stringField(r.v, "uuid")
+		if !ok {
+			uuid = "line-" + strconv.Itoa(r.line)
+		}
+		pu, _ := stringField(r.v, "parentUuid")
+		parent := resolveParent(pu)
+		ts, err := isoTimestamp(timestampMs(r.v.Get("timestamp"), mtime))
+		if err != nil {
+			return nil, fmt.Errorf("%s: line %d: %w", path, r.line, err)
+		}
+		if r.v.Get("type").Is("assistant") && isRecordValue(r.v.Get("message")) {
+			if model, ok := stringField(r.v.Get("message"), "model"); ok && model != lastModel {
+				id := uniqueID("claude-"+uuid+"-model", used)
+				out.Entries = append(out.Entries, jsonx.ObjectOf(member("type", jsonx.Str("model_change")),
+					member("id", jsonx.Str(id)), member("parentId", parentValue(parent)), member("timestamp", jsonx.Str(ts)),
+					member("model", jsonx.Str("anthropic/"+model))).JSON())
+				parent, lastModel = id, model
+			}
+		}
+		for _, c := range conv {
+			synthetic++
+			id := uniqueID("claude-"+uuid+"-"+c.suffix+"-"+strconv.Itoa(synthetic), used)
+			out.Entries = append(out.Entries, jsonx.ObjectOf(member("type", jsonx.Str("message")), member("id", jsonx.Str(id)),
+				member("parentId", parentValue(parent)), member("timestamp", jsonx.Str(ts)), member("message", c.msg)).JSON())
+			parent = id
+		}
+		if parent != "" {
+			tails[uuid] = parent
+		}
+	}
+	switch {
+	case sourceTitle != "":
+		out.Title, out.TitleSource = sourceTitle, "user"
+	case aiTitle != "":
+		out.Title, out.TitleSource = aiTitle, "auto"
+	}
+	return out, nil
+}
+
+func parentValue(id string) jsonx.Value {
+	if id == "" {
+		return jsonx.NullValue()
+	}
+	return jsonx.Str(id)
+}
+
+// uniqueID is omp's uniqueEntryId: base, else base-2, base-3, …
+func uniqueID(base string, used map[string]bool) string {
+	id := base
+	for n := 2; used[id]; n++ {
+		id = base + "-" + strconv.Itoa(n)
+	}
+	used[id] = true
+	return id
+}

@@ -1,0 +1,120 @@
+package foreign
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xdev/xdev/internal/jsonx"
+	"github.com/xdev/xdev/internal/omptest"
+)
+
+// realClaude is the Claude Code project of real sessions nobody here wrote
+// (their README says where they come from).
+const realClaude = "../../../shared/fixtures/real/claude/sample-project"
+
+// claudeRoot copies the real Claude sessions into a new Claude data dir
+// (projects/sample-project/), so that both converters read the same files
+// with the same times, and the fixtures stay untouched.
+func claudeRoot(t *testing.T) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(realClaude, "*.jsonl"))
+	if len(files) == 0 {
+		t.Skip("no real Claude sessions at " + realClaude)
+	}
+	root := t.TempDir()
+	dir := filepath.Join(root, "projects", "sample-project")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// And a hand-made session for what they lack: images, errors, titles,
+	// meta and sidechain lines, branches, a repeated uuid, a torn line.
+	files = append(files, "testdata/claude/handmade.jsonl")
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// TestClaudeAsOmp: every real Claude Code session converts, entry for
+// entry and byte for byte, into what omp 18.2.3's own importer
+// (ClaudeSessionStore.load, run by interop/omp/scripts/claude-import.ts)
+// makes of it, with the same cwd and title.
+func TestClaudeAsOmp(t *testing.T) {
+	root := claudeRoot(t)
+	omp, err := jsonx.Parse(omptest.Run(t, t.TempDir(), "claude-import.ts", root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, s := range omp.Items() {
+		path, _ := s.Get("path").Text()
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			if e, ok := s.Get("error").Text(); ok {
+				t.Skipf("omp refuses it: %s", e)
+			}
+			got, err := ConvertClaude(path, "/fallback")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cwd, _ := s.Get("cwd").Text(); got.Cwd != cwd {
+				t.Errorf("cwd %q, omp %q", got.Cwd, cwd)
+			}
+			if title, _ := s.Get("title").Text(); got.Title != title {
+				t.Errorf("title %q, omp %q", got.Title, title)
+			}
+			want := s.Get("entries").Items()
+			// omp names the session with a title_change entry of a fresh id
+			// and the current time; Converted holds the title apart, for
+			// the writer to name it as omp does.
+			if n := len(want); n > 0 && want[n-1].Get("type").Is("title_change") {
+				tc := want[n-1]
+				want = want[:n-1]
+				if src, _ := tc.Get("source").Text(); src != got.TitleSource {
+					t.Errorf("title source %q, omp %q", got.TitleSource, src)
+				}
+				if len(want) > 0 && !tc.Get("parentId").Is(string(want[len(want)-1].Get("id").String())) {
+					t.Errorf("omp's title_change hangs from %s, not the last entry", tc.Get("parentId").JSON())
+				}
+			}
+			if len(got.Entries) != len(want) {
+				t.Errorf("%d entries, omp %d", len(got.Entries), len(want))
+			}
+			for i := range min(len(got.Entries), len(want)) {
+				if w := string(want[i].JSON()); string(got.Entries[i]) != w {
+					t.Fatalf("entry %d:\n xdev %.600s\n  omp %.600s", i, got.Entries[i], w)
+				}
+			}
+			checked += len(want)
+		})
+	}
+	if checked == 0 {
+		t.Fatal("no entries compared")
+	}
+	t.Logf("%d entries of %d sessions identical to omp's", checked, len(omp.Items()))
+}
+
+// TestClaudeUntouched: converting reads the source and changes nothing.
+func TestClaudeUntouched(t *testing.T) {
+	root := claudeRoot(t)
+	files, _ := filepath.Glob(filepath.Join(root, "projects", "*", "*.jsonl"))
+	for _, f := range files {
+		before, _ := os.ReadFile(f)
+		fi, _ := os.Stat(f)
+		if _, err := ConvertClaude(f, "/p"); err != nil && !strings.Contains(err.Error(), "no readable records") {
+			t.Fatal(err)
+		}
+		after, _ := os.ReadFile(f)
+		fi2, _ := os.Stat(f)
+		if string(before) != string(after) || !fi.ModTime().Equal(fi2.ModTime()) {
+			t.Errorf("%s changed", f)
+		}
+	}
+}

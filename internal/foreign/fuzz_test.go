@@ -1,0 +1,35 @@
+package foreign
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/xdev/xdev/internal/jsonx"
+)
+
+// FuzzClaude: any file converts or fails with an error, never a panic,
+// and every entry converted is JSON that reads back.
+func FuzzClaude(f *testing.F) {
+	if data, err := os.ReadFile("testdata/claude/handmade.jsonl"); err == nil {
+		f.Add(data)
+	}
+	f.Add([]byte(`{"type":"user","uuid":"a","message":{"content":[{"type":"tool_result","tool_use_id":"x","content":[{"type":"image","source":{}}]}]}}`))
+	f.Add([]byte(`{"type":"assistant","uuid":"a","parentUuid":"a","timestamp":1e300,"message":{"content":[{"type":"tool_use","id":"i","name":"n","input":[]}]}}`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "s.jsonl")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c, err := ConvertClaude(path, "/p")
+		if err != nil {
+			return
+		}
+		for i, e := range c.Entries {
+			if !jsonx.Valid(e) {
+				t.Fatalf("entry %d is not JSON: %s", i, e)
+			}
+		}
+	})
+}
