@@ -342,7 +342,7 @@ func ConvertClaude(path, fallbackCwd string) (*Converted, error) {
 	}
 	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	if len(records) == 0 && fi.Size() > 0 {
-		return nil, fmt.Errorf("Claude session %s contains no readable records", id)
+		return nil, fmt.Errorf("%s: no readable records (Claude session %s)", path, id)
 	}
 	mtime := float64(fi.ModTime().UnixNano()) / 1e6
 

@@ -1,0 +1,105 @@
+package foreign
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xdev/xdev/internal/jsonx"
+	"github.com/xdev/xdev/internal/omptest"
+	"github.com/xdev/xdev/internal/session"
+)
+
+// TestClaudeImportResumes: a Claude Code session imported by xdev resumes
+// in real omp with the context omp's own import (persistForeignSession)
+// resumes with, message for message, and the same title; xdev reads the
+// same context from it.
+func TestClaudeImportResumes(t *testing.T) {
+	root := claudeRoot(t)
+	ompOut := t.TempDir()
+	omp, err := jsonx.Parse(omptest.Run(t, t.TempDir(), "claude-persist.ts", root, ompOut))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dataDir := t.TempDir()
+	var files []string
+	pairs := map[string]string{} // xdev's file → omp's
+	for _, s := range omp.Items() {
+		src, _ := s.Get("source").Text()
+		ompFile, ok := s.Get("path").Text()
+		if !ok {
+			continue // omp refuses it (an empty session); so does the test
+		}
+		c, err := ConvertClaude(src, "/fallback")
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := strings.TrimSuffix(filepath.Base(src), ".jsonl")
+		path, _, err := Import(dataDir, c, Source{Harness: "claude", ID: id, Path: src, Cwd: c.Cwd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pairs[path] = ompFile
+		files = append(files, path, ompFile)
+	}
+	if len(pairs) == 0 {
+		t.Fatal("nothing imported")
+	}
+	views, err := jsonx.Parse(omptest.Run(t, t.TempDir(), "context.ts", files...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byFile := map[string]jsonx.Value{}
+	for _, v := range views.Items() {
+		f, _ := v.Get("file").Text()
+		byFile[f] = v
+	}
+	for mine, theirs := range pairs {
+		a, b := byFile[mine], byFile[theirs]
+		if e := a.Get("error"); e.Defined() {
+			t.Fatalf("omp cannot resume xdev's import %s: %s", mine, e.JSON())
+		}
+		for _, k := range []string{"title", "titleSource", "model", "thinkingLevel"} {
+			if x, y := string(a.Get(k).JSON()), string(b.Get(k).JSON()); x != y {
+				t.Errorf("%s: %s %s, omp's import %s", filepath.Base(mine), k, x, y)
+			}
+		}
+		am, bm := a.Get("messages").Items(), b.Get("messages").Items()
+		if len(am) != len(bm) {
+			t.Errorf("%s: %d messages, omp's import %d", filepath.Base(mine), len(am), len(bm))
+		}
+		for i := range min(len(am), len(bm)) {
+			if x, y := string(am[i].JSON()), string(bm[i].JSON()); x != y {
+				t.Fatalf("%s: message %d:\n xdev's import %.400s\n  omp's import %.400s", filepath.Base(mine), i, x, y)
+			}
+		}
+		// And xdev resumes its import with omp's context.
+		s, err := session.Open(mine, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := s.BuildContext()
+		s.Close()
+		if len(ctx.Messages) != len(am) {
+			t.Errorf("%s: xdev reads %d messages, omp %d", filepath.Base(mine), len(ctx.Messages), len(am))
+		}
+	}
+	// A second import of the same source is found.
+	for _, s := range omp.Items() {
+		src, _ := s.Get("source").Text()
+		if _, ok := s.Get("path").Text(); !ok {
+			continue
+		}
+		prev, err := Imported(dataDir, Source{Harness: "claude", Path: src})
+		if err != nil || prev == "" {
+			t.Errorf("the import of %s is not found: %v", src, err)
+		}
+	}
+	if prev, _ := Imported(dataDir, Source{Harness: "claude", Path: "/elsewhere.jsonl"}); prev != "" {
+		t.Errorf("an import of a source never imported is found: %s", prev)
+	}
+	if _, err := os.Stat(dataDir); err != nil {
+		t.Fatal(err)
+	}
+}
