@@ -142,8 +142,12 @@ func (w *writer) file(f session.SessionFile, row *fileRow, st *RefreshStats) (in
 		r.id = row.id
 	}
 	r.sessionID, r.cwd, r.created, r.parentSession = info.ID, info.Cwd, info.Created.UnixMilli(), info.ParentSession
-	if err := w.saveFile(&r); err != nil {
-		return 0, err
+	if r.id == 0 {
+		// A new file: its row first, for the id its entries name. Every
+		// row is written with its cursor below.
+		if err := w.saveFile(&r); err != nil {
+			return 0, err
+		}
 	}
 	if title := info.ListTitle(); title != r.title { // r.title: the title document the index holds
 		if err := w.setTitle(&r, title); err != nil {
