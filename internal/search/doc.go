@@ -16,11 +16,12 @@
 //     where its line is, a digest of its text (to fold the copies forks
 //     make), and whether it is on the active branch and in the context.
 //   - docs: an FTS5 table of the entries' text, with the model's thinking
-//     in a column of its own. It is contentless (its content option empty): the index
-//     keeps the words' positions, not the text, which the session files
-//     hold; a snippet is cut from the entry's line, read back by its
-//     offset. Tokens are FTS5's unicode61 with diacritics removed and '_'
-//     a token character, so snake_case names are one token.
+//     in a column of its own. It is contentless (its content option is
+//     empty): the index keeps the words' positions, not the text, which
+//     the session files hold; a snippet is cut from the entry's line,
+//     read back by its offset. Tokens are FTS5's unicode61 with
+//     diacritics removed and '_' a token character, so snake_case names
+//     are one token.
 //
 // What is searchable is one rule, docOf: user and assistant text, tool
 // calls (name and argument values), tool results and shell runs,
