@@ -1,11 +1,8 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -41,7 +38,11 @@ func (o *importOptions) run(e *env) error {
 	if len(o.args) != 1 {
 		return usagef("want one Claude Code session: a path, or an id or id prefix")
 	}
-	src, err := findClaudeSession(o.args[0])
+	root, err := foreign.ClaudeDir()
+	if err != nil {
+		return err
+	}
+	src, err := foreign.FindClaude(root, o.args[0])
 	if err != nil {
 		return err
 	}
@@ -59,7 +60,7 @@ func (o *importOptions) run(e *env) error {
 			return fmt.Errorf("%s was imported before, as %s (--again imports it again)", src, prev)
 		}
 	}
-	c, err := foreign.ConvertClaude(src, claudeProjectCwd(filepath.Base(filepath.Dir(src))))
+	c, err := foreign.ConvertClaude(src, foreign.ClaudeProjectCwd(filepath.Base(filepath.Dir(src))))
 	if err != nil {
 		return err
 	}
@@ -75,52 +76,4 @@ func (o *importOptions) run(e *env) error {
 	}
 	fmt.Fprintln(e.stdout, path)
 	return nil
-}
-
-// claudeDir is Claude Code's data dir: $CLAUDE_CONFIG_DIR, else ~/.claude.
-func claudeDir() (string, error) {
-	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
-		return d, nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(home, ".claude"), nil
-}
-
-// claudeProjectCwd decodes a Claude project directory's name into the cwd
-// it stands for, as omp's projectCwd does without Claude's project list.
-func claudeProjectCwd(name string) string {
-	if !strings.HasPrefix(name, "-") {
-		return name
-	}
-	return strings.ReplaceAll(name, "-", string(filepath.Separator))
-}
-
-// findClaudeSession resolves a path, or a session id or id prefix among
-// the transcripts under the Claude data dir's projects.
-func findClaudeSession(arg string) (string, error) {
-	if strings.HasSuffix(arg, ".jsonl") || strings.ContainsRune(arg, filepath.Separator) {
-		abs, err := filepath.Abs(arg)
-		if err != nil {
-			return "", err
-		}
-		if _, err := os.Stat(abs); err != nil {
-			return "", err
-		}
-		return abs, nil
-	}
-	root, err := claudeDir()
-	if err != nil {
-		return "", err
-	}
-	matches, _ := filepath.Glob(filepath.Join(root, "projects", "*", arg+"*.jsonl"))
-	switch len(matches) {
-	case 0:
-		return "", fmt.Errorf("no Claude Code session %q under %s: %w", arg, filepath.Join(root, "projects"), fs.ErrNotExist)
-	case 1:
-		return matches[0], nil
-	}
-	return "", errors.New("Claude Code session " + arg + " is ambiguous: " + strings.Join(matches, ", "))
 }

@@ -56,12 +56,12 @@ func docOf(e *session.Entry) doc {
 		if d.ts == 0 {
 			d.ts = m.Timestamp
 		}
+		d.role = roleOf(m.Role)
 		switch m.Role {
 		case ai.RoleUser, ai.RoleDeveloper:
-			d.role = RoleUser
 			contentText(&text, m.Content)
 		case ai.RoleAssistant:
-			d.role, d.model = RoleAssistant, m.Model
+			d.model = m.Model
 			var tools []string
 			for _, blk := range m.Content.Blocks {
 				switch blk.Type {
@@ -80,21 +80,19 @@ func docOf(e *session.Entry) doc {
 			}
 			d.tool = strings.Join(tools, " ")
 		case ai.RoleToolResult:
-			d.role, d.tool = RoleTool, m.ToolName
+			d.tool = m.ToolName
 			contentText(&text, m.Content)
 		case ai.RoleBashExecution:
-			d.role, d.tool = RoleTool, "bash"
+			d.tool = "bash"
 			add(&text, m.Command)
 			add(&text, m.Output)
 		case ai.RolePythonExecution:
-			d.role, d.tool = RoleTool, "python"
+			d.tool = "python"
 			add(&text, m.Code)
 			add(&text, m.Output)
 		case ai.RoleCustom, ai.RoleHookMessage:
-			d.role = RoleCustom
 			contentText(&text, m.Content)
 		default:
-			d.role = RoleCustom
 			contentText(&text, m.Content)
 			add(&text, m.Summary)
 		}
@@ -114,6 +112,20 @@ func docOf(e *session.Entry) doc {
 		d.role = ""
 	}
 	return d
+}
+
+// roleOf is the hit role of a message role: the one mapping, for docOf
+// and for an entry read from a cut line (truncatedDoc).
+func roleOf(r ai.Role) string {
+	switch r {
+	case ai.RoleUser, ai.RoleDeveloper:
+		return RoleUser
+	case ai.RoleAssistant:
+		return RoleAssistant
+	case ai.RoleToolResult, ai.RoleBashExecution, ai.RolePythonExecution:
+		return RoleTool
+	}
+	return RoleCustom
 }
 
 func contentText(sb *strings.Builder, c ai.Content) {

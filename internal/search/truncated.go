@@ -3,6 +3,8 @@ package search
 import (
 	"math"
 
+	"github.com/xdev/xdev/internal/ai"
+
 	"github.com/xdev/xdev/internal/jsonx"
 )
 
@@ -55,7 +57,7 @@ func truncatedDoc(b []byte) (typ, id, parent string, d doc) {
 					d.ts = int64(ms)
 				}
 			case key == "role":
-				d.role = roleOf(str)
+				d.role = roleOf(ai.Role(str))
 			case key == "thinking":
 				thinking = appendLine(thinking, str)
 			case !notProse[key]:
@@ -75,19 +77,6 @@ func truncatedDoc(b []byte) (typ, id, parent string, d doc) {
 var notProse = map[string]bool{"type": true, "id": true, "parentId": true, "timestamp": true, "role": true,
 	"toolCallId": true, "thinkingSignature": true, "signature": true, "data": true, "mimeType": true,
 	"api": true, "provider": true, "model": true, "stopReason": true, "customType": true}
-
-// roleOf maps a message role to a hit's role, as docOf does.
-func roleOf(r string) string {
-	switch r {
-	case "user", "developer":
-		return RoleUser
-	case "assistant":
-		return RoleAssistant
-	case "toolResult", "bashExecution", "pythonExecution":
-		return RoleTool
-	}
-	return RoleCustom
-}
 
 // partialString decodes a JSON string cut short (b opens with its quote),
 // dropping an escape the cut split.
