@@ -192,8 +192,9 @@ type statRow struct {
 
 // statRows returns the stat of every files row, by path: all a refresh
 // with nothing to do reads. It comes from the stat snapshot, one blob the
-// writer keeps in step with the files table in every transaction (10,000
-// rows read one by one cost 30 ms; the blob, 2), else from the table.
+// writer keeps in step with the files table in every transaction (10,500
+// rows read one by one took 30 ms here; the blob, 14), else from the
+// table.
 func (db *DB) statRows() (map[string]statRow, error) {
 	st, _, err := db.conn.Prepare(`SELECT value FROM blobs WHERE key = 'stats'`)
 	if err != nil {
