@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/go-json-experiment/json v1.27.2
 	github.com/google/uuid v1.6.0
+	github.com/klauspost/compress v1.20.4
 	github.com/microcosm-cc/bluemonday v1.0.27
 	github.com/ncruces/go-sqlite3 v0.37.0
 	github.com/rivo/uniseg v0.4.7

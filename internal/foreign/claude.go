@@ -1,10 +1,7 @@
 package foreign
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -22,36 +19,11 @@ type Converted struct {
 	// Title is the session's name and TitleSource "user" (Claude's
 	// custom-title) or "auto" (its ai-title); both empty without one.
 	Title, TitleSource string
+	// TitleTrigger is the trigger omp's importer records with the title
+	// ("codex-import"), or empty.
+	TitleTrigger string
 	// Entries are omp session entries, each as JSON.stringify writes it.
 	Entries [][]byte
-}
-
-// record is one readable object line of a foreign transcript.
-type record struct {
-	v    jsonx.Value
-	line int
-}
-
-// readRecords reads every line that JSON.parse reads as an object, as
-// omp's readForeignJsonRecords does; other lines (a torn last one, junk)
-// are skipped. Memory follows the file: omp holds it all too.
-func readRecords(r io.Reader) ([]record, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
-	var out []record
-	for line := 1; ; line++ {
-		b, err := br.ReadBytes('\n')
-		if len(b) > 0 {
-			if v, perr := jsonx.Parse(b); perr == nil && v.Kind() == jsonx.Object {
-				out = append(out, record{v, line})
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return out, err
-		}
-	}
 }
 
 // stringField is a member that is a non-empty string, as omp's

@@ -45,11 +45,11 @@ func claudeRoot(t *testing.T) string {
 
 // TestClaudeAsOmp: every real Claude Code session converts, entry for
 // entry and byte for byte, into what omp 18.2.3's own importer
-// (ClaudeSessionStore.load, run by interop/omp/scripts/claude-import.ts)
+// (ClaudeSessionStore.load, run by interop/omp/scripts/foreign-import.ts)
 // makes of it, with the same cwd and title.
 func TestClaudeAsOmp(t *testing.T) {
 	root := claudeRoot(t)
-	omp, err := jsonx.Parse(omptest.Run(t, t.TempDir(), "claude-import.ts", root))
+	omp, err := jsonx.Parse(omptest.Run(t, t.TempDir(), "foreign-import.ts", "claude", root))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,3 +33,36 @@ func FuzzClaude(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCodex: any rollout lists and converts or fails with an error, never
+// a panic, and every entry converted is JSON that reads back.
+func FuzzCodex(f *testing.F) {
+	for _, name := range []string{"handmade.jsonl", "fork.jsonl", "archived.jsonl"} {
+		if data, err := os.ReadFile("testdata/codex/" + name); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte(`{"type":"event_msg","timestamp":1e300,"payload":{"type":"thread_name_updated","thread_name":"x"}}`))
+	f.Add([]byte(`{"type":"session_meta","payload":{"cwd":"/","timestamp":"x"}}` + "\n" +
+		`{"type":"event_msg","payload":{"type":"thread_rolled_back","num_turns":1e308}}`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "rollout-x.jsonl")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := CodexSessionAt(dir, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := ConvertCodex(path, s.CodexInfo)
+		if err != nil {
+			return
+		}
+		for i, e := range c.Entries {
+			if !jsonx.Valid(e) {
+				t.Fatalf("entry %d is not JSON: %s", i, e)
+			}
+		}
+	})
+}

@@ -34,8 +34,11 @@ func Import(dataDir string, c *Converted, src Source) (path, id string, err erro
 	if err != nil {
 		return "", "", err
 	}
-	opts := session.NewOptions{Cwd: c.Cwd, ID: id, Title: c.Title}
-	if c.Title != "" {
+	// omp's setSessionName stores the cleaned title, and none if nothing
+	// is left of it.
+	title := session.CleanTitle(c.Title)
+	opts := session.NewOptions{Cwd: c.Cwd, ID: id, Title: title}
+	if title != "" {
 		var ok bool
 		if opts.TitleSource, ok = session.ParseTitleSource(c.TitleSource); !ok {
 			opts.TitleSource = session.TitleAuto
@@ -47,9 +50,13 @@ func Import(dataDir string, c *Converted, src Source) (path, id string, err erro
 	}
 	defer s.Close()
 	objs := append([][]byte(nil), c.Entries...)
-	if c.Title != "" {
-		objs = append(objs, jsonx.ObjectOf(member("type", jsonx.Str(session.TypeTitleChange)),
-			member("title", jsonx.Str(c.Title)), member("source", jsonx.Str(c.TitleSource))).JSON())
+	if title != "" {
+		ms := []jsonx.Member{member("type", jsonx.Str(session.TypeTitleChange)),
+			member("title", jsonx.Str(title)), member("source", jsonx.Str(c.TitleSource))}
+		if c.TitleTrigger != "" {
+			ms = append(ms, member("trigger", jsonx.Str(c.TitleTrigger)))
+		}
+		objs = append(objs, jsonx.ObjectOf(ms...).JSON())
 	}
 	objs = append(objs, jsonx.ObjectOf(member("type", jsonx.Str(session.TypeCustom)),
 		member("customType", jsonx.Str(ImportType)), member("data", jsonx.ObjectOf(

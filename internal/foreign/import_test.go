@@ -16,9 +16,37 @@ import (
 // resumes with, message for message, and the same title; xdev reads the
 // same context from it.
 func TestClaudeImportResumes(t *testing.T) {
-	root := claudeRoot(t)
+	checkImportResumes(t, "claude", claudeRoot(t), func(src string) (*Converted, Source, error) {
+		c, err := ConvertClaude(src, "/fallback")
+		if err != nil {
+			return nil, Source{}, err
+		}
+		id := strings.TrimSuffix(filepath.Base(src), ".jsonl")
+		return c, Source{Harness: "claude", ID: id, Path: src, Cwd: c.Cwd}, nil
+	})
+}
+
+// TestCodexImportResumes is TestClaudeImportResumes for Codex rollouts.
+func TestCodexImportResumes(t *testing.T) {
+	root := codexRoot(t)
+	checkImportResumes(t, "codex", root, func(src string) (*Converted, Source, error) {
+		s, err := CodexSessionAt(root, src)
+		if err != nil {
+			return nil, Source{}, err
+		}
+		c, err := ConvertCodex(src, s.CodexInfo)
+		if err != nil {
+			return nil, Source{}, err
+		}
+		return c, Source{Harness: "codex", ID: s.ID, Path: src, Cwd: s.Cwd}, nil
+	})
+}
+
+// checkImportResumes imports every session omp imports from root, both
+// ways, and compares what real omp resumes from each pair.
+func checkImportResumes(t *testing.T, harness, root string, convert func(src string) (*Converted, Source, error)) {
 	ompOut := t.TempDir()
-	omp, err := jsonx.Parse(omptest.Run(t, t.TempDir(), "claude-persist.ts", root, ompOut))
+	omp, err := jsonx.Parse(omptest.Run(t, t.TempDir(), "foreign-persist.ts", harness, root, ompOut))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,12 +59,11 @@ func TestClaudeImportResumes(t *testing.T) {
 		if !ok {
 			continue // omp refuses it (an empty session); so does the test
 		}
-		c, err := ConvertClaude(src, "/fallback")
+		c, from, err := convert(src)
 		if err != nil {
 			t.Fatal(err)
 		}
-		id := strings.TrimSuffix(filepath.Base(src), ".jsonl")
-		path, _, err := Import(dataDir, c, Source{Harness: "claude", ID: id, Path: src, Cwd: c.Cwd})
+		path, _, err := Import(dataDir, c, from)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,12 +118,12 @@ func TestClaudeImportResumes(t *testing.T) {
 		if _, ok := s.Get("path").Text(); !ok {
 			continue
 		}
-		prev, err := Imported(dataDir, Source{Harness: "claude", Path: src})
+		prev, err := Imported(dataDir, Source{Harness: harness, Path: src})
 		if err != nil || prev == "" {
 			t.Errorf("the import of %s is not found: %v", src, err)
 		}
 	}
-	if prev, _ := Imported(dataDir, Source{Harness: "claude", Path: "/elsewhere.jsonl"}); prev != "" {
+	if prev, _ := Imported(dataDir, Source{Harness: harness, Path: "/elsewhere.jsonl"}); prev != "" {
 		t.Errorf("an import of a source never imported is found: %s", prev)
 	}
 	if _, err := os.Stat(dataDir); err != nil {

@@ -1,0 +1,261 @@
+package foreign
+
+import (
+	"bufio"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/xdev/xdev/internal/jsonx"
+	"github.com/xdev/xdev/internal/session"
+)
+
+// CodexDir is Codex's data dir: $CODEX_HOME, else ~/.codex.
+func CodexDir() (string, error) {
+	if d := os.Getenv("CODEX_HOME"); d != "" {
+		return d, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".codex"), nil
+}
+
+// codexRoots are the directories under a Codex data dir that hold
+// rollouts, as omp's list walks them.
+var codexRoots = []string{"sessions", ".sessions", "archived_sessions"}
+
+// CodexSession is a Codex rollout as a listing knows it.
+type CodexSession struct {
+	CodexInfo
+	Path     string
+	Modified float64 // ms; session_index.jsonl's updated_at, else the file's mtime
+	Size     int64
+	Archived bool // under archived_sessions/
+}
+
+// ListCodex lists the rollouts under root as omp's CodexSessionStore.list
+// does without Codex's state database: every rollout whose first record is
+// a session_meta naming a cwd, titled from session_index.jsonl, newest
+// first. Unlike omp it also lists zstd-compressed rollouts (.jsonl.zst).
+// It reads the first line of each file and the index, nothing else. (omp
+// reads Codex's state_N.sqlite first when there is one; xdev does not
+// open it, since a SQLite reader of a WAL database can write beside it.)
+func ListCodex(root string) ([]CodexSession, error) {
+	index := codexIndex(root)
+	var out []CodexSession
+	for _, r := range codexRoots {
+		dir := filepath.Join(root, r)
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if path == dir && errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				return nil // an unreadable directory lists nothing, as in omp
+			}
+			if d.Type().IsRegular() && (strings.HasSuffix(path, ".jsonl") || strings.HasSuffix(path, ".jsonl.zst")) {
+				if s, ok := codexListed(path, index); ok {
+					s.Archived = r == "archived_sessions"
+					out = append(out, s)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(out, func(a, b CodexSession) int {
+		return cmp.Or(cmp.Compare(b.Modified, a.Modified), strings.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+// CodexSessionAt is the listing of the rollout at path, whether or not it
+// lies under a Codex data dir; a rollout omp would not list (no
+// session_meta, or no cwd) is still described, from its name and times.
+func CodexSessionAt(root, path string) (CodexSession, error) {
+	if _, err := os.Stat(path); err != nil {
+		return CodexSession{}, err
+	}
+	if s, ok := codexListed(path, codexIndex(root)); ok {
+		return s, nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return CodexSession{}, err
+	}
+	ms := float64(fi.ModTime().UnixMilli())
+	return CodexSession{CodexInfo: CodexInfo{ID: CodexRolloutID(path), Created: birthMillis(path, fi)},
+		Path: path, Modified: ms, Size: fi.Size()}, nil
+}
+
+// FindCodex resolves a Codex session named by path (session.SessionPath's
+// rule), or by id or id prefix among the rollouts under root.
+func FindCodex(root, arg string) (CodexSession, error) {
+	if session.SessionPath(arg) {
+		p, err := filepath.Abs(arg)
+		if err != nil {
+			return CodexSession{}, err
+		}
+		return CodexSessionAt(root, p)
+	}
+	all, err := ListCodex(root)
+	if err != nil {
+		return CodexSession{}, err
+	}
+	var found []CodexSession
+	for _, s := range all {
+		if strings.HasPrefix(s.ID, arg) {
+			found = append(found, s)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return CodexSession{}, fmt.Errorf("no Codex session %q under %s: %w", arg, root, fs.ErrNotExist)
+	case 1:
+		return found[0], nil
+	}
+	paths := make([]string, len(found))
+	for i, s := range found {
+		paths[i] = s.Path
+	}
+	return CodexSession{}, fmt.Errorf("%q names more than one Codex session: %s", arg, strings.Join(paths, ", "))
+}
+
+// codexIndexRow is a line of Codex's session_index.jsonl.
+type codexIndexRow struct{ name, updated string }
+
+// codexIndex reads session_index.jsonl: the thread names Codex gave its
+// sessions, by id (a later line wins, as in omp's Map).
+func codexIndex(root string) map[string]codexIndexRow {
+	index := map[string]codexIndexRow{}
+	f, err := os.Open(filepath.Join(root, "session_index.jsonl"))
+	if err != nil {
+		return index
+	}
+	defer f.Close()
+	records, _ := readRecords(f)
+	for _, r := range records {
+		id, ok1 := stringField(r.v, "id")
+		name, ok2 := stringField(r.v, "thread_name")
+		updated, ok3 := stringField(r.v, "updated_at")
+		if ok1 && ok2 && ok3 {
+			index[id] = codexIndexRow{name, updated}
+		}
+	}
+	return index
+}
+
+// codexListed reads a rollout's first record: omp lists it only if that
+// is a session_meta with a cwd.
+func codexListed(path string, index map[string]codexIndexRow) (CodexSession, bool) {
+	first, fi, err := firstRecord(path)
+	if err != nil || !first.Get("type").Is("session_meta") || !isRecordValue(first.Get("payload")) {
+		return CodexSession{}, false
+	}
+	p := first.Get("payload")
+	cwd, ok := stringField(p, "cwd")
+	if !ok {
+		return CodexSession{}, false
+	}
+	id, ok := textField(p, "id")
+	if !ok {
+		id = CodexRolloutID(path)
+	}
+	s := CodexSession{CodexInfo: CodexInfo{ID: id, Cwd: cwd}, Path: path, Size: fi.Size()}
+	// new Date(ms) keeps whole milliseconds.
+	// omp reads session_meta's timestamp only as a string.
+	created := jsonx.Value{}
+	if p.Get("timestamp").Kind() == jsonx.String {
+		created = p.Get("timestamp")
+	}
+	s.Created = truncMillis(codexMillis(created, birthMillis(path, fi)))
+	s.Modified = float64(fi.ModTime().UnixMilli())
+	if row, ok := index[id]; ok {
+		s.Title = row.name
+		s.Modified = truncMillis(codexMillis(jsonx.Str(row.updated), s.Modified))
+	}
+	return s, true
+}
+
+func truncMillis(ms float64) float64 {
+	if ms < 0 {
+		return -float64(int64(-ms))
+	}
+	return float64(int64(ms))
+}
+
+// firstRecord is the first line of the file that parses as an object,
+// read a line at a time (a session_meta line carries Codex's instructions
+// and can run to tens of KiB).
+func firstRecord(path string) (jsonx.Value, fs.FileInfo, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return jsonx.Value{}, nil, err
+	}
+	r, err := openTranscript(path)
+	if err != nil {
+		return jsonx.Value{}, nil, err
+	}
+	defer r.Close()
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := readLineBounded(br, session.DefaultMaxLineBytes)
+		if len(line) > 0 {
+			if v, perr := jsonx.Parse(line); perr == nil && v.Kind() == jsonx.Object {
+				return v, fi, nil
+			}
+		}
+		if err != nil {
+			return jsonx.Value{}, fi, err
+		}
+	}
+}
+
+// readLineBounded reads a line; a line longer than max is skipped whole
+// and read as empty.
+func readLineBounded(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	over := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !over {
+			if len(line)+len(chunk) > max {
+				over, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if errors.Is(err, io.EOF) && len(line) > 0 {
+			return line, nil
+		}
+		return line, err
+	}
+}
+
+// birthMillis is the file's birth time in ms, as Bun's stat gives it
+// (statx), else its modification time.
+func birthMillis(path string, fi fs.FileInfo) float64 {
+	var stx unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, path, 0, unix.STATX_BTIME, &stx); err == nil && stx.Mask&unix.STATX_BTIME != 0 {
+		return float64(stx.Btime.Sec)*1000 + float64(stx.Btime.Nsec)/1e6
+	}
+	return float64(fi.ModTime().UnixNano()) / 1e6
+}
+
+// Time is ms as a time.Time.
+func Time(ms float64) time.Time { return time.UnixMilli(int64(ms)) }

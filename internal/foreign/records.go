@@ -1,0 +1,86 @@
+package foreign
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/xdev/xdev/internal/jsonx"
+)
+
+// record is one readable object line of a foreign transcript.
+type record struct {
+	v    jsonx.Value
+	line int
+}
+
+// readRecords reads every line that JSON.parse reads as an object, as
+// omp's readForeignJsonRecords does; other lines (a torn last one, junk)
+// are skipped. Memory follows the file: omp holds it all too.
+func readRecords(r io.Reader) ([]record, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	var out []record
+	for line := 1; ; line++ {
+		b, err := br.ReadBytes('\n')
+		if len(b) > 0 {
+			if v, perr := jsonx.Parse(b); perr == nil && v.Kind() == jsonx.Object {
+				out = append(out, record{v, line})
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+}
+
+// openTranscript opens a foreign transcript for reading, through zstd
+// when its name ends in .zst (Codex compresses old rollouts).
+func openTranscript(path string) (io.ReadCloser, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasSuffix(path, ".zst") {
+		return f, nil
+	}
+	// One decoding goroutine and a bounded window: a transcript is read
+	// once, front to back.
+	d, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(1<<27))
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return zstdFile{d, f}, nil
+}
+
+type zstdFile struct {
+	*zstd.Decoder
+	f *os.File
+}
+
+func (z zstdFile) Close() error {
+	z.Decoder.Close()
+	return z.f.Close()
+}
+
+// readRecordsAt is readRecords of the file at path.
+func readRecordsAt(path string) ([]record, error) {
+	r, err := openTranscript(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	records, err := readRecords(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return records, nil
+}
