@@ -24,16 +24,18 @@ var exportCommand = &command{
 
 // exportOptions are the flags and arguments of `xdev export`.
 type exportOptions struct {
-	store  *storeFlags
-	format string
-	out    string
-	all    bool
-	full   bool
-	args   []string
+	store   *storeFlags
+	sources *sourceFlags
+	format  string
+	out     string
+	all     bool
+	full    bool
+	args    []string
 }
 
 func (o *exportOptions) define(fs *flag.FlagSet) {
 	o.store = addStoreFlags(fs)
+	o.sources = addSourceFlags(fs)
 	fs.StringVar(&o.format, "format", "", "md or html (default: from -o's extension, else md)")
 	fs.StringVar(&o.out, "o", "", "write to this file (with --all, this directory) instead of stdout")
 	fs.BoolVar(&o.all, "all", false, "export every session of the data dir into the directory -o")
@@ -61,14 +63,17 @@ func (o *exportOptions) run(e *env) error {
 	if len(o.args) != 1 {
 		return usagef("want one SESSION")
 	}
-	path, err := o.store.resolve(o.args[0])
+	r, err := resolveReadable(o.store, o.sources, o.args[0])
 	if err != nil {
 		return err
 	}
+	defer r.cleanup()
 	if o.out == "" {
-		return exportOne(e.dataOut(), path, o.format, o.full)
+		return exportOne(e.dataOut(), r.path, o.format, o.full)
 	}
-	return o.store.outputPolicy(path).writeFile(o.out, func(w io.Writer) error { return exportOne(w, path, o.format, o.full) })
+	return o.store.outputPolicy(r.shown).protect(o.sources.roots()...).writeFile(o.out, func(w io.Writer) error {
+		return exportOne(w, r.path, o.format, o.full)
+	})
 }
 
 // exportOne writes one session. A Markdown export is the whole branch; an

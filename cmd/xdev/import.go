@@ -3,31 +3,32 @@ package main
 import (
 	"flag"
 	"fmt"
-	"path/filepath"
-	"strings"
 
 	"github.com/xdev/xdev/internal/foreign"
 )
 
 var importCommand = &command{
-	name: "import", args: "[--omp] [--again] [--json] CLAUDE-SESSION",
-	summary: "Import a Claude Code session so omp and xdev continue it",
+	name: "import", args: "[--omp] [--again] [--json] SESSION",
+	summary: "Import a Claude Code or Codex session so omp and xdev continue it",
 	example: `  xdev import ~/.claude/projects/-work-app/1af7fc5e-….jsonl
-  xdev import 1af7fc5e              a session id (or prefix) under $CLAUDE_CONFIG_DIR or ~/.claude
+  xdev import 1af7fc5e              an id (or prefix) of a Claude Code or Codex session
+  xdev import ~/.codex/sessions/2026/02/23/rollout-….jsonl
   xdev import --omp --json 1af7fc5e into omp's data dir; prints {"path", "id"}`,
 	options: func() options { return &importOptions{} },
 }
 
 // importOptions are the flags and arguments of `xdev import`.
 type importOptions struct {
-	store  *storeFlags
-	again  bool
-	asJSON bool
-	args   []string
+	store   *storeFlags
+	sources *sourceFlags
+	again   bool
+	asJSON  bool
+	args    []string
 }
 
 func (o *importOptions) define(fs *flag.FlagSet) {
 	o.store = addStoreFlags(fs)
+	o.sources = addSourceFlags(fs)
 	fs.BoolVar(&o.again, "again", false, "import even if the session was imported before")
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 }
@@ -36,35 +37,34 @@ func (o *importOptions) setArgs(args []string) { o.args = args }
 
 func (o *importOptions) run(e *env) error {
 	if len(o.args) != 1 {
-		return usagef("want one Claude Code session: a path, or an id or id prefix")
+		return usagef("want one Claude Code or Codex session: a path, or an id or id prefix")
 	}
-	root, err := foreign.ClaudeDir()
+	s, ok, err := o.sources.find(o.args[0])
 	if err != nil {
 		return err
 	}
-	src, err := foreign.FindClaude(root, o.args[0])
-	if err != nil {
-		return err
+	if !ok || s.Harness == foreign.HarnessPi {
+		return fmt.Errorf("%s is in omp's format already: omp and xdev open it as it is (xdev fork copies it into a data dir)", o.args[0])
 	}
 	dir, err := o.store.dir()
 	if err != nil {
 		return err
 	}
-	id := strings.TrimSuffix(filepath.Base(src), ".jsonl")
+	src := s.Source()
 	if !o.again {
-		prev, err := foreign.Imported(dir, foreign.Source{Harness: "claude", ID: id, Path: src})
+		prev, err := foreign.Imported(dir, src)
 		if err != nil {
 			return err
 		}
 		if prev != "" {
-			return fmt.Errorf("%s was imported before, as %s (--again imports it again)", src, prev)
+			return fmt.Errorf("%s was imported before, as %s (--again imports it again)", s.Path, prev)
 		}
 	}
-	c, err := foreign.ConvertClaude(src, foreign.ClaudeProjectCwd(filepath.Base(filepath.Dir(src))))
+	c, err := foreign.Convert(s)
 	if err != nil {
 		return err
 	}
-	path, newID, err := foreign.Import(dir, c, foreign.Source{Harness: "claude", ID: id, Path: src, Cwd: c.Cwd})
+	path, newID, err := foreign.Import(dir, c, src)
 	if err != nil {
 		return err
 	}

@@ -4,17 +4,22 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/xdev/xdev/internal/foreign"
 	"github.com/xdev/xdev/internal/session"
 )
 
 var listCommand = &command{
-	name: "list", args: "[--all] [--subagents] [--cwd DIR] [--limit N] [--json]",
+	name: "list", args: "[--all] [--subagents] [--cwd DIR] [--from HARNESS] [--limit N] [--json]",
 	summary: "List sessions, newest first (this directory's, or --all)",
 	example: `  xdev list                      sessions of the current directory
   xdev list --all --limit 20     the 20 most recent of every project
   xdev list --omp --all          omp's sessions
+  xdev list --from claude --all  Claude Code's (also codex, pi, omp, xdev, all)
   xdev list --json | jq -r '.[0].path'`,
 	options: func() options { return &listOptions{} },
 }
@@ -22,7 +27,9 @@ var listCommand = &command{
 // listJSON is one session in `xdev list --json`. title is what omp's
 // picker shows: the stored title (titleSource says where it came from),
 // else the last compaction's shortSummary (also in shortSummary).
+// harness says whose session it is: xdev, omp, claude, codex or pi.
 type listJSON struct {
+	Harness       string   `json:"harness"`
 	ID            string   `json:"id"`
 	Title         string   `json:"title"`
 	TitleSource   string   `json:"titleSource"`
@@ -43,9 +50,11 @@ type listJSON struct {
 // listOptions are the flags and arguments of `xdev list`.
 type listOptions struct {
 	store     *storeFlags
+	sources   *sourceFlags
 	all       bool
 	subagents bool
 	cwd       string
+	from      string
 	limit     int
 	asJSON    bool
 	args      []string
@@ -53,103 +62,187 @@ type listOptions struct {
 
 func (o *listOptions) define(fs *flag.FlagSet) {
 	o.store = addStoreFlags(fs)
+	o.sources = addSourceFlags(fs)
 	fs.BoolVar(&o.all, "all", false, "every project's sessions, not only this directory's")
 	fs.BoolVar(&o.subagents, "subagents", false, "include subagent transcripts")
 	fs.StringVar(&o.cwd, "cwd", "", "list this directory's sessions (default: the current one)")
+	fs.StringVar(&o.from, "from", "", "whose sessions: xdev (default), omp, claude, codex, pi, or all")
 	fs.IntVar(&o.limit, "limit", 0, "show at most N sessions")
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 }
 
 func (o *listOptions) setArgs(args []string) { o.args = args }
 
+// harnesses are what --from names, in the order `--from all` lists them.
+var harnesses = []string{"xdev", "omp", foreign.HarnessClaude, foreign.HarnessCodex, foreign.HarnessPi}
+
 func (o *listOptions) run(e *env) error {
 	if len(o.args) != 0 {
 		return usagef("unexpected argument %q", o.args[0])
 	}
-	dir, err := o.store.existingDir()
-	if err != nil {
-		return err
+	from := []string{"xdev"}
+	switch {
+	case o.from == "all":
+		if o.store.explicit() {
+			return usagef("--from all lists every harness's sessions; --data-dir and --omp choose one")
+		}
+		from = harnesses
+	case o.from != "" && !slices.Contains(harnesses, o.from):
+		return usagef("--from is xdev, omp, claude, codex, pi or all, not %q", o.from)
+	case o.from == "omp" && o.store.dataDir != "":
+		return usagef("--from omp and --data-dir both choose the data dir; give one")
+	case o.from != "":
+		from = []string{o.from}
+	case o.store.omp:
+		from = []string{"omp"}
 	}
-	opts := &session.ListOptions{Subagents: o.subagents, Status: true}
+	cwd := ""
 	if !o.all {
-		if opts.Cwd = o.cwd; opts.Cwd == "" {
-			if opts.Cwd, err = os.Getwd(); err != nil {
+		var err error
+		if cwd = o.cwd; cwd == "" {
+			if cwd, err = os.Getwd(); err != nil {
 				return err
 			}
 		}
 	}
-	infos, err := session.List(dir, opts)
-	if err != nil {
-		return err
-	}
-	var good, bad []session.SessionInfo
-	for _, i := range infos {
-		if i.Err != nil {
-			bad = append(bad, i)
-		} else {
-			good = append(good, i)
+	var good, bad []listJSON
+	for _, h := range from {
+		var rows []listJSON
+		var err error
+		switch h {
+		case "xdev", "omp":
+			store := *o.store
+			store.omp = h == "omp"
+			rows, err = o.listStore(&store, h, cwd, len(from) > 1)
+		default:
+			rows, err = o.listForeign(h, cwd)
 		}
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if r.Error != "" {
+				bad = append(bad, r)
+			} else {
+				good = append(good, r)
+			}
+		}
+	}
+	if len(from) > 1 {
+		slices.SortStableFunc(good, func(a, b listJSON) int { return time.Time(b.Modified).Compare(time.Time(a.Modified)) })
 	}
 	if o.limit > 0 && len(good) > o.limit {
 		good = good[:o.limit]
 	}
 	if o.asJSON {
-		out := make([]listJSON, 0, len(infos))
-		for _, i := range append(good, bad...) {
-			j := listJSON{ID: i.ID, Title: i.ListTitle(), ShortSummary: i.ShortSummary, Status: string(i.Status),
-				Cwd: i.Cwd, Path: i.Path, Created: jsonTime(i.Created), Modified: jsonTime(i.Modified), Size: i.Size,
-				ParentSession: i.ParentSession, Subagent: i.Subagent, Version: i.Version, FirstMessage: i.FirstMessage}
-			if j.Title == i.Title {
-				j.TitleSource = i.TitleSource.String()
-			}
-			if i.Err != nil {
-				j.Error = i.Err.Error()
-			}
-			out = append(out, j)
-		}
-		return writeJSON(e, out)
+		return writeJSON(e, append(append(make([]listJSON, 0, len(good)+len(bad)), good...), bad...))
 	}
 	if len(good) == 0 && e.tty {
-		where := "for " + opts.Cwd
+		where := "for " + cwd
 		if o.all {
-			where = "in " + session.SessionsDir(dir)
+			where = "anywhere"
 		}
-		fmt.Fprintf(e.stderr, "No sessions %s. Try --all, or --omp for omp's.\n", where)
+		fmt.Fprintf(e.stderr, "No %s sessions %s. Try --all, or --from all for every harness's.\n", strings.Join(from, ", "), where)
 	}
-	t := &table{e: e, header: []string{"ID", "TITLE", "STATUS", "UPDATED", "SIZE"}, flex: []bool{false, true, false, false, false}}
-	if o.all {
-		t.header = append(t.header, "DIRECTORY")
-		t.flex = append(t.flex, true)
-	}
-	ids := make([]string, len(good))
-	for k, i := range good {
-		ids[k] = i.ID
-	}
-	short := shortIDs(ids)
-	now := time.Now()
-	for k, i := range good {
-		title := i.ListTitle()
-		if title == "" && i.FirstMessage != "" && e.tty {
-			title = "“" + oneLine(i.FirstMessage) + "”"
-		}
-		if i.Subagent {
-			title = "↳ " + title
-		}
-		if e.tty {
-			row := []string{short[k], oneLine(orDash(title)), string(i.Status), ago(i.Modified, now), size(i.Size)}
-			if o.all {
-				row = append(row, homePath(i.Cwd))
-			}
-			t.add(row...)
-		} else {
-			t.add(i.ID, title, string(i.Status), session.FormatTime(i.Modified), fmt.Sprint(i.Size), i.Cwd, i.Path)
-		}
-	}
-	t.print()
+	o.printTable(e, good, len(from) > 1 || from[0] != "xdev")
 	if len(bad) > 0 {
 		fmt.Fprintf(e.stderr, "%s not listed: not sessions or unreadable (xdev list --json, or xdev verify, says why)\n", plural(len(bad), "file"))
 	}
 	return nil
+}
+
+// listStore lists an omp-format data dir's sessions. A missing data dir is
+// an error unless other harnesses are listed too (lenient).
+func (o *listOptions) listStore(store *storeFlags, harness, cwd string, lenient bool) ([]listJSON, error) {
+	dir, err := store.existingDir()
+	if err != nil {
+		if lenient {
+			return nil, nil
+		}
+		return nil, err
+	}
+	infos, err := session.List(dir, &session.ListOptions{Subagents: o.subagents, Status: true, Cwd: cwd})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]listJSON, 0, len(infos))
+	for _, i := range infos {
+		j := listJSON{Harness: harness, ID: i.ID, Title: i.ListTitle(), ShortSummary: i.ShortSummary, Status: string(i.Status),
+			Cwd: i.Cwd, Path: i.Path, Created: jsonTime(i.Created), Modified: jsonTime(i.Modified), Size: i.Size,
+			ParentSession: i.ParentSession, Subagent: i.Subagent, Version: i.Version, FirstMessage: i.FirstMessage}
+		if j.Title == i.Title {
+			j.TitleSource = i.TitleSource.String()
+		}
+		if i.Err != nil {
+			j.Error = i.Err.Error()
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+// listForeign lists another harness's sessions; one not installed lists
+// nothing. Without --all, only those whose cwd is cwd.
+func (o *listOptions) listForeign(harness, cwd string) ([]listJSON, error) {
+	list, err := o.sources.list(harness, o.subagents)
+	if err != nil {
+		return nil, err
+	}
+	var out []listJSON
+	for _, s := range list {
+		if cwd != "" && !sameDir(s.Cwd, cwd) {
+			continue
+		}
+		out = append(out, listJSON{Harness: harness, ID: s.ID, Title: s.Title, Cwd: s.Cwd, Path: s.Path,
+			Created: jsonTime(s.Created), Modified: jsonTime(s.Modified), Size: s.Size, FirstMessage: s.FirstMessage, Subagent: s.Subagent})
+	}
+	return out, nil
+}
+
+// sameDir reports whether two directory names are the same directory.
+func sameDir(a, b string) bool {
+	return a != "" && (filepath.Clean(a) == filepath.Clean(b) || canonicalPath(a) == canonicalPath(b))
+}
+
+func (o *listOptions) printTable(e *env, rows []listJSON, withHarness bool) {
+	t := &table{e: e, header: []string{"ID", "TITLE", "STATUS", "UPDATED", "SIZE"}, flex: []bool{false, true, false, false, false}}
+	if withHarness {
+		t.header = append([]string{"FROM"}, t.header...)
+		t.flex = append([]bool{false}, t.flex...)
+	}
+	if o.all {
+		t.header = append(t.header, "DIRECTORY")
+		t.flex = append(t.flex, true)
+	}
+	ids := make([]string, len(rows))
+	for k, r := range rows {
+		ids[k] = r.ID
+	}
+	short := shortIDs(ids)
+	now := time.Now()
+	for k, r := range rows {
+		title := r.Title
+		if title == "" && r.FirstMessage != "" && e.tty {
+			title = "“" + oneLine(r.FirstMessage) + "”"
+		}
+		if r.Subagent {
+			title = "↳ " + title
+		}
+		var row []string
+		if withHarness {
+			row = append(row, r.Harness)
+		}
+		if e.tty {
+			row = append(row, short[k], oneLine(orDash(title)), r.Status, ago(time.Time(r.Modified), now), size(r.Size))
+			if o.all {
+				row = append(row, homePath(r.Cwd))
+			}
+		} else {
+			row = append(row, r.ID, title, r.Status, session.FormatTime(time.Time(r.Modified)), fmt.Sprint(r.Size), r.Cwd, r.Path)
+		}
+		t.add(row...)
+	}
+	t.print()
 }
 
 func orDash(s string) string {

@@ -37,9 +37,12 @@ func TestParseOptions(t *testing.T) {
 			t.Errorf("%s %q: %v", tt.c.name, tt.args, err)
 			continue
 		}
-		// The store flags are a pointer, checked apart below: compare the rest.
-		if f := reflect.ValueOf(o).Elem().FieldByName("store"); f.IsValid() {
-			reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().SetZero()
+		// The store and source flags are pointers, checked apart below:
+		// compare the rest.
+		for _, name := range []string{"store", "sources"} {
+			if f := reflect.ValueOf(o).Elem().FieldByName(name); f.IsValid() {
+				reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().SetZero()
+			}
 		}
 		if !reflect.DeepEqual(o, tt.want) {
 			t.Errorf("%s %q:\n got %+v\nwant %+v", tt.c.name, tt.args, o, tt.want)

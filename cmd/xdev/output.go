@@ -72,6 +72,26 @@ func (f *storeFlags) outputPolicy(inputs ...string) *outputPolicy {
 	return p
 }
 
+// protect adds directories never written into: the other harnesses' dirs
+// that flags chose.
+func (p *outputPolicy) protect(dirs ...string) *outputPolicy {
+	for _, d := range dirs {
+		p.roots = append(p.roots, canonicalPath(d))
+	}
+	return p
+}
+
+// roots are the other harnesses' dirs the flags choose.
+func (f *sourceFlags) roots() []string {
+	var out []string
+	for _, h := range foreignHarnesses {
+		if d, err := f.root(h); err == nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 func envOr(name, def string) string {
 	if v := os.Getenv(name); v != "" {
 		return v

@@ -44,6 +44,10 @@ func (f *storeFlags) dir() (string, error) {
 	return session.DefaultDataDir()
 }
 
+// explicit reports whether a flag chose the data dir: a session not found
+// there is not looked for elsewhere.
+func (f *storeFlags) explicit() bool { return f.dataDir != "" || f.omp }
+
 // existingDir returns the data dir the flags choose, failing when it has
 // no sessions directory: every command that reads a data dir says so the
 // same way (exit 1), rather than listing nothing.

@@ -30,6 +30,9 @@ var showCommand = &command{
 type showJSON struct {
 	ID   string `json:"id"`
 	Path string `json:"path"`
+	// Harness names the agent that wrote a foreign session (its path is
+	// the source's, read as omp imports it); empty for omp's format.
+	Harness string `json:"harness,omitempty"`
 	contextJSON
 }
 
@@ -50,18 +53,20 @@ type treeJSON struct {
 
 // showOptions are the flags and arguments of `xdev show`.
 type showOptions struct {
-	store  *storeFlags
-	tree   bool
-	raw    bool
-	full   bool
-	asJSON bool
-	at     string
-	around int
-	args   []string
+	store   *storeFlags
+	sources *sourceFlags
+	tree    bool
+	raw     bool
+	full    bool
+	asJSON  bool
+	at      string
+	around  int
+	args    []string
 }
 
 func (o *showOptions) define(fs *flag.FlagSet) {
 	o.store = addStoreFlags(fs)
+	o.sources = addSourceFlags(fs)
 	fs.BoolVar(&o.tree, "tree", false, "draw the branch tree")
 	fs.BoolVar(&o.raw, "raw", false, "print the entries as stored")
 	fs.BoolVar(&o.full, "full", false, "print tool output whole (on a terminal it is cut to 12 lines)")
@@ -79,10 +84,12 @@ func (o *showOptions) run(e *env) error {
 	if o.tree && o.raw {
 		return usagef("--tree and --raw are different views; give one")
 	}
-	path, err := o.store.resolve(o.args[0])
+	r, err := resolveReadable(o.store, o.sources, o.args[0])
 	if err != nil {
 		return err
 	}
+	defer r.cleanup()
+	path := r.path
 	if o.at != "" {
 		if o.tree || o.raw {
 			return usagef("--at shows messages; it does not go with --tree or --raw")
@@ -109,7 +116,7 @@ func (o *showOptions) run(e *env) error {
 	ctx := s.BuildContext()
 	title, src := s.Title()
 	if o.asJSON {
-		out := showJSON{ID: s.ID(), Path: path, contextJSON: contextJSON{
+		out := showJSON{ID: s.ID(), Path: r.shown, Harness: r.harness, contextJSON: contextJSON{
 			LeafID: session.DisplayID(ctx.LeafID), Title: title, TitleSource: src.String(), Model: ctx.Model(),
 			ThinkingLevel: ctx.ThinkingLevel, Tokens: ctx.Tokens, Malformed: s.Malformed(), Messages: ctx.Messages}}
 		if out.Messages == nil {
@@ -118,7 +125,11 @@ func (o *showOptions) run(e *env) error {
 		return writeJSON(e, out)
 	}
 	w := bufio.NewWriter(e.stdout)
-	fmt.Fprintf(w, "%s\n%s · %s · model %s · thinking %s · ~%d tokens\n", orUntitled(title), s.ID(), homePath(path),
+	id := s.ID()
+	if r.harness != "" {
+		id = r.harness + " session, read as omp imports it"
+	}
+	fmt.Fprintf(w, "%s\n%s · %s · model %s · thinking %s · ~%d tokens\n", orUntitled(title), id, homePath(r.shown),
 		orDash(ctx.Model()), orDash(ctx.ThinkingLevel), ctx.Tokens)
 	if n := s.Malformed(); n > 0 {
 		fmt.Fprintf(w, "%s skipped as unreadable (xdev verify %s)\n", plural(n, "line"), o.args[0])

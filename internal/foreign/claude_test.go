@@ -3,6 +3,7 @@ package foreign
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -23,7 +24,8 @@ func claudeRoot(t *testing.T) string {
 	if len(files) == 0 {
 		t.Skip("no real Claude sessions at " + realClaude)
 	}
-	root := t.TempDir()
+	home := t.TempDir()
+	root := filepath.Join(home, ".claude")
 	dir := filepath.Join(root, "projects", "sample-project")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -40,7 +42,67 @@ func claudeRoot(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
+	// Claude's prompt history names one session's project and times, and
+	// its config registers a project path (which omp decodes names by).
+	history := `{"display":"  first   typed prompt ","pastedContents":{},"timestamp":1751450000000,"project":"/from/history","sessionId":"1af7fc5e-8455-4414-9ccd-011d40f70b2a"}
+{"display":"later","timestamp":1893456000000,"sessionId":"1af7fc5e-8455-4414-9ccd-011d40f70b2a"}
+{"display":"no id","timestamp":1751450000000}
+not json
+`
+	if err := os.WriteFile(filepath.Join(root, "history.jsonl"), []byte(history), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(root, "projects", "-work-registered-app")
+	os.MkdirAll(other, 0o700)
+	data, _ := os.ReadFile("testdata/claude/handmade.jsonl")
+	os.WriteFile(filepath.Join(other, "0badc0de-0000-4000-8000-000000000001.jsonl"), data, 0o600)
+	os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"projects":{"/work/registered-app":{},"relative":{}}}`), 0o600)
 	return root
+}
+
+// TestClaudeListAsOmp: xdev lists the Claude Code sessions omp 18.2.3's
+// ClaudeSessionStore.list lists, in its order, with the same id, cwd and
+// times.
+func TestClaudeListAsOmp(t *testing.T) {
+	root := claudeRoot(t)
+	omp, err := jsonx.Parse(omptest.Run(t, t.TempDir(), "foreign-import.ts", "claude", root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine, err := ListClaude(root, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mine) != len(omp.Items()) {
+		t.Fatalf("xdev lists %d sessions, omp %d", len(mine), len(omp.Items()))
+	}
+	for i, s := range omp.Items() {
+		got := mine[i]
+		for _, c := range []struct{ what, xdev, omp string }{
+			{"path", got.Path, s.Get("path").String()},
+			{"id", got.ID, s.Get("id").String()},
+			{"cwd", got.Cwd, s.Get("listedCwd").String()},
+			{"created", strconv.FormatInt(got.Created.UnixMilli(), 10), string(s.Get("created").JSON())},
+			{"modified", strconv.FormatInt(got.Modified.UnixMilli(), 10), string(s.Get("modified").JSON())},
+		} {
+			if c.xdev != c.omp {
+				t.Errorf("session %d: %s %q, omp %q", i, c.what, c.xdev, c.omp)
+			}
+		}
+		if fm := s.Get("firstMessage"); fm.Kind() == jsonx.String && fm.String() != got.FirstMessage {
+			t.Errorf("%s: first message %q, omp %q", got.ID, got.FirstMessage, fm.String())
+		}
+	}
+	// Without subagents, agent-*.jsonl is left out.
+	plain, _ := ListClaude(root, false)
+	for _, s := range plain {
+		if s.Subagent || strings.HasPrefix(filepath.Base(s.Path), "agent-") {
+			t.Errorf("%s listed without --subagents", s.Path)
+		}
+	}
+	if len(plain) >= len(mine) {
+		t.Errorf("subagents: %d listed with, %d without", len(mine), len(plain))
+	}
 }
 
 // TestClaudeAsOmp: every real Claude Code session converts, entry for

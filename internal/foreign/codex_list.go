@@ -2,6 +2,7 @@ package foreign
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -42,6 +43,9 @@ type CodexSession struct {
 	Modified float64 // ms; session_index.jsonl's updated_at, else the file's mtime
 	Size     int64
 	Archived bool // under archived_sessions/
+	// FirstMessage is the first prompt typed (a user_message event) in the
+	// first 64 KiB.
+	FirstMessage string
 }
 
 // ListCodex lists the rollouts under root as omp's CodexSessionStore.list
@@ -173,7 +177,7 @@ func codexListed(path string, index map[string]codexIndexRow) (CodexSession, boo
 	if !ok {
 		id = CodexRolloutID(path)
 	}
-	s := CodexSession{CodexInfo: CodexInfo{ID: id, Cwd: cwd}, Path: path, Size: fi.Size()}
+	s := CodexSession{CodexInfo: CodexInfo{ID: id, Cwd: cwd}, Path: path, Size: fi.Size(), FirstMessage: codexFirstPrompt(path)}
 	// new Date(ms) keeps whole milliseconds.
 	// omp reads session_meta's timestamp only as a string.
 	created := jsonx.Value{}
@@ -259,3 +263,26 @@ func birthMillis(path string, fi fs.FileInfo) float64 {
 
 // Time is ms as a time.Time.
 func Time(ms float64) time.Time { return time.UnixMilli(int64(ms)) }
+
+// codexFirstPrompt is the first user_message event's text in the
+// rollout's first 64 KiB: what the user typed, without the environment
+// context Codex sends as user messages too.
+func codexFirstPrompt(path string) string {
+	r, err := openTranscript(path)
+	if err != nil {
+		return ""
+	}
+	defer r.Close()
+	head, _ := io.ReadAll(io.LimitReader(r, claudeHeadBytes))
+	for line := range bytes.Lines(head) {
+		if !bytes.Contains(line, []byte(`"user_message"`)) {
+			continue
+		}
+		if v, err := jsonx.Parse(line); err == nil && v.Get("type").Is("event_msg") && v.Get("payload").Get("type").Is("user_message") {
+			if t, ok := stringField(v.Get("payload"), "message"); ok {
+				return strings.Join(strings.Fields(t), " ")
+			}
+		}
+	}
+	return ""
+}

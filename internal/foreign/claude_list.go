@@ -1,0 +1,271 @@
+package foreign
+
+import (
+	"bytes"
+	"cmp"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/xdev/xdev/internal/jsonx"
+)
+
+// claudeHistory is what Claude's history.jsonl (the prompts typed, one
+// line each) says of one session, as omp's readHistoryIndex gathers it.
+type claudeHistory struct {
+	created, modified float64
+	first, cwd        string
+}
+
+func readClaudeHistory(root string) map[string]*claudeHistory {
+	out := map[string]*claudeHistory{}
+	f, err := os.Open(filepath.Join(root, "history.jsonl"))
+	if err != nil {
+		return out
+	}
+	defer f.Close()
+	records, _ := readRecords(f)
+	for _, r := range records {
+		id, ok := stringField(r.v, "sessionId")
+		if !ok {
+			id, ok = stringField(r.v, "session_id")
+		}
+		ts := timestampMs(orElse(r.v.Get("timestamp"), r.v.Get("ts")), 0)
+		if !ok || !(ts > 0) {
+			continue
+		}
+		raw, ok := stringField(r.v, "display")
+		if !ok {
+			raw, _ = stringField(r.v, "text")
+		}
+		text := strings.Join(strings.Fields(raw), " ")
+		cwd, _ := stringField(r.v, "project")
+		prev := out[id]
+		if prev == nil {
+			out[id] = &claudeHistory{created: ts, modified: ts, first: text, cwd: cwd}
+			continue
+		}
+		if ts < prev.created {
+			prev.created = ts
+			if text != "" {
+				prev.first = text
+			}
+		}
+		prev.modified = max(prev.modified, ts)
+		if prev.first == "" {
+			prev.first = text
+		}
+		if prev.cwd == "" {
+			prev.cwd = cwd
+		}
+	}
+	return out
+}
+
+// claudeRegistered is the absolute project paths Claude's .claude.json
+// knows, which decode project directory names exactly.
+func claudeRegistered(root string) []string {
+	config := filepath.Join(filepath.Dir(root), ".claude.json")
+	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" && filepath.Clean(d) == filepath.Clean(root) {
+		config = filepath.Join(root, ".claude.json")
+	}
+	data, err := os.ReadFile(config)
+	if err != nil {
+		return nil
+	}
+	v, err := jsonx.Parse(data)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, m := range v.Get("projects").Members() {
+		if filepath.IsAbs(m.Name) {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
+func claudeProjectCwd(name string, registered []string) string {
+	for _, p := range registered {
+		if strings.ReplaceAll(p, string(filepath.Separator), "-") == name {
+			return p
+		}
+	}
+	return ClaudeProjectCwd(name)
+}
+
+// claudeHeadBytes is how much of a transcript's start a listing reads for
+// its cwd (omp reads the same 64 KiB) and first prompt, and of its end
+// for the latest custom or AI title.
+const claudeHeadBytes = 64 << 10
+
+// ListClaude lists the Claude Code transcripts under root as omp's
+// ClaudeSessionStore.list does (projects/ and .projects/, history.jsonl
+// for times and first prompts, .claude.json for project paths, the cwd
+// recorded in the first 64 KiB), newest first. It adds what omp's picker
+// leaves out: the title (the last custom-title or ai-title line in the
+// file's last 64 KiB, else the last summary line in its first 64 KiB, as
+// Claude Code's picker shows it), the first prompt when history.jsonl lacks it, and,
+// with subagents, the transcripts of Claude's subagents (agent-*.jsonl,
+// and <session>/subagents/*.jsonl), marked Subagent.
+func ListClaude(root string, subagents bool) ([]Session, error) {
+	history := readClaudeHistory(root)
+	registered := claudeRegistered(root)
+	var out []Session
+	for _, container := range []string{"projects", ".projects"} {
+		projects, err := os.ReadDir(filepath.Join(root, container))
+		if err != nil {
+			continue
+		}
+		for _, p := range projects {
+			if !p.IsDir() {
+				continue
+			}
+			dir := filepath.Join(root, container, p.Name())
+			cwd := claudeProjectCwd(p.Name(), registered)
+			ents, _ := os.ReadDir(dir)
+			for _, e := range ents {
+				switch {
+				case e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".jsonl"):
+					sub := strings.HasPrefix(e.Name(), "agent-")
+					if sub && !subagents {
+						continue
+					}
+					if s, ok := claudeListed(filepath.Join(dir, e.Name()), cwd, history); ok {
+						s.Subagent = sub
+						out = append(out, s)
+					}
+				case e.IsDir() && subagents:
+					nested, _ := filepath.Glob(filepath.Join(dir, e.Name(), "subagents", "*.jsonl"))
+					for _, f := range nested {
+						if s, ok := claudeListed(f, cwd, history); ok {
+							s.Subagent = true
+							out = append(out, s)
+						}
+					}
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Session) int {
+		return cmp.Or(b.Modified.Compare(a.Modified), strings.Compare(a.Path, b.Path))
+	})
+	return out, nil
+}
+
+// ClaudeSessionAt describes the transcript at path as a listing of root
+// would, whether or not it lies under root.
+func ClaudeSessionAt(root, path string) (Session, error) {
+	s, ok := claudeListed(path, claudeProjectCwd(filepath.Base(filepath.Dir(path)), claudeRegistered(root)), readClaudeHistory(root))
+	if !ok {
+		_, err := os.Stat(path)
+		return Session{}, err
+	}
+	s.Subagent = strings.HasPrefix(filepath.Base(path), "agent-") || filepath.Base(filepath.Dir(path)) == "subagents"
+	return s, nil
+}
+
+var claudeTitleLine = regexp.MustCompile(`"type"\s*:\s*"(custom-title|ai-title)"`)
+
+func claudeListed(path, projectCwd string, history map[string]*claudeHistory) (Session, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Session{}, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return Session{}, false
+	}
+	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	s := Session{Harness: HarnessClaude, ID: id, Path: path, Size: fi.Size()}
+	mtime := float64(fi.ModTime().UnixNano()) / 1e6
+	created := birthMillis(path, fi)
+	h := history[id]
+	if h != nil {
+		created = h.created
+		s.FirstMessage = h.first
+	}
+	s.Created, s.Modified = Time(created), Time(max(mtime, historyModified(h)))
+
+	head := make([]byte, min(fi.Size(), claudeHeadBytes))
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	recorded, first, summary := "", "", ""
+	for line := range bytes.Lines(head) {
+		v, err := jsonx.Parse(line)
+		if err != nil || v.Kind() != jsonx.Object {
+			continue
+		}
+		if recorded == "" {
+			recorded, _ = stringField(v, "cwd")
+		}
+		if t, ok := stringField(v, "summary"); ok && v.Get("type").Is("summary") {
+			summary = t
+		}
+		if first == "" && v.Get("type").Is("user") && !v.Get("isMeta").Truthy() {
+			first = claudePromptText(v.Get("message").Get("content"))
+		}
+	}
+	switch {
+	case h != nil && h.cwd != "":
+		s.Cwd = h.cwd
+	case recorded != "":
+		s.Cwd = recorded
+	default:
+		s.Cwd = projectCwd
+	}
+	if s.FirstMessage == "" {
+		s.FirstMessage = first
+	}
+	tail := head
+	if fi.Size() > claudeHeadBytes {
+		tail = make([]byte, claudeHeadBytes)
+		n, _ := f.ReadAt(tail, fi.Size()-claudeHeadBytes)
+		tail = tail[:n]
+	}
+	var custom, ai string
+	for line := range bytes.Lines(tail) {
+		if !claudeTitleLine.Match(line) {
+			continue
+		}
+		if v, err := jsonx.Parse(line); err == nil {
+			if t, ok := stringField(v, "customTitle"); ok && v.Get("type").Is("custom-title") {
+				custom = t
+			}
+			if t, ok := stringField(v, "aiTitle"); ok && v.Get("type").Is("ai-title") {
+				ai = t
+			}
+		}
+	}
+	// Claude Code's own picker names a session by its summary line when
+	// it has no title.
+	s.Title = cmp.Or(custom, ai, summary)
+	return s, true
+}
+
+func historyModified(h *claudeHistory) float64 {
+	if h == nil {
+		return 0
+	}
+	return h.modified
+}
+
+// claudePromptText is the text a user record typed: its string content,
+// or its text blocks; a record of tool results only has none.
+func claudePromptText(v jsonx.Value) string {
+	if s, ok := v.Text(); ok {
+		return strings.Join(strings.Fields(s), " ")
+	}
+	var parts []string
+	for _, b := range v.Items() {
+		if t, ok := b.Get("text").Text(); ok && b.Get("type").Is("text") {
+			parts = append(parts, t)
+		}
+	}
+	return strings.Join(strings.Fields(strings.Join(parts, " ")), " ")
+}
