@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xdev/xdev/internal/foreign"
 	"github.com/xdev/xdev/internal/search"
 	"github.com/xdev/xdev/internal/session"
 )
@@ -42,21 +43,46 @@ var indexCommand = &command{
 // how to refresh their indexes.
 type indexFlags struct {
 	store   *storeFlags
+	foreign *sourceFlags
 	withOmp bool
+	from    string
 	reindex bool
+
+	opened []source // what openFresh opened, in the order of its indexes
 }
 
 func (f *indexFlags) define(fs *flag.FlagSet) {
 	f.store = addStoreFlags(fs)
+	f.foreign = addSourceFlags(fs)
 	fs.BoolVar(&f.withOmp, "with-omp", false, "search omp's sessions too, beside the data dir's")
+	fs.StringVar(&f.from, "from", "", "whose sessions: xdev (default), omp, claude, codex, pi, or all")
 	fs.BoolVar(&f.reindex, "reindex", false, "drop the index and read every session again")
 }
 
-// source is one data dir and the harness it belongs to.
-type source struct{ harness, dir string }
+// source is one data dir and the harness it belongs to. A Claude Code or
+// Codex source is indexed through its mirror: its sessions converted into
+// omp's format in xdev's cache.
+type source struct {
+	harness, dir string
+	mirror       *foreign.Mirror
+}
+
+// sourcePath is the session file a hit in this source's index stands
+// for: a mirror file's source transcript, else the path itself.
+func (s source) sourcePath(p string) string {
+	if s.mirror != nil {
+		if src := s.mirror.Source(p); src != "" {
+			return src
+		}
+	}
+	return p
+}
 
 // sources returns the data dirs the flags choose.
 func (f *indexFlags) sources() ([]source, error) {
+	if f.from != "" {
+		return f.fromSources()
+	}
 	dir, err := f.store.existingDir()
 	if err != nil {
 		return nil, err
@@ -65,7 +91,7 @@ func (f *indexFlags) sources() ([]source, error) {
 	if f.store.omp {
 		harness = "omp"
 	}
-	out := []source{{harness, dir}}
+	out := []source{{harness: harness, dir: dir}}
 	if f.withOmp {
 		if f.store.omp {
 			return nil, usagef("--omp and --with-omp: give one")
@@ -75,7 +101,67 @@ func (f *indexFlags) sources() ([]source, error) {
 			return nil, err
 		}
 		if omp != dir {
-			out = append(out, source{"omp", omp})
+			out = append(out, source{harness: "omp", dir: omp})
+		}
+	}
+	return out, nil
+}
+
+// fromSources are the data dirs --from names: one harness's, or all of
+// them (those not on this machine are left out).
+func (f *indexFlags) fromSources() ([]source, error) {
+	from := []string{f.from}
+	switch {
+	case f.from == "all":
+		from = harnesses
+	case !slices.Contains(harnesses, f.from):
+		return nil, usagef("--from is xdev, omp, claude, codex, pi or all, not %q", f.from)
+	}
+	if f.withOmp || f.store.explicit() && len(from) > 1 {
+		return nil, usagef("--from chooses whose sessions; --with-omp, --omp and --data-dir do not go with it")
+	}
+	var out []source
+	for _, h := range from {
+		switch h {
+		case "xdev", "omp":
+			store := *f.store
+			store.omp = h == "omp"
+			dir, err := store.existingDir()
+			if err != nil {
+				if len(from) > 1 {
+					continue
+				}
+				return nil, err
+			}
+			out = append(out, source{harness: h, dir: dir})
+		case foreign.HarnessPi:
+			root, err := f.foreign.root(h)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := os.Stat(session.SessionsDir(root)); err != nil {
+				if len(from) > 1 {
+					continue
+				}
+				return nil, fmt.Errorf("no pi sessions: %w", err)
+			}
+			out = append(out, source{harness: h, dir: root})
+		default:
+			root, err := f.foreign.root(h)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := os.Stat(root); err != nil {
+				if len(from) > 1 {
+					continue
+				}
+				return nil, fmt.Errorf("no %s sessions: %w", h, err)
+			}
+			dir, err := foreign.DefaultMirrorDir(h, root)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, source{harness: h, dir: dir, mirror: &foreign.Mirror{Dir: dir, Harness: h, Root: root}})
 		}
 	}
 	return out, nil
@@ -90,7 +176,17 @@ func (f *indexFlags) openFresh(e *env, ctx context.Context) ([]*search.DB, []sea
 	}
 	var dbs []*search.DB
 	var stats []search.RefreshStats
+	f.opened = nil
 	for _, s := range srcs {
+		if s.mirror != nil {
+			st, err := s.mirror.Refresh(ctx)
+			if err != nil {
+				return dbs, stats, fmt.Errorf("reading %s sessions: %w", s.harness, err)
+			}
+			for _, err := range st.Errors {
+				fmt.Fprintf(e.stderr, "xdev: not indexed: %v\n", err)
+			}
+		}
 		path, err := search.DefaultPath(s.dir)
 		if err != nil {
 			return dbs, stats, err
@@ -100,10 +196,15 @@ func (f *indexFlags) openFresh(e *env, ctx context.Context) ([]*search.DB, []sea
 			return dbs, stats, err
 		}
 		dbs = append(dbs, db)
+		f.opened = append(f.opened, s)
 		if db.Notice != "" {
 			fmt.Fprintln(e.stderr, "xdev: "+db.Notice)
 		}
-		bar := &byteProgress{e: e, what: "Indexing " + homePath(s.dir)}
+		what := homePath(s.dir)
+		if s.mirror != nil {
+			what = homePath(s.mirror.Root)
+		}
+		bar := &byteProgress{e: e, what: "Indexing " + what}
 		st, err := db.Refresh(ctx, search.RefreshOptions{Harness: s.harness, Reindex: f.reindex, Progress: bar.update})
 		bar.done()
 		if err != nil {
@@ -387,13 +488,20 @@ func (o *searchOptions) run(e *env) error {
 		return o.printSessions(e, ctx, dbs, q)
 	}
 	var hits []search.Hit
-	for _, db := range dbs {
+	for i, db := range dbs {
 		h, err := db.Search(ctx, q)
 		if errors.Is(err, search.ErrQuery) {
 			return usagef("%v", err)
 		}
 		if err != nil {
 			return err
+		}
+		src := o.opened[i]
+		for k := range h {
+			h[k].Path = src.sourcePath(h[k].Path)
+			for j, p := range h[k].AlsoIn {
+				h[k].AlsoIn[j] = src.sourcePath(p)
+			}
 		}
 		hits = append(hits, h...)
 	}
@@ -462,13 +570,16 @@ type sessionJSON struct {
 // session and how many entries matched.
 func (o *searchOptions) printSessions(e *env, ctx context.Context, dbs []*search.DB, q search.Query) error {
 	var all []search.Session
-	for _, db := range dbs {
+	for i, db := range dbs {
 		ss, err := db.Sessions(ctx, q)
 		if errors.Is(err, search.ErrQuery) {
 			return usagef("%v", err)
 		}
 		if err != nil {
 			return err
+		}
+		for k := range ss {
+			ss[k].Path = o.opened[i].sourcePath(ss[k].Path)
 		}
 		all = append(all, ss...)
 	}

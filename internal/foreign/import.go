@@ -34,6 +34,14 @@ func Import(dataDir string, c *Converted, src Source) (path, id string, err erro
 	if err != nil {
 		return "", "", err
 	}
+	if err := write(path, id, c, src); err != nil {
+		return "", "", err
+	}
+	return path, id, nil
+}
+
+// write writes c as a new session file at path, with id as its id.
+func write(path, id string, c *Converted, src Source) error {
 	// omp's setSessionName stores the cleaned title, and none if nothing
 	// is left of it.
 	title := session.CleanTitle(c.Title)
@@ -46,7 +54,7 @@ func Import(dataDir string, c *Converted, src Source) (path, id string, err erro
 	}
 	s, err := session.New(path, opts)
 	if err != nil {
-		return "", "", err
+		return err
 	}
 	defer s.Close()
 	objs := append([][]byte(nil), c.Entries...)
@@ -63,12 +71,9 @@ func Import(dataDir string, c *Converted, src Source) (path, id string, err erro
 			member("source", jsonx.Str(src.Harness)), member("sourceId", jsonx.Str(src.ID)),
 			member("sourcePath", jsonx.Str(src.Path)), member("sourceCwd", jsonx.Str(src.Cwd))))).JSON())
 	if _, err := s.AppendJSONLines(objs); err != nil {
-		return "", "", err
+		return err
 	}
-	if err := s.EnsureOnDisk(); err != nil {
-		return "", "", err
-	}
-	return path, id, nil
+	return s.EnsureOnDisk()
 }
 
 // Imported finds an earlier import of src among dataDir's sessions: the

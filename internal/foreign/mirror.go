@@ -1,0 +1,235 @@
+package foreign
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/xdev/xdev/internal/atomicfile"
+	"github.com/xdev/xdev/internal/session"
+)
+
+// A Mirror is an omp-format data dir, in xdev's cache, holding one
+// harness's sessions as omp would import them: what makes Claude Code and
+// Codex sessions searchable by the index built for omp's format, without
+// writing a byte beside them. Like the index, it is a cache: deleting it
+// loses nothing.
+//
+// Each source session has one mirror file, sessions/mirror/<hash of the
+// source path>.jsonl, whose header id is the source's id, so a hit names
+// the session its harness knows. A manifest records each source's size
+// and modification time; a refresh converts again only the sessions whose
+// stat changed, and drops the mirrors of sources gone.
+type Mirror struct {
+	Dir     string // the mirror's data dir
+	Harness string
+	Root    string // the harness's data dir
+
+	sources map[string]string // mirror path → its source, after Refresh
+}
+
+// mirrorRow is one source in the manifest.
+type mirrorRow struct {
+	Source  string `json:"source"`
+	ID      string `json:"id"`
+	Size    int64  `json:"size"`
+	ModTime int64  `json:"mtimeNs"`
+	Mirror  string `json:"mirror"` // file name under sessions/mirror
+	Err     string `json:"error,omitempty"`
+}
+
+// MirrorStats say what a refresh did.
+type MirrorStats struct {
+	Sessions  int     // source sessions listed
+	Converted int     // converted again (new or changed)
+	Removed   int     // mirrors of sources gone
+	Errors    []error // sources that could not be converted (their mirror is gone too)
+}
+
+// DefaultMirrorDir is where the mirror of harness's sessions under root
+// lives: os.UserCacheDir()/xdev/foreign/<harness>-<hash of root>.
+func DefaultMirrorDir(harness, root string) (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(cache, "xdev", "foreign", harness+"-"+hex.EncodeToString(sum[:6])), nil
+}
+
+const mirrorSub = "mirror" // the one project directory under sessions/
+
+// Refresh brings the mirror up to date with the harness's sessions,
+// subagent transcripts included. Two refreshes of one mirror run one
+// after the other (an flock beside the manifest).
+func (m *Mirror) Refresh(ctx context.Context) (MirrorStats, error) {
+	var st MirrorStats
+	files := filepath.Join(session.SessionsDir(m.Dir), mirrorSub)
+	if err := os.MkdirAll(files, 0o700); err != nil {
+		return st, err
+	}
+	unlock, err := lockFile(ctx, filepath.Join(m.Dir, "lock"))
+	if err != nil {
+		return st, err
+	}
+	defer unlock()
+	old := m.readManifest()
+	list, err := List(m.Harness, m.Root, true)
+	if err != nil {
+		return st, err
+	}
+	st.Sessions = len(list)
+	rows := make([]mirrorRow, 0, len(list))
+	keep := map[string]bool{}
+	for _, s := range list {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		fi, err := os.Stat(s.Path)
+		if err != nil {
+			continue // gone since the listing
+		}
+		sum := sha256.Sum256([]byte(s.Path))
+		row := mirrorRow{Source: s.Path, ID: s.ID, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(),
+			Mirror: hex.EncodeToString(sum[:12]) + ".jsonl"}
+		target := filepath.Join(files, row.Mirror)
+		if prev, ok := old[s.Path]; ok && prev.Size == row.Size && prev.ModTime == row.ModTime && prev.ID == row.ID {
+			if _, err := os.Stat(target); err == nil || prev.Err != "" {
+				row.Err = prev.Err
+				rows = append(rows, row)
+				keep[row.Mirror] = row.Err == ""
+				continue
+			}
+		}
+		if err := m.convert(s, target); err != nil {
+			row.Err = err.Error()
+			st.Errors = append(st.Errors, err)
+		} else {
+			st.Converted++
+		}
+		rows = append(rows, row)
+		keep[row.Mirror] = row.Err == ""
+	}
+	ents, _ := os.ReadDir(files)
+	for _, e := range ents {
+		if !keep[e.Name()] {
+			if os.Remove(filepath.Join(files, e.Name())) == nil {
+				st.Removed++
+			}
+		}
+	}
+	if err := m.writeManifest(rows); err != nil {
+		return st, err
+	}
+	m.index(rows)
+	return st, nil
+}
+
+// convert writes s's conversion at target, replacing what was there once
+// the new file is whole.
+func (m *Mirror) convert(s Session, target string) error {
+	c, err := Convert(s)
+	if err != nil {
+		return err
+	}
+	tmp := target + ".tmp"
+	os.Remove(tmp) // a crashed refresh's
+	if err := write(tmp, s.ID, c, s.Source()); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("%s: %w", s.Path, err)
+	}
+	return os.Rename(tmp, target)
+}
+
+// Source is the source session of a mirror file (a search hit's path),
+// or "" for a path that is not one of this mirror's.
+func (m *Mirror) Source(mirrorPath string) string {
+	if m.sources == nil {
+		m.index(nil)
+	}
+	return m.sources[mirrorPath]
+}
+
+func (m *Mirror) index(rows []mirrorRow) {
+	if rows == nil {
+		for _, r := range m.readManifest() {
+			rows = append(rows, r)
+		}
+	}
+	m.sources = map[string]string{}
+	files := filepath.Join(session.SessionsDir(m.Dir), mirrorSub)
+	for _, r := range rows {
+		m.sources[filepath.Join(files, r.Mirror)] = r.Source
+	}
+}
+
+func (m *Mirror) manifestPath() string { return filepath.Join(m.Dir, "manifest.json") }
+
+// readManifest is the last refresh's rows by source path; an unreadable
+// manifest is an empty one (everything is converted again).
+func (m *Mirror) readManifest() map[string]mirrorRow {
+	out := map[string]mirrorRow{}
+	data, err := os.ReadFile(m.manifestPath())
+	if err != nil {
+		return out
+	}
+	var rows []mirrorRow
+	if json.Unmarshal(data, &rows) != nil {
+		return out
+	}
+	for _, r := range rows {
+		out[r.Source] = r
+	}
+	return out
+}
+
+func (m *Mirror) writeManifest(rows []mirrorRow) error {
+	data, err := json.Marshal(rows)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Replace(m.manifestPath(), func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// lockFile takes an flock on path, waiting for another holder until ctx
+// ends.
+func lockFile(ctx context.Context, path string) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() {
+				syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+				f.Close()
+			}, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

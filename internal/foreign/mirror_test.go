@@ -1,0 +1,98 @@
+package foreign
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/xdev/xdev/internal/session"
+)
+
+// TestMirror: a mirror converts each session once, again only when its
+// source changes, drops the mirrors of sources gone, maps every mirror
+// file back to its source, and never writes beside the sources.
+func TestMirror(t *testing.T) {
+	root := codexRoot(t)
+	before := snapshotTree(t, root)
+	m := &Mirror{Dir: filepath.Join(t.TempDir(), "mirror"), Harness: HarnessCodex, Root: root}
+	ctx := context.Background()
+	st, err := m.Refresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Sessions == 0 || st.Converted != st.Sessions || len(st.Errors) != 0 {
+		t.Fatalf("first refresh: %+v", st)
+	}
+	files, err := session.Files(m.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != st.Sessions {
+		t.Fatalf("%d mirror files for %d sessions", len(files), st.Sessions)
+	}
+	for _, f := range files {
+		src := m.Source(f.Path)
+		if src == "" {
+			t.Fatalf("%s maps to no source", f.Path)
+		}
+		s, err := session.Open(f.Path, nil)
+		if err != nil {
+			t.Fatalf("mirror of %s: %v", src, err)
+		}
+		if c, err := CodexSessionAt(root, src); err != nil || s.ID() != c.ID {
+			t.Errorf("mirror of %s has id %s, want %s (%v)", src, s.ID(), c.ID, err)
+		}
+		s.Close()
+	}
+	if st, _ := m.Refresh(ctx); st.Converted != 0 || st.Removed != 0 {
+		t.Errorf("refresh with nothing changed: %+v", st)
+	}
+	// A source that grows is converted again; one deleted loses its mirror.
+	list, _ := ListCodex(root)
+	grown, gone := list[0].Path, list[1].Path
+	fh, _ := os.OpenFile(grown, os.O_APPEND|os.O_WRONLY, 0)
+	fh.WriteString(`{"timestamp":"2026-03-09T00:00:00Z","type":"event_msg","payload":{"type":"user_message","message":"appended later"}}` + "\n")
+	fh.Close()
+	os.Chtimes(grown, time.Now(), time.Now().Add(time.Minute))
+	os.Remove(gone)
+	before = snapshotTree(t, root)
+	st, err = m.Refresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Converted != 1 || st.Removed != 1 {
+		t.Errorf("after one append and one deletion: %+v", st)
+	}
+	// A fresh handle (another process) maps paths from the manifest.
+	again := &Mirror{Dir: m.Dir, Harness: HarnessCodex, Root: root}
+	files, _ = session.Files(m.Dir)
+	for _, f := range files {
+		if again.Source(f.Path) == "" {
+			t.Errorf("%s: no source from the manifest", f.Path)
+		}
+	}
+	if after := snapshotTree(t, root); after != before {
+		t.Error("the Codex dir changed")
+	}
+}
+
+// snapshotTree is every file under dir with its size, mode and mtime.
+func snapshotTree(t *testing.T, dir string) string {
+	t.Helper()
+	var out []byte
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil {
+			data, _ := os.ReadFile(p)
+			if fi.IsDir() {
+				data = nil
+			}
+			out = append(out, p+" "+fi.Mode().String()+" "+fi.ModTime().String()+" "+strconv.Itoa(len(data))+"\n"...)
+			out = append(out, data...)
+		}
+		return nil
+	})
+	return string(out)
+}
