@@ -60,11 +60,11 @@ func (o *importOptions) run(e *env) error {
 			return fmt.Errorf("%s was imported before, as %s (--again imports it again)", s.Path, prev)
 		}
 	}
-	c, err := foreign.Convert(s)
+	conv, err := foreign.StreamOf(s)
 	if err != nil {
 		return err
 	}
-	path, newID, err := foreign.Import(dir, c, src)
+	path, newID, err := foreign.ImportStream(dir, src, conv)
 	if err != nil {
 		return err
 	}

@@ -179,7 +179,7 @@ func resolveReadable(store *storeFlags, sources *sourceFlags, arg string) (reada
 		r.path = s.Path
 		return r, nil
 	}
-	c, err := foreign.Convert(s)
+	conv, err := foreign.StreamOf(s)
 	if err != nil {
 		return r, err
 	}
@@ -188,7 +188,7 @@ func resolveReadable(store *storeFlags, sources *sourceFlags, arg string) (reada
 		return r, err
 	}
 	r.cleanup = func() { os.RemoveAll(tmp) }
-	if r.path, _, err = foreign.Import(tmp, c, s.Source()); err != nil {
+	if r.path, _, err = foreign.ImportStream(tmp, s.Source(), conv); err != nil {
 		r.cleanup()
 		return r, err
 	}

@@ -297,38 +297,39 @@ func convertRecord(r jsonx.Value, fallback float64, toolNames map[string]string)
 
 // ConvertClaude converts the Claude Code transcript at path as omp's
 // ClaudeSessionStore.load does. fallbackCwd is the listing's (the project
-// directory's name, decoded), used when no record names a cwd.
+// directory's name, decoded), used when no record names a cwd. It holds
+// every entry in memory; StreamClaude does not.
 func ConvertClaude(path, fallbackCwd string) (*Converted, error) {
-	f, err := os.Open(path)
+	var c *Converted
+	err := StreamClaude(path, fallbackCwd, func(m *Converted) error { c = m; return nil },
+		func(_ string, e []byte) error { c.Entries = append(c.Entries, e); return nil })
+	return c, err
+}
+
+// StreamClaude is ConvertClaude in two reads of the file and bounded
+// memory: the first gathers the tree links, the cwd and the title and
+// passes them to begin (Entries empty); the second converts a record at a
+// time and passes each entry, with its id, to emit.
+func StreamClaude(path, fallbackCwd string, begin func(*Converted) error, emit func(id string, entry []byte) error) error {
+	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	records, err := readRecords(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-	if len(records) == 0 && fi.Size() > 0 {
-		return nil, fmt.Errorf("%s: no readable records (Claude session %s)", path, id)
+		return err
 	}
 	mtime := float64(fi.ModTime().UnixNano()) / 1e6
 
 	parents := map[string]string{}
-	out := &Converted{Cwd: fallbackCwd}
+	meta := &Converted{Cwd: fallbackCwd}
 	cwdSet := false
 	var sourceTitle, aiTitle string
-	for _, r := range records {
+	n := 0
+	err = eachRecord(path, func(r record) error {
+		n++
 		if uuid, ok := stringField(r.v, "uuid"); ok {
 			parents[uuid], _ = stringField(r.v, "parentUuid")
 		}
 		if !cwdSet {
 			if c, ok := stringField(r.v, "cwd"); ok {
-				out.Cwd, cwdSet = c, true
+				meta.Cwd, cwdSet = c, true
 			}
 		}
 		if r.v.Get("type").Is("custom-title") {
@@ -341,7 +342,24 @@ func ConvertClaude(path, fallbackCwd string) (*Converted, error) {
 				aiTitle = t
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	if n == 0 && fi.Size() > 0 {
+		return fmt.Errorf("%s: no readable records (Claude session %s)", path, strings.TrimSuffix(filepath.Base(path), ".jsonl"))
+	}
+	switch {
+	case sourceTitle != "":
+		meta.Title, meta.TitleSource = sourceTitle, "user"
+	case aiTitle != "":
+		meta.Title, meta.TitleSource = aiTitle, "auto"
+	}
+	if err := begin(meta); err != nil {
+		return err
+	}
+
 	tails := map[string]string{}
 	used := map[string]bool{}
 	toolNames := map[string]string{}
@@ -357,10 +375,10 @@ func ConvertClaude(path, fallbackCwd string) (*Converted, error) {
 		}
 		return ""
 	}
-	for _, r := range records {
+	return eachRecord(path, func(r record) error {
 		conv := convertRecord(r.v, mtime, toolNames)
 		if len(conv) == 0 {
-			continue
+			return nil
 		}
 		uuid, ok := stringField(r.v, "uuid")
 		if !ok {
@@ -370,35 +388,33 @@ func ConvertClaude(path, fallbackCwd string) (*Converted, error) {
 		parent := resolveParent(pu)
 		ts, err := isoTimestamp(timestampMs(r.v.Get("timestamp"), mtime))
 		if err != nil {
-			return nil, fmt.Errorf("%s: line %d: %w", path, r.line, err)
+			return fmt.Errorf("%s: line %d: %w", path, r.line, err)
 		}
 		if r.v.Get("type").Is("assistant") && isRecordValue(r.v.Get("message")) {
 			if model, ok := stringField(r.v.Get("message"), "model"); ok && model != lastModel {
 				id := uniqueID("claude-"+uuid+"-model", used)
-				out.Entries = append(out.Entries, jsonx.ObjectOf(member("type", jsonx.Str("model_change")),
+				if err := emit(id, jsonx.ObjectOf(member("type", jsonx.Str("model_change")),
 					member("id", jsonx.Str(id)), member("parentId", parentValue(parent)), member("timestamp", jsonx.Str(ts)),
-					member("model", jsonx.Str("anthropic/"+model))).JSON())
+					member("model", jsonx.Str("anthropic/"+model))).JSON()); err != nil {
+					return err
+				}
 				parent, lastModel = id, model
 			}
 		}
 		for _, c := range conv {
 			synthetic++
 			id := uniqueID("claude-"+uuid+"-"+c.suffix+"-"+strconv.Itoa(synthetic), used)
-			out.Entries = append(out.Entries, jsonx.ObjectOf(member("type", jsonx.Str("message")), member("id", jsonx.Str(id)),
-				member("parentId", parentValue(parent)), member("timestamp", jsonx.Str(ts)), member("message", c.msg)).JSON())
+			if err := emit(id, jsonx.ObjectOf(member("type", jsonx.Str("message")), member("id", jsonx.Str(id)),
+				member("parentId", parentValue(parent)), member("timestamp", jsonx.Str(ts)), member("message", c.msg)).JSON()); err != nil {
+				return err
+			}
 			parent = id
 		}
 		if parent != "" {
 			tails[uuid] = parent
 		}
-	}
-	switch {
-	case sourceTitle != "":
-		out.Title, out.TitleSource = sourceTitle, "user"
-	case aiTitle != "":
-		out.Title, out.TitleSource = aiTitle, "auto"
-	}
-	return out, nil
+		return nil
+	})
 }
 
 func parentValue(id string) jsonx.Value {

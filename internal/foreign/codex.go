@@ -1,6 +1,7 @@
 package foreign
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -23,38 +24,109 @@ type CodexInfo struct {
 // says (Codex logs most things twice); turn_context changes the model;
 // compacted records become compactions that keep Codex's replacement
 // history for the OpenAI provider; thread_rolled_back drops the last
-// turns. A .zst rollout is read through zstd (omp reads only .jsonl).
+// turns. A .zst rollout is read through zstd (omp reads only .jsonl). It
+// holds every entry in memory; StreamCodex does not.
 func ConvertCodex(path string, info CodexInfo) (*Converted, error) {
-	records, err := readRecordsAt(path)
-	if err != nil {
-		return nil, err
-	}
-	if len(records) == 0 {
-		return nil, fmt.Errorf("%s: empty or malformed (Codex session %s)", path, info.ID)
-	}
-	out := &Converted{Cwd: info.Cwd, TitleTrigger: "codex-import"}
-	for _, r := range records {
-		if r.v.Get("type").Is("session_meta") && isRecordValue(r.v.Get("payload")) {
+	var c *Converted
+	err := StreamCodex(path, info, func(m *Converted) error { c = m; return nil },
+		func(_ string, e []byte) error { c.Entries = append(c.Entries, e); return nil })
+	return c, err
+}
+
+// StreamCodex is ConvertCodex in three reads of the file and memory that
+// follows the number of entries, not their size: the first learns what
+// the response items say (as hashes) and the cwd; the second converts
+// without keeping anything but which items survive the rollbacks, the
+// title and the last time, and passes them to begin; the third converts
+// again and passes each surviving entry, with its id, to emit.
+func StreamCodex(path string, info CodexInfo, begin func(*Converted) error, emit func(id string, entry []byte) error) error {
+	meta := &Converted{Cwd: info.Cwd, TitleTrigger: "codex-import"}
+	canon := codexCanon{map[textKey]bool{}, map[textKey]bool{}, map[string]bool{}}
+	n, cwdSet := 0, false
+	err := eachRecord(path, func(r record) error {
+		n++
+		if !cwdSet && r.v.Get("type").Is("session_meta") && isRecordValue(r.v.Get("payload")) {
+			cwdSet = true
 			if c, ok := r.v.Get("payload").Get("cwd").Text(); ok {
-				out.Cwd = c
+				meta.Cwd = c
 			}
-			break
 		}
+		canon.add(r)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	cv := codexConverter{
-		canon:     codexCanonical(records),
-		toolNames: map[string]string{},
-		model:     "codex",
+	if n == 0 {
+		return fmt.Errorf("%s: empty or malformed (Codex session %s)", path, info.ID)
 	}
-	fallback := info.Created
-	title := info.Title
-	var items []codexItem
-	for _, r := range records {
+
+	// The dry run: which items outlive the rollbacks (by their position
+	// among the items pushed), as omp's splice leaves them.
+	var kept []int
+	var isUser []bool
+	pushed := 0
+	fallback, title, err := codexPass(path, info, canon, func(it *codexItem) error {
+		if it.rollback != 0 && !math.IsNaN(it.rollback) {
+			keep := codexRollback(isUser, it.rollback)
+			kept, isUser = kept[:keep], isUser[:keep]
+			return nil
+		}
+		kept = append(kept, pushed)
+		isUser = append(isUser, it.msg.Get("role").Is("user"))
+		pushed++
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	meta.Title, meta.TitleSource = title, "auto"
+	if title == "" {
+		meta.TitleSource = ""
+	}
+	if err := begin(meta); err != nil {
+		return err
+	}
+
+	parent := ""
+	pushed, next := 0, 0
+	_, _, err = codexPass(path, info, canon, func(it *codexItem) error {
+		if it.rollback != 0 && !math.IsNaN(it.rollback) {
+			return nil
+		}
+		at := pushed
+		pushed++
+		if next >= len(kept) || kept[next] != at {
+			return nil // rolled back later
+		}
+		next++
+		id := "codex-" + formatBase36(next)
+		e, err := codexEntry(it, id, parent, fallback)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if e == nil {
+			return nil // a title or an empty rollback: it took an ordinal, as in omp
+		}
+		parent = id
+		return emit(id, e)
+	})
+	return err
+}
+
+// codexPass reads the rollout once, converting each record as omp's load
+// loop does and passing the items (rollbacks included, a tool result
+// that follows its call as an item of its own) to visit. It returns the
+// last fallback time and the title.
+func codexPass(path string, info CodexInfo, canon codexCanon, visit func(*codexItem) error) (fallback float64, title string, err error) {
+	cv := codexConverter{canon: canon, toolNames: map[string]string{}, model: "codex"}
+	fallback, title = info.Created, info.Title
+	err = eachRecord(path, func(r record) error {
 		ts := codexMillis(r.v.Get("timestamp"), fallback)
 		fallback = math.Max(fallback+1, ts)
 		p := r.v.Get("payload")
 		if !isRecordValue(p) {
-			continue
+			return nil
 		}
 		var it *codexItem
 		switch typ := r.v.Get("type"); {
@@ -71,62 +143,58 @@ func ConvertCodex(path string, info CodexInfo) (*Converted, error) {
 			it = codexCompacted(p, ts)
 		}
 		if it == nil {
-			continue
+			return nil
 		}
-		if it.rollback != 0 && !math.IsNaN(it.rollback) {
-			items = codexRollback(items, it.rollback)
-		} else {
-			items = append(items, *it)
+		if err := visit(it); err != nil {
+			return err
 		}
 		if it.following.Defined() {
-			items = append(items, codexItem{msg: it.following, ts: ts, hasTS: true})
+			if err := visit(&codexItem{msg: it.following, ts: ts, hasTS: true}); err != nil {
+				return err
+			}
 		}
 		if it.title != "" {
 			title = it.title
 		}
-	}
+		return nil
+	})
+	return fallback, title, err
+}
 
-	parent := ""
-	for i, it := range items {
-		id := "codex-" + formatBase36(i+1)
-		ms := fallback
-		if it.hasTS {
-			ms = it.ts
-		}
-		stamp, err := isoTimestamp(ms)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		head := []jsonx.Member{member("id", jsonx.Str(id)), member("parentId", parentValue(parent)), member("timestamp", jsonx.Str(stamp))}
-		var e []jsonx.Member
-		switch {
-		case it.msg.Defined():
-			e = append(append([]jsonx.Member{member("type", jsonx.Str("message"))}, head...), member("message", it.msg))
-		case it.model != "":
-			e = append(append([]jsonx.Member{member("type", jsonx.Str("model_change"))}, head...),
-				member("model", jsonx.Str("openai-codex/"+it.model)))
-		case it.compaction != nil:
-			e = append(append([]jsonx.Member{member("type", jsonx.Str("compaction"))}, head...),
-				member("summary", jsonx.Str(it.compaction.summary)), member("shortSummary", jsonx.Str("Imported Codex compaction")),
-				member("firstKeptEntryId", jsonx.Str(id)), member("tokensBefore", jsonx.Num(0)))
-			if it.compaction.history.Defined() {
-				remote := []jsonx.Member{member("provider", jsonx.Str("openai-codex")), member("replacementHistory", it.compaction.history)}
-				if it.compaction.item.Defined() {
-					remote = append(remote, member("compactionItem", it.compaction.item))
-				}
-				e = append(e, member("preserveData", jsonx.ObjectOf(member("openaiRemoteCompaction", jsonx.ObjectOf(remote...)))))
+// codexEntry is the omp entry an item becomes, or nil for an item that
+// becomes none. Its time is the item's, else fallback (omp's last).
+func codexEntry(it *codexItem, id, parent string, fallback float64) ([]byte, error) {
+	ms := fallback
+	if it.hasTS {
+		ms = it.ts
+	}
+	stamp, err := isoTimestamp(ms)
+	if err != nil {
+		return nil, err // omp's toISOString throws, for entries or not
+	}
+	head := []jsonx.Member{member("id", jsonx.Str(id)), member("parentId", parentValue(parent)), member("timestamp", jsonx.Str(stamp))}
+	var e []jsonx.Member
+	switch {
+	case it.msg.Defined():
+		e = append(append([]jsonx.Member{member("type", jsonx.Str("message"))}, head...), member("message", it.msg))
+	case it.model != "":
+		e = append(append([]jsonx.Member{member("type", jsonx.Str("model_change"))}, head...),
+			member("model", jsonx.Str("openai-codex/"+it.model)))
+	case it.compaction != nil:
+		e = append(append([]jsonx.Member{member("type", jsonx.Str("compaction"))}, head...),
+			member("summary", jsonx.Str(it.compaction.summary)), member("shortSummary", jsonx.Str("Imported Codex compaction")),
+			member("firstKeptEntryId", jsonx.Str(id)), member("tokensBefore", jsonx.Num(0)))
+		if it.compaction.history.Defined() {
+			remote := []jsonx.Member{member("provider", jsonx.Str("openai-codex")), member("replacementHistory", it.compaction.history)}
+			if it.compaction.item.Defined() {
+				remote = append(remote, member("compactionItem", it.compaction.item))
 			}
-		default:
-			continue // a title or an empty rollback: it took an ordinal, as in omp
+			e = append(e, member("preserveData", jsonx.ObjectOf(member("openaiRemoteCompaction", jsonx.ObjectOf(remote...)))))
 		}
-		out.Entries = append(out.Entries, jsonx.ObjectOf(e...).JSON())
-		parent = id
+	default:
+		return nil, nil
 	}
-	out.Title, out.TitleSource = title, "auto"
-	if title == "" {
-		out.TitleSource = ""
-	}
-	return out, nil
+	return jsonx.ObjectOf(e...).JSON(), nil
 }
 
 // codexItem is one converted record, as omp's ConvertedRecord: a message
@@ -148,9 +216,20 @@ type codexCompaction struct {
 }
 
 // codexCanon holds what the response items say, so that the event_msg
-// records repeating them are dropped.
+// records repeating them are dropped. Texts are kept as hashes: a
+// rollout's every message need not stay in memory to be recognized.
 type codexCanon struct {
-	users, assistants, toolCalls map[string]bool
+	users, assistants map[textKey]bool
+	toolCalls         map[string]bool
+}
+
+// textKey is a text's SHA-256, cut to 128 bits: a collision (which would
+// drop one event's duplicate wrongly) is not a practical concern.
+type textKey [16]byte
+
+func keyOf(s string) textKey {
+	sum := sha256.Sum256([]byte(s))
+	return textKey(sum[:16])
 }
 
 // codexConverter is the state one rollout's conversion carries.
@@ -173,37 +252,34 @@ func idField(v jsonx.Value, first, second string) string {
 	return s
 }
 
-func codexCanonical(records []record) codexCanon {
-	c := codexCanon{map[string]bool{}, map[string]bool{}, map[string]bool{}}
-	for _, r := range records {
-		p := r.v.Get("payload")
-		if !r.v.Get("type").Is("response_item") || !isRecordValue(p) {
-			continue
-		}
-		if id := idField(p, "call_id", "id"); id != "" {
-			if t, ok := p.Get("type").Text(); ok && strings.Contains(t, "call") {
-				c.toolCalls[id] = true
-			}
-		}
-		switch {
-		case p.Get("type").Is("message"):
-			text := codexText(p.Get("content"))
-			if text == "" {
-				continue
-			}
-			if p.Get("role").Is("user") {
-				c.users[text] = true
-			} else if p.Get("role").Is("assistant") {
-				c.assistants[text] = true
-			}
-		case p.Get("type").Is("reasoning"):
-			for _, part := range codexReasoning(p) {
-				t, _ := part.Get("thinking").Text()
-				c.assistants[t] = true
-			}
+// add notes what one record, if a response item, says.
+func (c codexCanon) add(r record) {
+	p := r.v.Get("payload")
+	if !r.v.Get("type").Is("response_item") || !isRecordValue(p) {
+		return
+	}
+	if id := idField(p, "call_id", "id"); id != "" {
+		if t, ok := p.Get("type").Text(); ok && strings.Contains(t, "call") {
+			c.toolCalls[id] = true
 		}
 	}
-	return c
+	switch {
+	case p.Get("type").Is("message"):
+		text := codexText(p.Get("content"))
+		if text == "" {
+			return
+		}
+		if p.Get("role").Is("user") {
+			c.users[keyOf(text)] = true
+		} else if p.Get("role").Is("assistant") {
+			c.assistants[keyOf(text)] = true
+		}
+	case p.Get("type").Is("reasoning"):
+		for _, part := range codexReasoning(p) {
+			t, _ := part.Get("thinking").Text()
+			c.assistants[keyOf(t)] = true
+		}
+	}
 }
 
 // codexMillis is omp's timestampMillis: a finite number is seconds below
@@ -442,20 +518,20 @@ func (cv *codexConverter) event(p jsonx.Value, ts float64) *codexItem {
 	switch typ := p.Get("type"); {
 	case typ.Is("user_message"):
 		text, _ := textField(p, "message")
-		if text == "" || cv.canon.users[text] {
+		if text == "" || cv.canon.users[keyOf(text)] {
 			return nil
 		}
 		return &codexItem{msg: jsonx.ObjectOf(member("role", jsonx.Str("user")), member("content", jsonx.Str(text)),
 			member("timestamp", jsonx.Num(ts))), ts: ts, hasTS: true}
 	case typ.Is("agent_message"):
 		text, _ := textField(p, "message")
-		if text == "" || cv.canon.assistants[text] {
+		if text == "" || cv.canon.assistants[keyOf(text)] {
 			return nil
 		}
 		return cv.assistant([]jsonx.Value{textPart(text)}, ts, "stop")
 	case typ.Is("agent_reasoning"):
 		text, _ := textField(p, "text")
-		if text == "" || cv.canon.assistants[text] {
+		if text == "" || cv.canon.assistants[keyOf(text)] {
 			return nil
 		}
 		return cv.assistant([]jsonx.Value{jsonx.ObjectOf(member("type", jsonx.Str("thinking")), member("thinking", jsonx.Str(text)))}, ts, "stop")
@@ -585,24 +661,26 @@ func codexCompacted(p jsonx.Value, ts float64) *codexItem {
 	return &codexItem{compaction: c, ts: ts, hasTS: true}
 }
 
-// codexRollback drops the last turns: each turn is everything from the
-// last user message on. A fractional count drops one more, as omp's loop
-// does.
-func codexRollback(items []codexItem, turns float64) []codexItem {
+// codexRollback drops the last turns from the items kept, given which of
+// them are user messages, and returns how many stay: each turn is
+// everything from the last user message on. A fractional count drops one
+// more, as omp's loop does.
+func codexRollback(isUser []bool, turns float64) int {
+	n := len(isUser)
 	for remaining := turns; remaining > 0; remaining-- {
 		last := -1
-		for i := len(items) - 1; i >= 0; i-- {
-			if items[i].msg.Get("role").Is("user") {
+		for i := n - 1; i >= 0; i-- {
+			if isUser[i] {
 				last = i
 				break
 			}
 		}
 		if last < 0 {
-			return items
+			return n
 		}
-		items = items[:last]
+		n = last
 	}
-	return items
+	return n
 }
 
 // jsTrim is String.prototype.trim: JavaScript's white space and line

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/xdev/xdev/internal/jsonx"
 	"github.com/xdev/xdev/internal/session"
@@ -30,50 +31,173 @@ const ImportType = "foreign_session_import"
 // title, and the provenance entry (custom, ImportType, with src). The file
 // appears whole or not at all. It returns the new file's path and id.
 func Import(dataDir string, c *Converted, src Source) (path, id string, err error) {
-	path, id, err = session.NewSessionPath(dataDir, c.Cwd)
-	if err != nil {
-		return "", "", err
+	return ImportStream(dataDir, src, func(begin func(*Converted) error, emit func(string, []byte) error) error {
+		if err := begin(c); err != nil {
+			return err
+		}
+		parent := ""
+		for _, e := range c.Entries {
+			v, err := jsonx.Parse(e)
+			if err != nil {
+				return err
+			}
+			parent = v.Get("id").String()
+			if err := emit(parent, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// A Stream converts one session: it passes the session's cwd and title to
+// begin, then each entry, with its id, to emit (StreamClaude, StreamCodex).
+type Stream func(begin func(*Converted) error, emit func(id string, entry []byte) error) error
+
+// StreamOf is the conversion of a listed Claude Code or Codex session.
+func StreamOf(s Session) (Stream, error) {
+	switch s.Harness {
+	case HarnessClaude:
+		return func(begin func(*Converted) error, emit func(string, []byte) error) error {
+			return StreamClaude(s.Path, s.Cwd, begin, emit)
+		}, nil
+	case HarnessCodex:
+		return func(begin func(*Converted) error, emit func(string, []byte) error) error {
+			return StreamCodex(s.Path, s.codex, begin, emit)
+		}, nil
 	}
-	if err := write(path, id, c, src); err != nil {
+	return nil, fmt.Errorf("%s: %s sessions are read as they are, not converted", s.Path, s.Harness)
+}
+
+// ImportStream is Import of a session converted as it is written, in
+// bounded memory, however large the source.
+func ImportStream(dataDir string, src Source, conv Stream) (path, id string, err error) {
+	var cwd string
+	// The file's name needs the cwd, which the conversion's first read
+	// learns; the new file is written beside it and linked into place.
+	err = writeSession(func(c *Converted) (string, string, error) {
+		cwd = c.Cwd
+		path, id, err = session.NewSessionPath(dataDir, cwd)
+		return path, id, err
+	}, false, src, conv)
+	if err != nil {
 		return "", "", err
 	}
 	return path, id, nil
 }
 
-// write writes c as a new session file at path, with id as its id.
-func write(path, id string, c *Converted, src Source) error {
-	// omp's setSessionName stores the cleaned title, and none if nothing
-	// is left of it.
-	title := session.CleanTitle(c.Title)
-	opts := session.NewOptions{Cwd: c.Cwd, ID: id, Title: title}
-	if title != "" {
-		var ok bool
-		if opts.TitleSource, ok = session.ParseTitleSource(c.TitleSource); !ok {
-			opts.TitleSource = session.TitleAuto
+// writeSession writes a converted session to a new file, whole or not at
+// all: target names the file and its id once the cwd and title are known;
+// replace allows an existing file there to be replaced (a mirror's).
+func writeSession(target func(*Converted) (path, id string, err error), replace bool, src Source, conv Stream) error {
+	var (
+		w       *bufio.Writer
+		tmp     *os.File
+		path    string
+		title   string
+		meta    *Converted
+		last    string
+		written bool
+	)
+	defer func() {
+		if tmp != nil && !written {
+			tmp.Close()
+			os.Remove(tmp.Name())
 		}
+	}()
+	begin := func(c *Converted) error {
+		meta = c
+		var id string
+		var err error
+		if path, id, err = target(c); err != nil {
+			return err
+		}
+		// omp's setSessionName stores the cleaned title, and none if
+		// nothing is left of it.
+		title = session.CleanTitle(c.Title)
+		opts := session.NewOptions{Cwd: c.Cwd, ID: id, Title: title}
+		if title != "" {
+			var ok bool
+			if opts.TitleSource, ok = session.ParseTitleSource(c.TitleSource); !ok {
+				opts.TitleSource = session.TitleAuto
+			}
+		}
+		pre, err := session.Preamble(opts)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return err
+		}
+		if tmp, err = os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp"); err != nil {
+			return err
+		}
+		w = bufio.NewWriterSize(tmp, 1<<20)
+		_, err = w.Write(pre)
+		return err
 	}
-	s, err := session.New(path, opts)
+	emit := func(id string, e []byte) error {
+		last = id
+		w.Write(e)
+		return w.WriteByte('\n')
+	}
+	if err := conv(begin, emit); err != nil {
+		return err
+	}
+	if meta == nil {
+		return errors.New("conversion gave no session")
+	}
+	// omp's trailing entries, each with a fresh id, chained to the last.
+	trailer := func(ms ...jsonx.Member) {
+		id := session.NewID()
+		ms = append(ms, member("id", jsonx.Str(id)), member("parentId", parentValue(last)), member("timestamp", jsonx.Str(session.Now())))
+		w.Write(jsonx.ObjectOf(ms...).JSON())
+		w.WriteByte('\n')
+		last = id
+	}
+	if title != "" {
+		ms := []jsonx.Member{member("type", jsonx.Str(session.TypeTitleChange)),
+			member("title", jsonx.Str(title)), member("source", jsonx.Str(meta.TitleSource))}
+		if meta.TitleTrigger != "" {
+			ms = append(ms, member("trigger", jsonx.Str(meta.TitleTrigger)))
+		}
+		trailer(ms...)
+	}
+	trailer(member("type", jsonx.Str(session.TypeCustom)),
+		member("customType", jsonx.Str(ImportType)), member("data", jsonx.ObjectOf(
+			member("source", jsonx.Str(src.Harness)), member("sourceId", jsonx.Str(src.ID)),
+			member("sourcePath", jsonx.Str(src.Path)), member("sourceCwd", jsonx.Str(src.Cwd)))))
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if replace {
+		if err := os.Rename(tmp.Name(), path); err != nil {
+			return err
+		}
+	} else {
+		// A hard link, unlike a rename, fails when the name is taken.
+		if err := os.Link(tmp.Name(), path); err != nil {
+			return err
+		}
+		os.Remove(tmp.Name())
+	}
+	written = true
+	return syncDir(filepath.Dir(path))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	objs := append([][]byte(nil), c.Entries...)
-	if title != "" {
-		ms := []jsonx.Member{member("type", jsonx.Str(session.TypeTitleChange)),
-			member("title", jsonx.Str(title)), member("source", jsonx.Str(c.TitleSource))}
-		if c.TitleTrigger != "" {
-			ms = append(ms, member("trigger", jsonx.Str(c.TitleTrigger)))
-		}
-		objs = append(objs, jsonx.ObjectOf(ms...).JSON())
-	}
-	objs = append(objs, jsonx.ObjectOf(member("type", jsonx.Str(session.TypeCustom)),
-		member("customType", jsonx.Str(ImportType)), member("data", jsonx.ObjectOf(
-			member("source", jsonx.Str(src.Harness)), member("sourceId", jsonx.Str(src.ID)),
-			member("sourcePath", jsonx.Str(src.Path)), member("sourceCwd", jsonx.Str(src.Cwd))))).JSON())
-	if _, err := s.AppendJSONLines(objs); err != nil {
-		return err
-	}
-	return s.EnsureOnDisk()
+	defer d.Close()
+	return d.Sync()
 }
 
 // Imported finds an earlier import of src among dataDir's sessions: the

@@ -140,17 +140,15 @@ func (m *Mirror) Refresh(ctx context.Context) (MirrorStats, error) {
 // convert writes s's conversion at target, replacing what was there once
 // the new file is whole.
 func (m *Mirror) convert(s Session, target string) error {
-	c, err := Convert(s)
+	conv, err := StreamOf(s)
 	if err != nil {
 		return err
 	}
-	tmp := target + ".tmp"
-	os.Remove(tmp) // a crashed refresh's
-	if err := write(tmp, s.ID, c, s.Source()); err != nil {
-		os.Remove(tmp)
+	err = writeSession(func(*Converted) (string, string, error) { return target, s.ID, nil }, true, s.Source(), conv)
+	if err != nil {
 		return fmt.Errorf("%s: %w", s.Path, err)
 	}
-	return os.Rename(tmp, target)
+	return nil
 }
 
 // Source is the source session of a mirror file (a search hit's path),

@@ -11,6 +11,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/xdev/xdev/internal/jsonx"
+	"github.com/xdev/xdev/internal/session"
 )
 
 // record is one readable object line of a foreign transcript.
@@ -69,6 +70,36 @@ type zstdFile struct {
 func (z zstdFile) Close() error {
 	z.Decoder.Close()
 	return z.f.Close()
+}
+
+// eachRecord calls fn with every line of the file at path that JSON.parse
+// reads as an object, as omp's readForeignJsonRecords yields them, one at
+// a time: memory follows the longest line, not the file. A line longer
+// than session.DefaultMaxLineBytes is skipped as unreadable (omp would
+// hold it; xdev's bound is the store's). fn's error stops the read.
+func eachRecord(path string, fn func(record) error) error {
+	r, err := openTranscript(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	br := bufio.NewReaderSize(r, 1<<20)
+	for line := 1; ; line++ {
+		b, err := readLineBounded(br, session.DefaultMaxLineBytes)
+		if len(b) > 0 {
+			if v, perr := jsonx.Parse(b); perr == nil && v.Kind() == jsonx.Object {
+				if ferr := fn(record{v, line}); ferr != nil {
+					return ferr
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: line %d: %w", path, line, err)
+		}
+	}
 }
 
 // readRecordsAt is readRecords of the file at path.

@@ -30,7 +30,10 @@ type envelope struct {
 	size int
 	// readsBack marks a compaction whose context reads entries before its
 	// kept one: a notes-backed rollover (the latest user request before
-	// the window) or an OpenAI remote compaction (its replay point).
+	// the window) or an OpenAI remote compaction with a replay point
+	// (providerReplayThroughEntryId). A remote compaction without one
+	// reads nothing before itself, so its file is windowed as any other
+	// (a Codex import's compactions are such).
 	readsBack bool
 }
 
@@ -90,7 +93,7 @@ func (s *scanner) scan(line []byte) (envelope, error) {
 	if v.Type() != fastjson.TypeObject {
 		return envelope{}, errNotObject
 	}
-	var typ, id, parent, msg, model, role, kept, keptIndex, customType, details, preserve *fastjson.Value
+	var typ, id, parent, msg, model, role, kept, keptIndex, customType, details, preserve, through *fastjson.Value
 	v.GetObject().Visit(func(k []byte, x *fastjson.Value) {
 		switch string(k) {
 		case "type":
@@ -115,6 +118,8 @@ func (s *scanner) scan(line []byte) (envelope, error) {
 			details = x
 		case "preserveData":
 			preserve = x
+		case "providerReplayThroughEntryId":
+			through = x
 		}
 	})
 	env := envelope{keptIndex: -1}
@@ -158,7 +163,7 @@ func (s *scanner) scan(line []byte) (envelope, error) {
 			}
 		}
 		env.readsBack = string(member(details, "kind").GetStringBytes()) == rolloverKind ||
-			preserve != nil && preserve.Get("openaiRemoteCompaction") != nil
+			preserve != nil && preserve.Get("openaiRemoteCompaction") != nil && fastTruthy(through)
 	case TypeCustom:
 		env.notes = customType != nil && string(customType.GetStringBytes()) == customContextNotes
 	}
@@ -245,9 +250,27 @@ func scanJS(line []byte, fastErr error) (envelope, error) {
 		if n, ok := v.Get("firstKeptEntryIndex").Float(); ok && n >= 0 && n == float64(int(n)) {
 			env.keptIndex = int(n)
 		}
-		env.readsBack = v.Get("details").Get("kind").Is(rolloverKind) || v.Get("preserveData").Has("openaiRemoteCompaction")
+		env.readsBack = v.Get("details").Get("kind").Is(rolloverKind) ||
+			v.Get("preserveData").Has("openaiRemoteCompaction") && v.Get("providerReplayThroughEntryId").Truthy()
 	case TypeCustom:
 		env.notes = v.Get("customType").Is(customContextNotes)
 	}
 	return env, nil
+}
+
+// fastTruthy is JavaScript's truthiness of a member read by fastjson: a
+// missing one, null, false, "" and 0 are false.
+func fastTruthy(v *fastjson.Value) bool {
+	if v == nil {
+		return false
+	}
+	switch v.Type() {
+	case fastjson.TypeNull, fastjson.TypeFalse:
+		return false
+	case fastjson.TypeString:
+		return len(v.GetStringBytes()) > 0
+	case fastjson.TypeNumber:
+		return v.GetFloat64() != 0
+	}
+	return true
 }

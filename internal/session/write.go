@@ -113,6 +113,26 @@ func (s *Store) OnDisk() bool {
 	return !s.memoryOnly
 }
 
+// Preamble returns the title slot and header lines a session made by New
+// with opts begins with, as EnsureOnDisk writes them: for a writer that
+// streams a new session's entries into a file of its own (an import of a
+// 100 MB transcript), where New would hold them all in memory.
+func Preamble(opts NewOptions) ([]byte, error) {
+	s, err := New("", opts)
+	if err != nil {
+		return nil, err
+	}
+	slot, err := MarshalTitleSlot(s.slot.Title, s.slot.Source, s.slot.UpdatedAt)
+	if err != nil {
+		return nil, err
+	}
+	header, err := encodeHeader(s.header)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(slot, header...), '\n'), nil
+}
+
 func (s *Store) ensureOnDisk() error {
 	if !s.memoryOnly {
 		return nil

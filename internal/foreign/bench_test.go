@@ -1,0 +1,109 @@
+package foreign
+
+import (
+	"bufio"
+	"flag"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+var benchMB = flag.Int("import.mb", 20, "size in MB of the transcripts BenchmarkImport writes")
+
+// bigTranscript writes a transcript of about mb MB by repeating the
+// lines of src, with each Claude uuid made unique per copy.
+func bigTranscript(b *testing.B, src, dst string, mb int) {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		b.Skip(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	os.MkdirAll(filepath.Dir(dst), 0o700)
+	f, err := os.Create(dst)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	w.WriteString(lines[0] + "\n")
+	for n, k := 0, 0; n < mb<<20; k++ {
+		for _, l := range lines[1:] {
+			l = strings.ReplaceAll(l, `uuid":"`, `uuid":"`+strings.Repeat("x", k%7)+string(rune('a'+k%26)))
+			n += len(l) + 1
+			w.WriteString(l + "\n")
+		}
+	}
+	w.Flush()
+	f.Close()
+}
+
+// peakHeap samples the heap every few milliseconds while fn runs and
+// returns the most it saw in use.
+func peakHeap(fn func()) uint64 {
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	go func() {
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peak.Load() {
+				peak.Store(ms.HeapInuse)
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	fn()
+	close(done)
+	return peak.Load()
+}
+
+// BenchmarkImport streams a large Claude Code and Codex transcript into a
+// new session, reporting MB/s and the peak heap: memory follows the
+// entry count, not the transcript's size (-import.mb sets the size).
+func BenchmarkImport(b *testing.B) {
+	dir := b.TempDir()
+	cases := []struct {
+		harness, src, dst string
+	}{
+		{HarnessClaude, realClaude + "/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl", "claude/projects/-work-big/0b16b16b-0000-4000-8000-000000000001.jsonl"},
+		{HarnessCodex, realCodex + "/2026/02/23/rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl",
+			"codex/sessions/2026/01/01/rollout-2026-01-01T00-00-00-019d9999-0000-7000-8000-000000000001.jsonl"},
+	}
+	for _, c := range cases {
+		b.Run(c.harness, func(b *testing.B) {
+			path := filepath.Join(dir, c.dst)
+			bigTranscript(b, c.src, path, *benchMB)
+			root := filepath.Join(dir, c.harness)
+			s, err := At(c.harness, root, path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			fi, _ := os.Stat(path)
+			runtime.GC()
+			b.ResetTimer()
+			var peak uint64
+			for b.Loop() {
+				out := b.TempDir()
+				peak = max(peak, peakHeap(func() {
+					conv, err := StreamOf(s)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, _, err := ImportStream(out, s.Source(), conv); err != nil {
+						b.Fatal(err)
+					}
+				}))
+			}
+			b.SetBytes(fi.Size())
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+			b.ReportMetric(float64(fi.Size())/(1<<20), "transcript-MiB")
+		})
+	}
+}
