@@ -190,11 +190,15 @@ func (o *listOptions) listForeign(harness, cwd string) ([]listJSON, error) {
 	}
 	var out []listJSON
 	for _, s := range list {
-		if cwd != "" && !sameDir(s.Cwd, cwd) {
+		if cwd != "" && !sameDir(s.Cwd, cwd) && s.Err == nil {
 			continue
 		}
-		out = append(out, listJSON{Harness: harness, ID: s.ID, Title: s.Title, Cwd: s.Cwd, Path: s.Path,
-			Created: jsonTime(s.Created), Modified: jsonTime(s.Modified), Size: s.Size, FirstMessage: s.FirstMessage, Subagent: s.Subagent})
+		j := listJSON{Harness: harness, ID: s.ID, Title: s.Title, Cwd: s.Cwd, Path: s.Path,
+			Created: jsonTime(s.Created), Modified: jsonTime(s.Modified), Size: s.Size, FirstMessage: s.FirstMessage, Subagent: s.Subagent}
+		if s.Err != nil {
+			j.Error = s.Err.Error()
+		}
+		out = append(out, j)
 	}
 	return out, nil
 }

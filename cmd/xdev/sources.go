@@ -81,12 +81,13 @@ func piSessions(root string, subagents bool) ([]foreign.Session, error) {
 	}
 	out := make([]foreign.Session, 0, len(infos))
 	for _, i := range infos {
-		if i.Err != nil {
-			continue
+		s := foreign.Session{Harness: foreign.HarnessPi, ID: i.ID, Path: i.Path, Cwd: i.Cwd,
+			Title: i.Title, FirstMessage: i.FirstMessage,
+			Created: i.Created, Modified: i.Modified, Size: i.Size, Subagent: i.Subagent, Err: i.Err}
+		if i.Err == nil {
+			s.Title = cmp.Or(foreign.PiName(i.Path), i.Title)
 		}
-		out = append(out, foreign.Session{Harness: foreign.HarnessPi, ID: i.ID, Path: i.Path, Cwd: i.Cwd,
-			Title: cmp.Or(foreign.PiName(i.Path), i.Title), FirstMessage: i.FirstMessage,
-			Created: i.Created, Modified: i.Modified, Size: i.Size, Subagent: i.Subagent})
+		out = append(out, s)
 	}
 	return out, nil
 }
@@ -121,7 +122,7 @@ func (f *sourceFlags) find(arg string) (s foreign.Session, ok bool, err error) {
 			continue // a harness that cannot be read holds nothing we can show
 		}
 		for _, s := range list {
-			if strings.HasPrefix(s.ID, arg) {
+			if s.Err == nil && strings.HasPrefix(s.ID, arg) {
 				found = append(found, s)
 			}
 		}

@@ -3,6 +3,7 @@ package foreign
 import (
 	"bytes"
 	"cmp"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -196,10 +197,17 @@ func claudeListed(path, projectCwd string, history map[string]*claudeHistory) (S
 	n, _ := io.ReadFull(f, head)
 	head = head[:n]
 	recorded, first, summary := "", "", ""
+	seen := false
 	for line := range bytes.Lines(head) {
 		v, err := jsonx.Parse(line)
 		if err != nil || v.Kind() != jsonx.Object {
 			continue
+		}
+		if !seen {
+			seen = true
+			if h := harnessOf(v); h != HarnessClaude && h != "?" {
+				s.Err = fmt.Errorf("%s: line 1 is %s, not Claude Code's", path, formatName(h))
+			}
 		}
 		if recorded == "" {
 			recorded, _ = stringField(v, "cwd")

@@ -97,6 +97,10 @@ func (m *Mirror) Refresh(ctx context.Context) (MirrorStats, error) {
 		if err := ctx.Err(); err != nil {
 			return st, err
 		}
+		if s.Err != nil {
+			st.Errors = append(st.Errors, s.Err)
+			continue
+		}
 		fi, err := os.Stat(s.Path)
 		if err != nil {
 			continue // gone since the listing

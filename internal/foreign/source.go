@@ -29,6 +29,10 @@ type Session struct {
 	Modified     time.Time
 	Size         int64
 	Subagent     bool
+	// Err says why a file found where the harness keeps its sessions is
+	// not one of its sessions (another harness's format, say); the other
+	// fields are then partial.
+	Err error
 
 	codex CodexInfo
 }
@@ -103,15 +107,36 @@ func Detect(path string) (string, error) {
 		}
 		return "", fmt.Errorf("%s: no JSON object on any line: not a session", path)
 	}
+	if h := harnessOf(first); h != "?" {
+		return h, nil
+	}
+	return "", fmt.Errorf("%s: line 1 is neither an omp, pi, Claude Code nor Codex record", path)
+}
+
+// harnessOf names the harness whose record a transcript's first object
+// is: "" for omp's format (a title slot or header), "?" when it cannot
+// tell.
+func harnessOf(first jsonx.Value) string {
 	typ := first.Get("type")
 	switch {
 	case typ.Is("session") || typ.Is("title"):
-		return "", nil
+		return ""
 	case typ.Is("session_meta") || typ.Is("response_item") || typ.Is("event_msg") || typ.Is("turn_context"):
-		return HarnessCodex, nil
+		return HarnessCodex
 	case first.Get("sessionId").Kind() == jsonx.String || typ.Is("summary") || typ.Is("user") || typ.Is("assistant") ||
 		typ.Is("custom-title") || typ.Is("ai-title"):
-		return HarnessClaude, nil
+		return HarnessClaude
 	}
-	return "", fmt.Errorf("%s: line 1 is neither an omp, pi, Claude Code nor Codex record", path)
+	return "?"
+}
+
+// formatName says whose record format h names.
+func formatName(h string) string {
+	switch h {
+	case "":
+		return "an omp or pi session's header"
+	case HarnessCodex:
+		return "a Codex record"
+	}
+	return "a " + h + " record"
 }
