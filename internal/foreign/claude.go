@@ -315,7 +315,7 @@ func StreamClaude(path, fallbackCwd string, begin func(*Converted) error, emit f
 	if err != nil {
 		return err
 	}
-	mtime := float64(fi.ModTime().UnixNano()) / 1e6
+	mtime := mtimeMillis(fi)
 
 	parents := map[string]string{}
 	meta := &Converted{Cwd: fallbackCwd}

@@ -184,7 +184,7 @@ func claudeListed(path, projectCwd string, history map[string]*claudeHistory) (S
 	}
 	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	s := Session{Harness: HarnessClaude, ID: id, Path: path, Size: fi.Size()}
-	mtime := float64(fi.ModTime().UnixNano()) / 1e6
+	mtime := mtimeMillis(fi)
 	created := birthMillis(path, fi)
 	h := history[id]
 	if h != nil {

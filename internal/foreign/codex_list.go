@@ -256,9 +256,9 @@ func readLineBounded(br *bufio.Reader, max int) ([]byte, error) {
 func birthMillis(path string, fi fs.FileInfo) float64 {
 	var stx unix.Statx_t
 	if err := unix.Statx(unix.AT_FDCWD, path, 0, unix.STATX_BTIME, &stx); err == nil && stx.Mask&unix.STATX_BTIME != 0 {
-		return float64(stx.Btime.Sec)*1000 + float64(stx.Btime.Nsec)/1e6
+		return jsMillis(stx.Btime.Sec, int64(stx.Btime.Nsec))
 	}
-	return float64(fi.ModTime().UnixNano()) / 1e6
+	return mtimeMillis(fi)
 }
 
 // Time is ms as a time.Time.
@@ -285,4 +285,19 @@ func codexFirstPrompt(path string) string {
 		}
 	}
 	return ""
+}
+
+// mtimeMillis is the file's modification time in ms as Bun's mtimeMs
+// gives it.
+func mtimeMillis(fi fs.FileInfo) float64 {
+	t := fi.ModTime()
+	return jsMillis(t.Unix(), int64(t.Nanosecond()))
+}
+
+// jsMillis is a file time in ms as Bun computes it, seconds times 1000
+// plus nanoseconds over a million, in float64: the same double to the
+// last bit (a fraction of a millisecond can reach an entry's timestamp).
+// float64(UnixNano)/1e6 rounds differently about one time in four.
+func jsMillis(sec, nsec int64) float64 {
+	return float64(sec)*1000 + float64(nsec)/1e6
 }

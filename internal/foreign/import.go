@@ -79,7 +79,7 @@ func ImportStream(dataDir string, src Source, conv Stream) (path, id string, err
 		cwd = c.Cwd
 		path, id, err = session.NewSessionPath(dataDir, cwd)
 		return path, id, err
-	}, false, src, conv)
+	}, false, session.NewBlobStore(session.BlobsDir(dataDir)), src, conv)
 	if err != nil {
 		return "", "", err
 	}
@@ -89,7 +89,10 @@ func ImportStream(dataDir string, src Source, conv Stream) (path, id string, err
 // writeSession writes a converted session to a new file, whole or not at
 // all: target names the file and its id once the cwd and title are known;
 // replace allows an existing file there to be replaced (a mirror's).
-func writeSession(target func(*Converted) (path, id string, err error), replace bool, src Source, conv Stream) error {
+// Large images go to blobs, as omp's writer puts them, unless it is nil
+// (a mirror, a cache, keeps them inline).
+func writeSession(target func(*Converted) (path, id string, err error), replace bool, blobs *session.BlobStore,
+	src Source, conv Stream) error {
 	var (
 		w       *bufio.Writer
 		tmp     *os.File
@@ -138,6 +141,13 @@ func writeSession(target func(*Converted) (path, id string, err error), replace 
 	}
 	emit := func(id string, e []byte) error {
 		last = id
+		if blobs != nil && (bytes.Contains(e, []byte(`"data"`)) || bytes.Contains(e, []byte(`"image_url"`)) ||
+			bytes.Contains(e, []byte(`"result"`))) {
+			var err error
+			if e, err = session.ExternalizeImages(e, blobs); err != nil {
+				return err
+			}
+		}
 		w.Write(e)
 		return w.WriteByte('\n')
 	}

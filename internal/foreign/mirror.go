@@ -148,7 +148,7 @@ func (m *Mirror) convert(s Session, target string) error {
 	if err != nil {
 		return err
 	}
-	err = writeSession(func(*Converted) (string, string, error) { return target, s.ID, nil }, true, s.Source(), conv)
+	err = writeSession(func(*Converted) (string, string, error) { return target, s.ID, nil }, true, nil, s.Source(), conv)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.Path, err)
 	}

@@ -106,6 +106,22 @@ func (s *Store) externalizeImages(m ai.Message) (ai.Message, error) {
 	return out, nil
 }
 
+// ExternalizeImages moves the large images of one entry, given as its
+// JSON line, into blobs, as Append and AppendJSONLines do before writing:
+// for a writer that streams entries into a new file itself. It returns
+// the line unchanged when nothing moved.
+func ExternalizeImages(entry []byte, blobs *BlobStore) ([]byte, error) {
+	v, err := jsonx.Parse(entry)
+	if err != nil {
+		return nil, err
+	}
+	nv, changed, err := externalizeValue(v, "", blobs)
+	if err != nil || !changed {
+		return entry, err
+	}
+	return nv.JSON(), nil
+}
+
 // externalizeValue is the image part of omp's truncateForPersistence
 // (session-persistence.ts): image data of ImageBlobThreshold base64
 // characters or more, where omp resolves images on load (see
