@@ -130,3 +130,44 @@ func checkImportResumes(t *testing.T, harness, root string, convert func(src str
 		t.Fatal(err)
 	}
 }
+
+// TestImportBlobs: an image of 1,024 base64 characters or more goes to the
+// data dir's blob store, as omp's writer puts it, and reads back whole.
+func TestImportBlobs(t *testing.T) {
+	root := t.TempDir()
+	big := strings.Repeat("QUJD", 600) // 2,400 base64 characters
+	rollout := filepath.Join(root, "sessions", "2026", "03", "01", "rollout-2026-03-01T10-00-00-019d0000-aaaa-7bbb-8ccc-00000000000b.jsonl")
+	os.MkdirAll(filepath.Dir(rollout), 0o700)
+	os.WriteFile(rollout, []byte(`{"timestamp":"2026-03-01T10:00:00Z","type":"session_meta","payload":{"id":"019d0000-aaaa-7bbb-8ccc-00000000000b","cwd":"/work/img"}}
+{"timestamp":"2026-03-01T10:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"see"},{"type":"input_image","image_url":"data:image/png;base64,`+big+`"}]}}
+`), 0o600)
+	s, err := At(HarnessCodex, root, rollout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv, err := StreamOf(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dataDir := t.TempDir()
+	path, _, err := ImportStream(dataDir, s.Source(), conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	if strings.Contains(string(raw), big) || !strings.Contains(string(raw), "blob:sha256:") {
+		t.Errorf("the image is not in the blob store:\n%.600s", raw)
+	}
+	if blobs, _ := os.ReadDir(session.BlobsDir(dataDir)); len(blobs) != 1 {
+		t.Errorf("%d blobs, want 1", len(blobs))
+	}
+	st, err := session.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := st.BuildContext()
+	if len(ctx.Messages) != 1 || len(ctx.Messages[0].Content.Blocks) != 2 || ctx.Messages[0].Content.Blocks[1].Data != big {
+		t.Errorf("the image does not read back: %+v", ctx.Messages)
+	}
+}
