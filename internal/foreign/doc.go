@@ -1,6 +1,22 @@
-// Package foreign reads the sessions of other coding agents (Claude Code
-// so far) and converts them into omp-format entries, rule for rule as
-// omp's own importers do, so that an imported session resumes in omp and
-// xdev with the context omp's import would give. It reads the source
-// files and never writes to them.
+// Package foreign reads the sessions of other coding agents, Claude Code,
+// Codex and pi, so that xdev lists, shows, exports, searches and imports
+// them beside its own. It reads their files and never writes beside them.
+//
+// Each harness is a source: List lists its sessions from each file's head,
+// tail and the harness's own index (history.jsonl, session_index.jsonl),
+// At describes one file, Detect names the harness that wrote a file from
+// its first record. A Session is one listed transcript of any harness.
+//
+// Claude Code and Codex sessions are converted into omp-format entries
+// rule for rule as omp 18.2.3's importers do (ClaudeSessionStore.load,
+// CodexSessionStore.load), byte for byte, so that an imported session
+// resumes in omp and xdev with the context omp's own import gives. The
+// conversions stream (StreamClaude, StreamCodex): a few reads of the file,
+// memory that follows the number of entries rather than their size.
+// ImportStream writes a conversion as a new session of a data dir, as
+// omp's persistForeignSession does; a Mirror keeps every session of a
+// harness converted in xdev's cache, for the search index. pi writes
+// omp's format without the title slot, which the store reads as it is.
+//
+// docs/import.md describes each mapping and what omp's conversion drops.
 package foreign
