@@ -93,7 +93,9 @@ func TestEveryFixtureReads(t *testing.T) {
 // lastWord is the last run of 4 or more word characters (letters, digits
 // and '_', which the index keeps inside a token) in s.
 func lastWord(s string) string {
-	isWord := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' }
+	isWord := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+	}
 	end := -1
 	for i := len(s) - 1; i >= -1; i-- {
 		word := i >= 0 && isWord(s[i])
