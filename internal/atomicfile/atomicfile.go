@@ -73,11 +73,11 @@ func write(path string, exclusive bool, fill func(w io.Writer) error) (err error
 	} else if err = os.Rename(tmp.Name(), path); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return SyncDir(dir)
 }
 
-// syncDir makes a rename or link in dir durable.
-func syncDir(dir string) error {
+// SyncDir makes a rename or link in dir durable.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

@@ -11,15 +11,19 @@ import (
 )
 
 // ClaudeDir is Claude Code's data dir: $CLAUDE_CONFIG_DIR, else ~/.claude.
-func ClaudeDir() (string, error) {
-	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
+func ClaudeDir() (string, error) { return envOrHome("CLAUDE_CONFIG_DIR", ".claude") }
+
+// envOrHome is the directory the environment variable names, else name
+// under the home directory: how each harness finds its data dir.
+func envOrHome(variable, name string) (string, error) {
+	if d := os.Getenv(variable); d != "" {
 		return d, nil
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(home, ".claude"), nil
+	return filepath.Join(home, name), nil
 }
 
 // ClaudeProjectCwd decodes a Claude project directory's name into the cwd

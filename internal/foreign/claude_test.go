@@ -132,29 +132,7 @@ func TestClaudeAsOmp(t *testing.T) {
 			if title, _ := s.Get("title").Text(); got.Title != title {
 				t.Errorf("title %q, omp %q", got.Title, title)
 			}
-			want := s.Get("entries").Items()
-			// omp names the session with a title_change entry of a fresh id
-			// and the current time; Converted holds the title apart, for
-			// the writer to name it as omp does.
-			if n := len(want); n > 0 && want[n-1].Get("type").Is("title_change") {
-				tc := want[n-1]
-				want = want[:n-1]
-				if src, _ := tc.Get("source").Text(); src != got.TitleSource {
-					t.Errorf("title source %q, omp %q", got.TitleSource, src)
-				}
-				if len(want) > 0 && !tc.Get("parentId").Is(string(want[len(want)-1].Get("id").String())) {
-					t.Errorf("omp's title_change hangs from %s, not the last entry", tc.Get("parentId").JSON())
-				}
-			}
-			if len(got.Entries) != len(want) {
-				t.Errorf("%d entries, omp %d", len(got.Entries), len(want))
-			}
-			for i := range min(len(got.Entries), len(want)) {
-				if w := string(want[i].JSON()); string(got.Entries[i]) != w {
-					t.Fatalf("entry %d:\n xdev %.600s\n  omp %.600s", i, got.Entries[i], w)
-				}
-			}
-			checked += len(want)
+			checked += compareWithOmp(t, got, s.Get("entries").Items())
 		})
 	}
 	if checked == 0 {
@@ -179,4 +157,36 @@ func TestClaudeUntouched(t *testing.T) {
 			t.Errorf("%s changed", f)
 		}
 	}
+}
+
+// compareWithOmp compares a conversion with omp's entries for the same
+// session, byte for byte, and returns how many it compared. omp names the
+// session with a trailing title_change entry of a fresh id and the
+// current time; Converted holds the title apart, for the writer to name
+// it as omp does, so that entry is checked apart: its source, trigger and
+// place.
+func compareWithOmp(t *testing.T, got *Converted, want []jsonx.Value) int {
+	t.Helper()
+	if n := len(want); n > 0 && want[n-1].Get("type").Is("title_change") {
+		tc := want[n-1]
+		want = want[:n-1]
+		if src, _ := tc.Get("source").Text(); src != got.TitleSource {
+			t.Errorf("title source %q, omp %q", got.TitleSource, src)
+		}
+		if trig, _ := tc.Get("trigger").Text(); trig != got.TitleTrigger {
+			t.Errorf("title trigger %q, omp %q", got.TitleTrigger, trig)
+		}
+		if len(want) > 0 && !tc.Get("parentId").Is(want[len(want)-1].Get("id").String()) {
+			t.Errorf("omp's title_change hangs from %s, not the last entry", tc.Get("parentId").JSON())
+		}
+	}
+	if len(got.Entries) != len(want) {
+		t.Errorf("%d entries, omp %d", len(got.Entries), len(want))
+	}
+	for i := range min(len(got.Entries), len(want)) {
+		if w := string(want[i].JSON()); string(got.Entries[i]) != w {
+			t.Fatalf("entry %d:\n xdev %.700s\n  omp %.700s", i, got.Entries[i], w)
+		}
+	}
+	return len(want)
 }

@@ -21,16 +21,7 @@ import (
 )
 
 // CodexDir is Codex's data dir: $CODEX_HOME, else ~/.codex.
-func CodexDir() (string, error) {
-	if d := os.Getenv("CODEX_HOME"); d != "" {
-		return d, nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(home, ".codex"), nil
-}
+func CodexDir() (string, error) { return envOrHome("CODEX_HOME", ".codex") }
 
 // codexRoots are the directories under a Codex data dir that hold
 // rollouts, as omp's list walks them.

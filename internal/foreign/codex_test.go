@@ -115,26 +115,7 @@ func TestCodexAsOmp(t *testing.T) {
 			if title, _ := s.Get("title").Text(); session.CleanTitle(conv.Title) != title {
 				t.Errorf("title %q, omp %q", conv.Title, title)
 			}
-			want := s.Get("entries").Items()
-			if n := len(want); n > 0 && want[n-1].Get("type").Is("title_change") {
-				tc := want[n-1]
-				want = want[:n-1]
-				if src, _ := tc.Get("source").Text(); src != conv.TitleSource {
-					t.Errorf("title source %q, omp %q", conv.TitleSource, src)
-				}
-				if trig, _ := tc.Get("trigger").Text(); trig != conv.TitleTrigger {
-					t.Errorf("title trigger %q, omp %q", conv.TitleTrigger, trig)
-				}
-			}
-			if len(conv.Entries) != len(want) {
-				t.Errorf("%d entries, omp %d", len(conv.Entries), len(want))
-			}
-			for i := range min(len(conv.Entries), len(want)) {
-				if w := string(want[i].JSON()); string(conv.Entries[i]) != w {
-					t.Fatalf("entry %d:\n xdev %.700s\n  omp %.700s", i, conv.Entries[i], w)
-				}
-			}
-			checked += len(want)
+			checked += compareWithOmp(t, conv, s.Get("entries").Items())
 		})
 	}
 	if checked == 0 {

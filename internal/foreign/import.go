@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/xdev/xdev/internal/atomicfile"
 	"github.com/xdev/xdev/internal/jsonx"
 	"github.com/xdev/xdev/internal/session"
 )
@@ -198,16 +199,7 @@ func writeSession(target func(*Converted) (path, id string, err error), replace 
 		os.Remove(tmp.Name())
 	}
 	written = true
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return atomicfile.SyncDir(filepath.Dir(path))
 }
 
 // Imported finds an earlier import of src among dataDir's sessions: the

@@ -5,15 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
-	"time"
 
 	"github.com/xdev/xdev/internal/atomicfile"
+	"github.com/xdev/xdev/internal/filelock"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -80,7 +78,7 @@ func (m *Mirror) Refresh(ctx context.Context) (MirrorStats, error) {
 	if err := os.MkdirAll(files, 0o700); err != nil {
 		return st, err
 	}
-	unlock, err := lockFile(ctx, filepath.Join(m.Dir, "lock"))
+	unlock, err := filelock.Lock(ctx, filepath.Join(m.Dir, "lock"))
 	if err != nil {
 		return st, err
 	}
@@ -206,32 +204,4 @@ func (m *Mirror) writeManifest(rows []mirrorRow) error {
 		_, err := w.Write(data)
 		return err
 	})
-}
-
-// lockFile takes an flock on path, waiting for another holder until ctx
-// ends.
-func lockFile(ctx context.Context, path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() {
-				syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-				f.Close()
-			}, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			f.Close()
-			return nil, fmt.Errorf("locking %s: %w", path, err)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }

@@ -16,7 +16,6 @@ import (
 // file back to its source, and never writes beside the sources.
 func TestMirror(t *testing.T) {
 	root := codexRoot(t)
-	before := snapshotTree(t, root)
 	m := &Mirror{Dir: filepath.Join(t.TempDir(), "mirror"), Harness: HarnessCodex, Root: root}
 	ctx := context.Background()
 	st, err := m.Refresh(ctx)
@@ -58,7 +57,7 @@ func TestMirror(t *testing.T) {
 	fh.Close()
 	os.Chtimes(grown, time.Now(), time.Now().Add(time.Minute))
 	os.Remove(gone)
-	before = snapshotTree(t, root)
+	before := snapshotTree(t, root)
 	st, err = m.Refresh(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -101,17 +101,3 @@ func eachRecord(path string, fn func(record) error) error {
 		}
 	}
 }
-
-// readRecordsAt is readRecords of the file at path.
-func readRecordsAt(path string) ([]record, error) {
-	r, err := openTranscript(path)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	records, err := readRecords(r)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return records, nil
-}
