@@ -43,14 +43,22 @@ func (o *importOptions) run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if !ok || s.Harness == foreign.HarnessPi {
+	var conv foreign.Stream
+	if ok {
+		src, err := o.sources.source(s.Harness)
+		if err != nil {
+			return err
+		}
+		conv = src.Stream(s)
+	}
+	if conv == nil {
 		return fmt.Errorf("%s is in omp's format already: omp and xdev open it as it is (xdev fork copies it into a data dir)", o.args[0])
 	}
 	dir, err := o.store.dir()
 	if err != nil {
 		return err
 	}
-	src := s.Source()
+	src := s.Provenance()
 	if !o.again {
 		prev, err := foreign.Imported(dir, src)
 		if err != nil {
@@ -60,13 +68,17 @@ func (o *importOptions) run(e *env) error {
 			return fmt.Errorf("%s was imported before, as %s (--again imports it again)", s.Path, prev)
 		}
 	}
-	conv, err := foreign.StreamOf(s)
+	skipped := 0
+	counted := func(begin func(*foreign.Converted) error, emit func(string, []byte) error) error {
+		return conv(func(c *foreign.Converted) error { skipped = c.Skipped; return begin(c) }, emit)
+	}
+	path, newID, err := foreign.ImportStream(dir, src, counted)
 	if err != nil {
 		return err
 	}
-	path, newID, err := foreign.ImportStream(dir, src, conv)
-	if err != nil {
-		return err
+	if skipped > 0 {
+		fmt.Fprintf(e.stderr, "xdev import: %s of %s skipped as unreadable (torn, junk or too long), as omp's import skips them\n",
+			plural(skipped, "line"), s.Path)
 	}
 	if o.asJSON {
 		return writeJSON(e, struct {

@@ -71,7 +71,7 @@ type source struct {
 // for: a mirror file's source transcript, else the path itself.
 func (s source) sourcePath(p string) string {
 	if s.mirror != nil {
-		if src := s.mirror.Source(p); src != "" {
+		if src := s.mirror.SourcePath(p); src != "" {
 			return src
 		}
 	}
@@ -147,21 +147,21 @@ func (f *indexFlags) fromSources() ([]source, error) {
 			}
 			out = append(out, source{harness: h, dir: root})
 		default:
-			root, err := f.foreign.root(h)
+			src, err := f.foreign.source(h)
 			if err != nil {
 				return nil, err
 			}
-			if _, err := os.Stat(root); err != nil {
+			if _, err := os.Stat(src.Root()); err != nil {
 				if len(from) > 1 {
 					continue
 				}
 				return nil, fmt.Errorf("no %s sessions: %w", h, err)
 			}
-			dir, err := foreign.DefaultMirrorDir(h, root)
+			dir, err := foreign.DefaultMirrorDir(h, src.Root())
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, source{harness: h, dir: dir, mirror: &foreign.Mirror{Dir: dir, Harness: h, Root: root}})
+			out = append(out, source{harness: h, dir: dir, mirror: &foreign.Mirror{Dir: dir, Source: src}})
 		}
 	}
 	return out, nil
@@ -202,7 +202,7 @@ func (f *indexFlags) openFresh(e *env, ctx context.Context) ([]*search.DB, []sea
 		}
 		what := homePath(s.dir)
 		if s.mirror != nil {
-			what = homePath(s.mirror.Root)
+			what = homePath(s.mirror.Source.Root())
 		}
 		bar := &byteProgress{e: e, what: "Indexing " + what}
 		st, err := db.Refresh(ctx, search.RefreshOptions{Harness: s.harness, Reindex: f.reindex, Progress: bar.update})

@@ -118,7 +118,7 @@ func (o *showOptions) run(e *env) error {
 	if o.asJSON {
 		out := showJSON{ID: s.ID(), Path: r.shown, Harness: r.harness, contextJSON: contextJSON{
 			LeafID: session.DisplayID(ctx.LeafID), Title: title, TitleSource: src.String(), Model: ctx.Model(),
-			ThinkingLevel: ctx.ThinkingLevel, Tokens: ctx.Tokens, Malformed: s.Malformed(), Messages: ctx.Messages}}
+			ThinkingLevel: ctx.ThinkingLevel, Tokens: ctx.Tokens, Malformed: s.Malformed() + r.skipped, Messages: ctx.Messages}}
 		if out.Messages == nil {
 			out.Messages = []ai.Message{}
 		}
@@ -131,6 +131,10 @@ func (o *showOptions) run(e *env) error {
 	}
 	fmt.Fprintf(w, "%s\n%s · %s · model %s · thinking %s · ~%d tokens\n", orUntitled(title), id, homePath(r.shown),
 		orDash(ctx.Model()), orDash(ctx.ThinkingLevel), ctx.Tokens)
+	if r.skipped > 0 {
+		fmt.Fprintf(w, "%s of the %s transcript skipped as unreadable (torn, junk or too long), as omp's import skips them\n",
+			plural(r.skipped, "line"), r.harness)
+	}
 	if n := s.Malformed(); n > 0 {
 		fmt.Fprintf(w, "%s skipped as unreadable (xdev verify %s)\n", plural(n, "line"), o.args[0])
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -30,66 +29,39 @@ func addSourceFlags(fs *flag.FlagSet) *sourceFlags {
 // data dir does not hold it, in this order.
 var foreignHarnesses = []string{foreign.HarnessClaude, foreign.HarnessCodex, foreign.HarnessPi}
 
-// root is the data dir of harness.
-func (f *sourceFlags) root(harness string) (string, error) {
-	var flagged string
-	var def func() (string, error)
-	switch harness {
-	case foreign.HarnessClaude:
-		flagged, def = f.claude, foreign.ClaudeDir
-	case foreign.HarnessCodex:
-		flagged, def = f.codex, foreign.CodexDir
-	case foreign.HarnessPi:
-		flagged, def = f.pi, piDir
-	default:
-		return "", fmt.Errorf("no harness %q", harness)
+// source is harness's sessions, under the root its flag names, else
+// where the harness keeps them.
+func (f *sourceFlags) source(harness string) (foreign.Source, error) {
+	flagged := map[string]string{foreign.HarnessClaude: f.claude, foreign.HarnessCodex: f.codex, foreign.HarnessPi: f.pi}[harness]
+	root := flagged
+	if flagged == "" {
+		var err error
+		if root, err = foreign.DefaultRoot(harness); err != nil {
+			return nil, err
+		}
+	} else if abs, err := filepath.Abs(flagged); err == nil {
+		root = abs
 	}
-	if flagged != "" {
-		return filepath.Abs(flagged)
-	}
-	return def()
+	return foreign.NewSource(harness, root)
 }
 
-func piDir() (string, error) {
-	home, err := os.UserHomeDir()
+// root is the data dir of harness.
+func (f *sourceFlags) root(harness string) (string, error) {
+	src, err := f.source(harness)
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(home, ".pi", "agent"), nil
+	return src.Root(), nil
 }
 
 // list lists one foreign harness's sessions; a harness that is not
 // installed lists nothing.
 func (f *sourceFlags) list(harness string, subagents bool) ([]foreign.Session, error) {
-	root, err := f.root(harness)
+	src, err := f.source(harness)
 	if err != nil {
 		return nil, err
 	}
-	if harness == foreign.HarnessPi {
-		return piSessions(root, subagents)
-	}
-	return foreign.List(harness, root, subagents)
-}
-
-// piSessions lists pi's sessions: omp's format without the title slot,
-// which session.List reads as it is; a session_info name near the end is
-// the title.
-func piSessions(root string, subagents bool) ([]foreign.Session, error) {
-	infos, err := session.List(root, &session.ListOptions{Subagents: subagents})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]foreign.Session, 0, len(infos))
-	for _, i := range infos {
-		s := foreign.Session{Harness: foreign.HarnessPi, ID: i.ID, Path: i.Path, Cwd: i.Cwd,
-			Title: i.Title, FirstMessage: i.FirstMessage,
-			Created: i.Created, Modified: i.Modified, Size: i.Size, Subagent: i.Subagent, Err: i.Err}
-		if i.Err == nil {
-			s.Title = cmp.Or(foreign.PiName(i.Path), i.Title)
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	return src.List(subagents)
 }
 
 // errNoForeign is find's error for an id no other harness has.
@@ -108,11 +80,11 @@ func (f *sourceFlags) find(arg string) (s foreign.Session, ok bool, err error) {
 		if err != nil || harness == "" {
 			return s, false, err
 		}
-		root, err := f.root(harness)
+		src, err := f.source(harness)
 		if err != nil {
 			return s, false, err
 		}
-		s, err = foreign.At(harness, root, path)
+		s, err = src.At(path)
 		return s, err == nil, err
 	}
 	var found []foreign.Session
@@ -146,6 +118,7 @@ type readable struct {
 	path    string // the omp-format file to open
 	shown   string // the path to print: the source's for a foreign session
 	harness string // "" for the data dir's own
+	skipped int    // the foreign source's lines skipped as unreadable
 	cleanup func()
 }
 
@@ -176,20 +149,24 @@ func resolveReadable(store *storeFlags, sources *sourceFlags, arg string) (reada
 		return r, nil
 	}
 	r.shown, r.harness = s.Path, s.Harness
-	if s.Harness == foreign.HarnessPi {
-		r.path = s.Path
-		return r, nil
-	}
-	conv, err := foreign.StreamOf(s)
+	src, err := sources.source(s.Harness)
 	if err != nil {
 		return r, err
+	}
+	conv := src.Stream(s)
+	if conv == nil { // pi's: omp's format, opened as it is
+		r.path = s.Path
+		return r, nil
 	}
 	tmp, err := os.MkdirTemp("", "xdev-"+s.Harness+"-")
 	if err != nil {
 		return r, err
 	}
 	r.cleanup = func() { os.RemoveAll(tmp) }
-	if r.path, _, err = foreign.ImportStream(tmp, s.Source(), conv); err != nil {
+	counted := func(begin func(*foreign.Converted) error, emit func(string, []byte) error) error {
+		return conv(func(c *foreign.Converted) error { r.skipped = c.Skipped; return begin(c) }, emit)
+	}
+	if r.path, _, err = foreign.ImportStream(tmp, s.Provenance(), counted); err != nil {
 		r.cleanup()
 		return r, err
 	}

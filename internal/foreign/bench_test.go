@@ -81,7 +81,11 @@ func BenchmarkImport(b *testing.B) {
 			path := filepath.Join(dir, c.dst)
 			bigTranscript(b, c.src, path, *benchMB)
 			root := filepath.Join(dir, c.harness)
-			s, err := At(c.harness, root, path)
+			src, err := NewSource(c.harness, root)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, err := src.At(path)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -92,11 +96,7 @@ func BenchmarkImport(b *testing.B) {
 			for b.Loop() {
 				out := b.TempDir()
 				peak = max(peak, peakHeap(func() {
-					conv, err := StreamOf(s)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if _, _, err := ImportStream(out, s.Source(), conv); err != nil {
+					if _, _, err := ImportStream(out, s.Provenance(), src.Stream(s)); err != nil {
 						b.Fatal(err)
 					}
 				}))

@@ -19,6 +19,9 @@ type Converted struct {
 	// Title is the session's name and TitleSource "user" (Claude's
 	// custom-title) or "auto" (its ai-title); both empty without one.
 	Title, TitleSource string
+	// Skipped counts the source's lines that are not JSON objects (a torn
+	// last line, junk, a line over the store's bound): omp skips them too.
+	Skipped int
 	// TitleTrigger is the trigger omp's importer records with the title
 	// ("codex-import"), or empty.
 	TitleTrigger string
@@ -322,7 +325,7 @@ func StreamClaude(path, fallbackCwd string, begin func(*Converted) error, emit f
 	cwdSet := false
 	var sourceTitle, aiTitle string
 	n := 0
-	err = eachRecord(path, func(r record) error {
+	meta.Skipped, err = eachRecord(path, func(r record) error {
 		n++
 		if uuid, ok := stringField(r.v, "uuid"); ok {
 			parents[uuid], _ = stringField(r.v, "parentUuid")
@@ -375,7 +378,7 @@ func StreamClaude(path, fallbackCwd string, begin func(*Converted) error, emit f
 		}
 		return ""
 	}
-	return eachRecord(path, func(r record) error {
+	_, err = eachRecord(path, func(r record) error {
 		conv := convertRecord(r.v, mtime, toolNames)
 		if len(conv) == 0 {
 			return nil
@@ -415,6 +418,7 @@ func StreamClaude(path, fallbackCwd string, begin func(*Converted) error, emit f
 		}
 		return nil
 	})
+	return err
 }
 
 func parentValue(id string) jsonx.Value {

@@ -43,7 +43,8 @@ func StreamCodex(path string, info CodexInfo, begin func(*Converted) error, emit
 	meta := &Converted{Cwd: info.Cwd, TitleTrigger: "codex-import"}
 	canon := codexCanon{map[textKey]bool{}, map[textKey]bool{}, map[string]bool{}}
 	n, cwdSet := 0, false
-	err := eachRecord(path, func(r record) error {
+	var err error
+	meta.Skipped, err = eachRecord(path, func(r record) error {
 		n++
 		if !cwdSet && r.v.Get("type").Is("session_meta") && isRecordValue(r.v.Get("payload")) {
 			cwdSet = true
@@ -121,7 +122,7 @@ func StreamCodex(path string, info CodexInfo, begin func(*Converted) error, emit
 func codexPass(path string, info CodexInfo, canon codexCanon, visit func(*codexItem) error) (fallback float64, title string, err error) {
 	cv := codexConverter{canon: canon, toolNames: map[string]string{}, model: "codex"}
 	fallback, title = info.Created, info.Title
-	err = eachRecord(path, func(r record) error {
+	_, err = eachRecord(path, func(r record) error {
 		ts := codexMillis(r.v.Get("timestamp"), fallback)
 		fallback = math.Max(fallback+1, ts)
 		p := r.v.Get("payload")

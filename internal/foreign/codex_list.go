@@ -206,7 +206,7 @@ func firstRecord(path string) (jsonx.Value, fs.FileInfo, error) {
 	defer r.Close()
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
-		line, err := readLineBounded(br, session.DefaultMaxLineBytes)
+		line, _, err := readLineBounded(br, session.DefaultMaxLineBytes)
 		if len(line) > 0 {
 			if v, perr := jsonx.Parse(line); perr == nil && v.Kind() == jsonx.Object {
 				return v, fi, nil
@@ -219,10 +219,8 @@ func firstRecord(path string) (jsonx.Value, fs.FileInfo, error) {
 }
 
 // readLineBounded reads a line; a line longer than max is skipped whole
-// and read as empty.
-func readLineBounded(br *bufio.Reader, max int) ([]byte, error) {
-	var line []byte
-	over := false
+// and read as empty, with over set.
+func readLineBounded(br *bufio.Reader, max int) (line []byte, over bool, err error) {
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if !over {
@@ -235,10 +233,10 @@ func readLineBounded(br *bufio.Reader, max int) ([]byte, error) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		if errors.Is(err, io.EOF) && len(line) > 0 {
-			return line, nil
+		if errors.Is(err, io.EOF) && (len(line) > 0 || over) {
+			return line, over, nil
 		}
-		return line, err
+		return line, over, err
 	}
 }
 

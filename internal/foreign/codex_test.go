@@ -162,6 +162,10 @@ func TestCodexZstd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The hand-made rollout's junk line, array line and torn last line.
+	if convs[0].Skipped != 3 || convs[1].Skipped != 3 {
+		t.Errorf("skipped %d and %d lines, want 3", convs[0].Skipped, convs[1].Skipped)
+	}
 	if a, b := bytes.Join(convs[0].Entries, []byte("\n")), bytes.Join(convs[1].Entries, []byte("\n")); !bytes.Equal(a, b) || len(convs[0].Entries) == 0 {
 		t.Errorf("the compressed rollout converts differently:\n%.300s\n%.300s", a, b)
 	}

@@ -19,11 +19,15 @@ func TestEveryFixtureReads(t *testing.T) {
 	roots := map[string]string{HarnessClaude: claudeRoot(t), HarnessCodex: codexRoot(t)}
 	for _, harness := range []string{HarnessClaude, HarnessCodex} {
 		root := roots[harness]
-		list, err := List(harness, root, true)
+		src, err := NewSource(harness, root)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := &Mirror{Dir: t.TempDir(), Harness: harness, Root: root}
+		list, err := src.List(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &Mirror{Dir: t.TempDir(), Source: src}
 		if _, err := m.Refresh(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -40,11 +44,7 @@ func TestEveryFixtureReads(t *testing.T) {
 				continue
 			}
 			t.Run(harness+"/"+filepath.Base(s.Path), func(t *testing.T) {
-				conv, err := StreamOf(s)
-				if err != nil {
-					t.Fatal(err)
-				}
-				path, _, err := ImportStream(t.TempDir(), s.Source(), conv)
+				path, _, err := ImportStream(t.TempDir(), s.Provenance(), src.Stream(s))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -80,7 +80,7 @@ func TestEveryFixtureReads(t *testing.T) {
 				}
 				found := false
 				for _, h := range hits {
-					found = found || m.Source(h.Path) == s.Path
+					found = found || m.SourcePath(h.Path) == s.Path
 				}
 				if !found {
 					t.Errorf("search for %q does not find %s", word, s.Path)

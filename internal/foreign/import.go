@@ -13,9 +13,9 @@ import (
 	"github.com/xdev/xdev/internal/session"
 )
 
-// Source names where a converted session came from: what omp's
+// Provenance names where a converted session came from: what omp's
 // provenance entry records.
-type Source struct {
+type Provenance struct {
 	Harness string // "claude", "codex"
 	ID      string // the session's id in its harness
 	Path    string // its file
@@ -31,7 +31,7 @@ const ImportType = "foreign_session_import"
 // the converted entries, omp's title_change when the session has a
 // title, and the provenance entry (custom, ImportType, with src). The file
 // appears whole or not at all. It returns the new file's path and id.
-func Import(dataDir string, c *Converted, src Source) (path, id string, err error) {
+func Import(dataDir string, c *Converted, src Provenance) (path, id string, err error) {
 	return ImportStream(dataDir, src, func(begin func(*Converted) error, emit func(string, []byte) error) error {
 		if err := begin(c); err != nil {
 			return err
@@ -55,24 +55,9 @@ func Import(dataDir string, c *Converted, src Source) (path, id string, err erro
 // begin, then each entry, with its id, to emit (StreamClaude, StreamCodex).
 type Stream func(begin func(*Converted) error, emit func(id string, entry []byte) error) error
 
-// StreamOf is the conversion of a listed Claude Code or Codex session.
-func StreamOf(s Session) (Stream, error) {
-	switch s.Harness {
-	case HarnessClaude:
-		return func(begin func(*Converted) error, emit func(string, []byte) error) error {
-			return StreamClaude(s.Path, s.Cwd, begin, emit)
-		}, nil
-	case HarnessCodex:
-		return func(begin func(*Converted) error, emit func(string, []byte) error) error {
-			return StreamCodex(s.Path, s.codex, begin, emit)
-		}, nil
-	}
-	return nil, fmt.Errorf("%s: %s sessions are read as they are, not converted", s.Path, s.Harness)
-}
-
 // ImportStream is Import of a session converted as it is written, in
 // bounded memory, however large the source.
-func ImportStream(dataDir string, src Source, conv Stream) (path, id string, err error) {
+func ImportStream(dataDir string, src Provenance, conv Stream) (path, id string, err error) {
 	var cwd string
 	// The file's name needs the cwd, which the conversion's first read
 	// learns; the new file is written beside it and linked into place.
@@ -93,7 +78,7 @@ func ImportStream(dataDir string, src Source, conv Stream) (path, id string, err
 // Large images go to blobs, as omp's writer puts them, unless it is nil
 // (a mirror, a cache, keeps them inline).
 func writeSession(target func(*Converted) (path, id string, err error), replace bool, blobs *session.BlobStore,
-	src Source, conv Stream) error {
+	src Provenance, conv Stream) error {
 	var (
 		w       *bufio.Writer
 		tmp     *os.File
@@ -206,7 +191,7 @@ func writeSession(target func(*Converted) (path, id string, err error), replace 
 // file holding a provenance entry naming src's harness and path (or id).
 // It reads each file's lines looking for ImportType before decoding any,
 // so a data dir costs one read through, in bounded memory.
-func Imported(dataDir string, src Source) (string, error) {
+func Imported(dataDir string, src Provenance) (string, error) {
 	files, err := session.Files(dataDir)
 	if err != nil {
 		return "", err
@@ -224,7 +209,7 @@ func Imported(dataDir string, src Source) (string, error) {
 	return "", nil
 }
 
-func holdsImport(path string, marker []byte, src Source) (bool, error) {
+func holdsImport(path string, marker []byte, src Provenance) (bool, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return false, err

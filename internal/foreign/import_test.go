@@ -16,35 +16,35 @@ import (
 // resumes with, message for message, and the same title; xdev reads the
 // same context from it.
 func TestClaudeImportResumes(t *testing.T) {
-	checkImportResumes(t, "claude", claudeRoot(t), func(src string) (*Converted, Source, error) {
+	checkImportResumes(t, "claude", claudeRoot(t), func(src string) (*Converted, Provenance, error) {
 		c, err := ConvertClaude(src, "/fallback")
 		if err != nil {
-			return nil, Source{}, err
+			return nil, Provenance{}, err
 		}
 		id := strings.TrimSuffix(filepath.Base(src), ".jsonl")
-		return c, Source{Harness: "claude", ID: id, Path: src, Cwd: c.Cwd}, nil
+		return c, Provenance{Harness: "claude", ID: id, Path: src, Cwd: c.Cwd}, nil
 	})
 }
 
 // TestCodexImportResumes is TestClaudeImportResumes for Codex rollouts.
 func TestCodexImportResumes(t *testing.T) {
 	root := codexRoot(t)
-	checkImportResumes(t, "codex", root, func(src string) (*Converted, Source, error) {
+	checkImportResumes(t, "codex", root, func(src string) (*Converted, Provenance, error) {
 		s, err := CodexSessionAt(root, src)
 		if err != nil {
-			return nil, Source{}, err
+			return nil, Provenance{}, err
 		}
 		c, err := ConvertCodex(src, s.CodexInfo)
 		if err != nil {
-			return nil, Source{}, err
+			return nil, Provenance{}, err
 		}
-		return c, Source{Harness: "codex", ID: s.ID, Path: src, Cwd: s.Cwd}, nil
+		return c, Provenance{Harness: "codex", ID: s.ID, Path: src, Cwd: s.Cwd}, nil
 	})
 }
 
 // checkImportResumes imports every session omp imports from root, both
 // ways, and compares what real omp resumes from each pair.
-func checkImportResumes(t *testing.T, harness, root string, convert func(src string) (*Converted, Source, error)) {
+func checkImportResumes(t *testing.T, harness, root string, convert func(src string) (*Converted, Provenance, error)) {
 	ompOut := t.TempDir()
 	omp, err := jsonx.Parse(omptest.Run(t, t.TempDir(), "foreign-persist.ts", harness, root, ompOut))
 	if err != nil {
@@ -118,12 +118,12 @@ func checkImportResumes(t *testing.T, harness, root string, convert func(src str
 		if _, ok := s.Get("path").Text(); !ok {
 			continue
 		}
-		prev, err := Imported(dataDir, Source{Harness: harness, Path: src})
+		prev, err := Imported(dataDir, Provenance{Harness: harness, Path: src})
 		if err != nil || prev == "" {
 			t.Errorf("the import of %s is not found: %v", src, err)
 		}
 	}
-	if prev, _ := Imported(dataDir, Source{Harness: harness, Path: "/elsewhere.jsonl"}); prev != "" {
+	if prev, _ := Imported(dataDir, Provenance{Harness: harness, Path: "/elsewhere.jsonl"}); prev != "" {
 		t.Errorf("an import of a source never imported is found: %s", prev)
 	}
 	if _, err := os.Stat(dataDir); err != nil {
@@ -141,16 +141,14 @@ func TestImportBlobs(t *testing.T) {
 	os.WriteFile(rollout, []byte(`{"timestamp":"2026-03-01T10:00:00Z","type":"session_meta","payload":{"id":"019d0000-aaaa-7bbb-8ccc-00000000000b","cwd":"/work/img"}}
 {"timestamp":"2026-03-01T10:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"see"},{"type":"input_image","image_url":"data:image/png;base64,`+big+`"}]}}
 `), 0o600)
-	s, err := At(HarnessCodex, root, rollout)
+	src, _ := NewSource(HarnessCodex, root)
+	s, err := src.At(rollout)
 	if err != nil {
 		t.Fatal(err)
 	}
-	conv, err := StreamOf(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conv := src.Stream(s)
 	dataDir := t.TempDir()
-	path, _, err := ImportStream(dataDir, s.Source(), conv)
+	path, _, err := ImportStream(dataDir, s.Provenance(), conv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,9 +27,8 @@ import (
 // and modification time; a refresh converts again only the sessions whose
 // stat changed, and drops the mirrors of sources gone.
 type Mirror struct {
-	Dir     string // the mirror's data dir
-	Harness string
-	Root    string // the harness's data dir
+	Dir    string // the mirror's data dir
+	Source Source // Claude Code's or Codex's
 
 	sources map[string]string // mirror path → its source, after Refresh
 }
@@ -84,7 +83,7 @@ func (m *Mirror) Refresh(ctx context.Context) (MirrorStats, error) {
 	}
 	defer unlock()
 	old := m.readManifest()
-	list, err := List(m.Harness, m.Root, true)
+	list, err := m.Source.List(true)
 	if err != nil {
 		return st, err
 	}
@@ -142,20 +141,20 @@ func (m *Mirror) Refresh(ctx context.Context) (MirrorStats, error) {
 // convert writes s's conversion at target, replacing what was there once
 // the new file is whole.
 func (m *Mirror) convert(s Session, target string) error {
-	conv, err := StreamOf(s)
-	if err != nil {
-		return err
+	conv := m.Source.Stream(s)
+	if conv == nil {
+		return fmt.Errorf("%s: %s sessions are read as they are, not mirrored", s.Path, s.Harness)
 	}
-	err = writeSession(func(*Converted) (string, string, error) { return target, s.ID, nil }, true, nil, s.Source(), conv)
+	err := writeSession(func(*Converted) (string, string, error) { return target, s.ID, nil }, true, nil, s.Provenance(), conv)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.Path, err)
 	}
 	return nil
 }
 
-// Source is the source session of a mirror file (a search hit's path),
+// SourcePath is the source transcript of a mirror file (a search hit's path),
 // or "" for a path that is not one of this mirror's.
-func (m *Mirror) Source(mirrorPath string) string {
+func (m *Mirror) SourcePath(mirrorPath string) string {
 	if m.sources == nil {
 		m.index(nil)
 	}

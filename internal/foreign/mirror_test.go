@@ -16,7 +16,8 @@ import (
 // file back to its source, and never writes beside the sources.
 func TestMirror(t *testing.T) {
 	root := codexRoot(t)
-	m := &Mirror{Dir: filepath.Join(t.TempDir(), "mirror"), Harness: HarnessCodex, Root: root}
+	src, _ := NewSource(HarnessCodex, root)
+	m := &Mirror{Dir: filepath.Join(t.TempDir(), "mirror"), Source: src}
 	ctx := context.Background()
 	st, err := m.Refresh(ctx)
 	if err != nil {
@@ -33,7 +34,7 @@ func TestMirror(t *testing.T) {
 		t.Fatalf("%d mirror files for %d sessions", len(files), st.Sessions)
 	}
 	for _, f := range files {
-		src := m.Source(f.Path)
+		src := m.SourcePath(f.Path)
 		if src == "" {
 			t.Fatalf("%s maps to no source", f.Path)
 		}
@@ -66,10 +67,10 @@ func TestMirror(t *testing.T) {
 		t.Errorf("after one append and one deletion: %+v", st)
 	}
 	// A fresh handle (another process) maps paths from the manifest.
-	again := &Mirror{Dir: m.Dir, Harness: HarnessCodex, Root: root}
+	again := &Mirror{Dir: m.Dir, Source: src}
 	files, _ = session.Files(m.Dir)
 	for _, f := range files {
-		if again.Source(f.Path) == "" {
+		if again.SourcePath(f.Path) == "" {
 			t.Errorf("%s: no source from the manifest", f.Path)
 		}
 	}

@@ -2,6 +2,7 @@ package foreign
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -74,30 +75,32 @@ func (z zstdFile) Close() error {
 
 // eachRecord calls fn with every line of the file at path that JSON.parse
 // reads as an object, as omp's readForeignJsonRecords yields them, one at
-// a time: memory follows the longest line, not the file. A line longer
-// than session.DefaultMaxLineBytes is skipped as unreadable (omp would
-// hold it; xdev's bound is the store's). fn's error stops the read.
-func eachRecord(path string, fn func(record) error) error {
+// a time: memory follows the longest line, not the file. It returns how
+// many lines with something on them it skipped: a torn last line, junk, a
+// JSON value that is not an object, a line longer than
+// session.DefaultMaxLineBytes (omp would hold that one; xdev's bound is
+// the store's). fn's error stops the read.
+func eachRecord(path string, fn func(record) error) (skipped int, err error) {
 	r, err := openTranscript(path)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer r.Close()
 	br := bufio.NewReaderSize(r, 1<<20)
 	for line := 1; ; line++ {
-		b, err := readLineBounded(br, session.DefaultMaxLineBytes)
-		if len(b) > 0 {
-			if v, perr := jsonx.Parse(b); perr == nil && v.Kind() == jsonx.Object {
-				if ferr := fn(record{v, line}); ferr != nil {
-					return ferr
-				}
+		b, over, err := readLineBounded(br, session.DefaultMaxLineBytes)
+		if v, perr := jsonx.Parse(b); len(b) > 0 && perr == nil && v.Kind() == jsonx.Object {
+			if ferr := fn(record{v, line}); ferr != nil {
+				return skipped, ferr
 			}
+		} else if over || len(bytes.TrimSpace(b)) > 0 {
+			skipped++
 		}
 		if errors.Is(err, io.EOF) {
-			return nil
+			return skipped, nil
 		}
 		if err != nil {
-			return fmt.Errorf("%s: line %d: %w", path, line, err)
+			return skipped, fmt.Errorf("%s: line %d: %w", path, line, err)
 		}
 	}
 }

@@ -37,13 +37,86 @@ type Session struct {
 	codex CodexInfo
 }
 
-// Sessions lists Codex rollouts as Sessions.
-func codexSessions(list []CodexSession) []Session {
-	out := make([]Session, len(list))
-	for i, c := range list {
-		out[i] = codexSession(c)
+// A Source is one harness's sessions on this machine: what list, show,
+// export, search and import need of it. NewSource makes one.
+type Source interface {
+	// Harness names it: HarnessClaude, HarnessCodex, HarnessPi.
+	Harness() string
+	// Root is the harness's data dir.
+	Root() string
+	// List lists its sessions, newest first, from each file's head, tail
+	// and size and the harness's own indexes, never a whole transcript.
+	// Subagent transcripts are listed only with subagents. A file that is
+	// there but is not one of its sessions is listed with Err set.
+	List(subagents bool) ([]Session, error)
+	// At describes the file at path as List would, wherever it lies.
+	At(path string) (Session, error)
+	// Stream is the conversion of one of its sessions into omp entries,
+	// or nil for a harness that writes omp's format (pi), whose files the
+	// store opens as they are.
+	Stream(s Session) Stream
+}
+
+// NewSource is the source of harness's sessions under root (DefaultRoot
+// gives the usual one).
+func NewSource(harness, root string) (Source, error) {
+	switch harness {
+	case HarnessClaude:
+		return claudeSource{root}, nil
+	case HarnessCodex:
+		return codexSource{root}, nil
+	case HarnessPi:
+		return piSource{root}, nil
 	}
-	return out
+	return nil, fmt.Errorf("no harness %q (claude, codex or pi)", harness)
+}
+
+// DefaultRoot is where harness keeps its sessions: $CLAUDE_CONFIG_DIR,
+// else ~/.claude; $CODEX_HOME, else ~/.codex; ~/.pi/agent.
+func DefaultRoot(harness string) (string, error) {
+	switch harness {
+	case HarnessClaude:
+		return ClaudeDir()
+	case HarnessCodex:
+		return CodexDir()
+	case HarnessPi:
+		return PiDir()
+	}
+	return "", fmt.Errorf("no harness %q (claude, codex or pi)", harness)
+}
+
+type claudeSource struct{ root string }
+
+func (c claudeSource) Harness() string                        { return HarnessClaude }
+func (c claudeSource) Root() string                           { return c.root }
+func (c claudeSource) List(subagents bool) ([]Session, error) { return ListClaude(c.root, subagents) }
+func (c claudeSource) At(path string) (Session, error)        { return ClaudeSessionAt(c.root, path) }
+func (c claudeSource) Stream(s Session) Stream {
+	return func(begin func(*Converted) error, emit func(string, []byte) error) error {
+		return StreamClaude(s.Path, s.Cwd, begin, emit)
+	}
+}
+
+type codexSource struct{ root string }
+
+func (c codexSource) Harness() string { return HarnessCodex }
+func (c codexSource) Root() string    { return c.root }
+func (c codexSource) List(bool) ([]Session, error) {
+	list, err := ListCodex(c.root)
+	out := make([]Session, len(list))
+	for i, r := range list {
+		out[i] = codexSession(r)
+	}
+	return out, err
+}
+func (c codexSource) At(path string) (Session, error) {
+	r, err := CodexSessionAt(c.root, path)
+	return codexSession(r), err
+}
+func (c codexSource) Stream(s Session) Stream {
+	return func(begin func(*Converted) error, emit func(string, []byte) error) error {
+		return StreamCodex(s.Path, s.codex, begin, emit)
+	}
 }
 
 func codexSession(c CodexSession) Session {
@@ -51,47 +124,9 @@ func codexSession(c CodexSession) Session {
 		Created: Time(c.Created), Modified: Time(c.Modified), Size: c.Size, codex: c.CodexInfo}
 }
 
-// List lists one harness's sessions under root, newest first. Subagent
-// transcripts are listed only with subagents.
-func List(harness, root string, subagents bool) ([]Session, error) {
-	switch harness {
-	case HarnessClaude:
-		return ListClaude(root, subagents)
-	case HarnessCodex:
-		list, err := ListCodex(root)
-		return codexSessions(list), err
-	}
-	return nil, fmt.Errorf("no lister for %q sessions", harness)
-}
-
-// At describes the transcript at path, of the given harness, as a listing
-// of root would.
-func At(harness, root, path string) (Session, error) {
-	switch harness {
-	case HarnessClaude:
-		return ClaudeSessionAt(root, path)
-	case HarnessCodex:
-		c, err := CodexSessionAt(root, path)
-		return codexSession(c), err
-	}
-	return Session{}, fmt.Errorf("no reader for %q sessions", harness)
-}
-
-// Convert converts a listed Claude Code or Codex session into omp entries,
-// as omp's importer for its harness does.
-func Convert(s Session) (*Converted, error) {
-	switch s.Harness {
-	case HarnessClaude:
-		return ConvertClaude(s.Path, s.Cwd)
-	case HarnessCodex:
-		return ConvertCodex(s.Path, s.codex)
-	}
-	return nil, fmt.Errorf("%s: %s sessions are read as they are, not converted", s.Path, s.Harness)
-}
-
-// Source is the provenance omp records for an import of s.
-func (s Session) Source() Source {
-	return Source{Harness: s.Harness, ID: s.ID, Path: s.Path, Cwd: s.Cwd}
+// Provenance is what omp records of s in an import of it.
+func (s Session) Provenance() Provenance {
+	return Provenance{Harness: s.Harness, ID: s.ID, Path: s.Path, Cwd: s.Cwd}
 }
 
 // Detect names the harness that wrote the transcript at path, from its
