@@ -2,10 +2,11 @@
 // Codex and pi, so that xdev lists, shows, exports, searches and imports
 // them beside its own. It reads their files and never writes beside them.
 //
-// Each harness is a source: List lists its sessions from each file's head,
-// tail and the harness's own index (history.jsonl, session_index.jsonl),
-// At describes one file, Detect names the harness that wrote a file from
-// its first record. A Session is one listed transcript of any harness.
+// Each harness is a Source (NewSource): List lists its sessions from each
+// file's head, tail and the harness's own index (history.jsonl,
+// session_index.jsonl), At describes one file, Stream converts one. A
+// Session is one listed transcript of any harness; Detect names the
+// harness that wrote a file from its first record.
 //
 // Claude Code and Codex sessions are converted into omp-format entries
 // rule for rule as omp 18.2.3's importers do (ClaudeSessionStore.load,
