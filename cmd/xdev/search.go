@@ -417,7 +417,7 @@ func (o *searchOptions) query(now time.Time) (search.Query, error) {
 		return q, usagef("--until: %v", err)
 	}
 	if o.sessionArg != "" {
-		p, err := o.store.resolve(o.sessionArg)
+		p, err := o.sessionPath(o.sessionArg)
 		if err != nil {
 			return q, err
 		}
@@ -426,6 +426,41 @@ func (o *searchOptions) query(now time.Time) (search.Query, error) {
 		}
 	}
 	return q, nil
+}
+
+// sessionPath is the file --session limits the search to: the data dir's
+// session, or with --from another harness's, whose hits are in its
+// mirror (Claude Code, Codex) or its own file (pi).
+func (o *searchOptions) sessionPath(arg string) (string, error) {
+	if o.from == "" || o.from == "xdev" || o.from == "omp" {
+		store := *o.store
+		store.omp = store.omp || o.from == "omp"
+		return store.resolve(arg)
+	}
+	if o.from == "all" {
+		if p, err := o.store.resolve(arg); err == nil {
+			return p, nil
+		}
+	}
+	s, ok, err := o.foreign.find(arg)
+	if err != nil || !ok {
+		if err == nil {
+			err = fmt.Errorf("%s is not a Claude Code, Codex or pi session", arg)
+		}
+		return "", err
+	}
+	src, err := o.foreign.source(s.Harness)
+	if err != nil {
+		return "", err
+	}
+	if src.Stream(s) == nil {
+		return s.Path, nil
+	}
+	dir, err := foreign.DefaultMirrorDir(s.Harness, src.Root())
+	if err != nil {
+		return "", err
+	}
+	return foreign.MirrorPath(dir, s.Path), nil
 }
 
 // parseWhen reads a --since or --until: a duration back from now (7d,

@@ -102,9 +102,8 @@ func (m *Mirror) Refresh(ctx context.Context) (MirrorStats, error) {
 		if err != nil {
 			continue // gone since the listing
 		}
-		sum := sha256.Sum256([]byte(s.Path))
 		row := mirrorRow{Source: s.Path, ID: s.ID, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(),
-			Mirror: hex.EncodeToString(sum[:12]) + ".jsonl"}
+			Mirror: mirrorName(s.Path)}
 		target := filepath.Join(files, row.Mirror)
 		if prev, ok := old[s.Path]; ok && prev.Size == row.Size && prev.ModTime == row.ModTime && prev.ID == row.ID {
 			if _, err := os.Stat(target); err == nil || prev.Err != "" {
@@ -150,6 +149,19 @@ func (m *Mirror) convert(s Session, target string) error {
 		return fmt.Errorf("%s: %w", s.Path, err)
 	}
 	return nil
+}
+
+// mirrorName is the name of the mirror file of the transcript at source.
+func mirrorName(source string) string {
+	sum := sha256.Sum256([]byte(source))
+	return hex.EncodeToString(sum[:12]) + ".jsonl"
+}
+
+// MirrorPath is the mirror file that a mirror in dir keeps of the
+// transcript at source (whether or not it has been made yet): what a
+// search limited to one session filters on.
+func MirrorPath(dir, source string) string {
+	return filepath.Join(session.SessionsDir(dir), mirrorSub, mirrorName(source))
 }
 
 // SourcePath is the source transcript of a mirror file (a search hit's path),
