@@ -66,7 +66,8 @@ func peakHeap(fn func()) uint64 {
 
 // BenchmarkImport streams a large Claude Code and Codex transcript into a
 // new session, reporting MB/s and the peak heap: memory follows the
-// entry count, not the transcript's size (-import.mb sets the size).
+// entry count, not the transcript's size. -import.mb sets the size; give
+// it after the package: go test -bench Import ./internal/foreign -import.mb=100.
 func BenchmarkImport(b *testing.B) {
 	dir := b.TempDir()
 	cases := []struct {
