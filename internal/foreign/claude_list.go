@@ -23,20 +23,15 @@ type claudeHistory struct {
 
 func readClaudeHistory(root string) map[string]*claudeHistory {
 	out := map[string]*claudeHistory{}
-	f, err := os.Open(filepath.Join(root, "history.jsonl"))
-	if err != nil {
-		return out
-	}
-	defer f.Close()
-	records, _ := readRecords(f)
-	for _, r := range records {
+	// An unreadable history is no history: the transcripts still list.
+	eachRecord(filepath.Join(root, "history.jsonl"), func(r record) error {
 		id, ok := stringField(r.v, "sessionId")
 		if !ok {
 			id, ok = stringField(r.v, "session_id")
 		}
 		ts := timestampMs(orElse(r.v.Get("timestamp"), r.v.Get("ts")), 0)
 		if !ok || !(ts > 0) {
-			continue
+			return nil
 		}
 		raw, ok := stringField(r.v, "display")
 		if !ok {
@@ -47,7 +42,7 @@ func readClaudeHistory(root string) map[string]*claudeHistory {
 		prev := out[id]
 		if prev == nil {
 			out[id] = &claudeHistory{created: ts, modified: ts, first: text, cwd: cwd}
-			continue
+			return nil
 		}
 		if ts < prev.created {
 			prev.created = ts
@@ -62,7 +57,8 @@ func readClaudeHistory(root string) map[string]*claudeHistory {
 		if prev.cwd == "" {
 			prev.cwd = cwd
 		}
-	}
+		return nil
+	})
 	return out
 }
 

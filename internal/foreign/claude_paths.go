@@ -1,13 +1,9 @@
 package foreign
 
 import (
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/xdev/xdev/internal/session"
 )
 
 // ClaudeDir is Claude Code's data dir: $CLAUDE_CONFIG_DIR, else ~/.claude.
@@ -34,21 +30,4 @@ func ClaudeProjectCwd(name string) string {
 		return name
 	}
 	return strings.ReplaceAll(name, "-", string(filepath.Separator))
-}
-
-// FindClaude resolves a Claude Code session named by path (the rule of
-// session.SessionPath), or by id or id prefix among the transcripts under
-// root's projects.
-func FindClaude(root, arg string) (string, error) {
-	if session.SessionPath(arg) {
-		return filepath.Abs(arg)
-	}
-	matches, _ := filepath.Glob(filepath.Join(root, "projects", "*", arg+"*.jsonl"))
-	switch len(matches) {
-	case 0:
-		return "", fmt.Errorf("no Claude Code session %q under %s: %w", arg, filepath.Join(root, "projects"), fs.ErrNotExist)
-	case 1:
-		return matches[0], nil
-	}
-	return "", fmt.Errorf("%q names more than one Claude Code session: %s", arg, strings.Join(matches, ", "))
 }

@@ -80,9 +80,6 @@ func ListCodex(root string) ([]CodexSession, error) {
 // lies under a Codex data dir; a rollout omp would not list (no
 // session_meta, or no cwd) is still described, from its name and times.
 func CodexSessionAt(root, path string) (CodexSession, error) {
-	if _, err := os.Stat(path); err != nil {
-		return CodexSession{}, err
-	}
 	if s, ok := codexListed(path, codexIndex(root)); ok {
 		return s, nil
 	}
@@ -135,20 +132,15 @@ type codexIndexRow struct{ name, updated string }
 // sessions, by id (a later line wins, as in omp's Map).
 func codexIndex(root string) map[string]codexIndexRow {
 	index := map[string]codexIndexRow{}
-	f, err := os.Open(filepath.Join(root, "session_index.jsonl"))
-	if err != nil {
-		return index
-	}
-	defer f.Close()
-	records, _ := readRecords(f)
-	for _, r := range records {
+	eachRecord(filepath.Join(root, "session_index.jsonl"), func(r record) error {
 		id, ok1 := stringField(r.v, "id")
 		name, ok2 := stringField(r.v, "thread_name")
 		updated, ok3 := stringField(r.v, "updated_at")
 		if ok1 && ok2 && ok3 {
 			index[id] = codexIndexRow{name, updated}
 		}
-	}
+		return nil
+	})
 	return index
 }
 

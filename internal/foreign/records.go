@@ -21,28 +21,6 @@ type record struct {
 	line int
 }
 
-// readRecords reads every line that JSON.parse reads as an object, as
-// omp's readForeignJsonRecords does; other lines (a torn last one, junk)
-// are skipped. Memory follows the file: omp holds it all too.
-func readRecords(r io.Reader) ([]record, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
-	var out []record
-	for line := 1; ; line++ {
-		b, err := br.ReadBytes('\n')
-		if len(b) > 0 {
-			if v, perr := jsonx.Parse(b); perr == nil && v.Kind() == jsonx.Object {
-				out = append(out, record{v, line})
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return out, err
-		}
-	}
-}
-
 // openTranscript opens a foreign transcript for reading, through zstd
 // when its name ends in .zst (Codex compresses old rollouts).
 func openTranscript(path string) (io.ReadCloser, error) {
