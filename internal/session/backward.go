@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
-	"os"
 	"runtime"
 	"slices"
 	"sync"
@@ -23,7 +22,7 @@ import (
 // strictly backward through the file (a parent that appears after its
 // child, a duplicate or cyclic id, a window start whose parent is missing),
 // where omp's id-map semantics must be followed exactly.
-func (s *Store) openBackward(f *os.File, size int64) (ok bool, err error) {
+func (s *Store) openBackward(f io.ReaderAt, size int64) (ok bool, err error) {
 	pre, err := readPreamble(io.NewSectionReader(f, 0, size), s.path, s.opts.MaxLineBytes)
 	if err != nil {
 		return false, err

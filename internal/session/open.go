@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"syscall"
 
@@ -122,18 +121,41 @@ type record struct {
 // skipped and counted; see Store.Malformed. A file whose first line is
 // neither a title slot nor a header fails with ErrNoHeader.
 func Open(path string, opts *OpenOptions) (*Store, error) {
-	if opts == nil {
-		opts = &OpenOptions{}
-	}
 	f, fi, err := openRegular(path, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	ino := fi.Sys().(*syscall.Stat_t).Ino
-	s := &Store{path: path, file: file{size: fi.Size(), ino: ino}, opts: *opts}
+	return openAt(path, f, fi.Size(), fi.Sys().(*syscall.Stat_t).Ino, opts)
+}
+
+// ErrReadOnly is returned by the writes of a Store that OpenReader made:
+// what it read is not a file a lockfile guards.
+var ErrReadOnly = errors.New("session is read-only: not opened from a file")
+
+// OpenReader reads a session of size bytes from r as Open reads a file,
+// by the same rules and with the same bounded memory: backward from the
+// end, holding only the window. name names the session in errors and is
+// what Store.Path returns. It is how a session stored elsewhere than in a
+// file (a database row per line) is opened without copying it out: r
+// need only serve the ranges asked for. The Store's writes fail with
+// ErrReadOnly.
+func OpenReader(name string, r io.ReaderAt, size int64, opts *OpenOptions) (*Store, error) {
+	s, err := openAt(name, r, size, 0, opts)
+	if s != nil {
+		s.readOnly = true
+	}
+	return s, err
+}
+
+// openAt is Open over r, size bytes long, of inode ino (0 for no file).
+func openAt(path string, r io.ReaderAt, size int64, ino uint64, opts *OpenOptions) (*Store, error) {
+	if opts == nil {
+		opts = &OpenOptions{}
+	}
+	s := &Store{path: path, file: file{size: size, ino: ino}, opts: *opts}
 	if !opts.Full {
-		ok, err := s.openBackward(f, fi.Size())
+		ok, err := s.openBackward(r, size)
 		switch {
 		case err == nil && ok:
 			s.stats.Backward = true
@@ -141,22 +163,22 @@ func Open(path string, opts *OpenOptions) (*Store, error) {
 		case errors.Is(err, errNotStrictJSON):
 			full := *opts
 			full.Full = true
-			return Open(path, &full)
+			return openAt(path, r, size, ino, &full)
 		case err != nil:
 			return nil, err
 		}
-		s = &Store{path: path, file: file{size: fi.Size(), ino: ino}, opts: *opts}
+		s = &Store{path: path, file: file{size: size, ino: ino}, opts: *opts}
 	}
-	recs, err := s.scanFile(io.NewSectionReader(f, 0, fi.Size()))
+	recs, err := s.scanFile(io.NewSectionReader(r, 0, size))
 	if err != nil {
 		return nil, err
 	}
 	keep := s.chooseWindow(recs)
-	if err := s.decodeRecords(f, recs, keep); err != nil {
+	if err := s.decodeRecords(r, recs, keep); err != nil {
 		if errors.Is(err, errNotStrictJSON) {
 			full := *opts
 			full.Full = true
-			return Open(path, &full)
+			return openAt(path, r, size, ino, &full)
 		}
 		return nil, err
 	}
@@ -321,7 +343,7 @@ func allRecords(n int) []int {
 }
 
 // decodeRecords reads the kept lines back and decodes them in full.
-func (s *Store) decodeRecords(f *os.File, recs []record, keep []int) error {
+func (s *Store) decodeRecords(f io.ReaderAt, recs []record, keep []int) error {
 	s.entries = make([]*Entry, 0, len(keep))
 	s.byID = make(map[string]*Entry, len(keep))
 	var buf []byte

@@ -13,8 +13,9 @@ import (
 type Store struct {
 	mu sync.Mutex
 
-	path string
-	opts OpenOptions
+	path     string
+	opts     OpenOptions
+	readOnly bool // OpenReader's: every write fails with ErrReadOnly
 	preamble
 	version int
 

@@ -611,6 +611,9 @@ func (s *Store) checkWritable() error {
 // when the lock was not held since our last write, or its size is not the
 // one we left.
 func (s *Store) lockedWrite(write func() error) (err error) {
+	if s.readOnly {
+		return fmt.Errorf("%s: %w", s.path, ErrReadOnly)
+	}
 	fresh := s.lease != nil && s.leaseFresh && s.w != nil
 	if fresh {
 		// Writers that follow the protocol wait for our lock; one that does
