@@ -239,3 +239,13 @@ func fnv64(s string) uint64 {
 	h.Write([]byte(s))
 	return h.Sum64()
 }
+
+// Searchable is what a search finds an entry by, for another store that
+// indexes sessions (the PostgreSQL store): the entry's role (one of the
+// Role constants, "" for an entry with no text), its text (at most
+// MaxDocBytes; thinking is left out) and its time in Unix milliseconds
+// (0 when unknown). It is docOf, the one rule for what is searchable.
+func Searchable(e *session.Entry) (role, text string, ts int64) {
+	d := docOf(e)
+	return d.role, d.text, d.ts
+}

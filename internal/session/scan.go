@@ -142,22 +142,31 @@ type ReadStats struct {
 // The caller must know the bytes before c.Offset are those it read before:
 // ReadFrom cannot tell a rewritten file from a grown one.
 func ReadFrom(path string, c Cursor, opts *OpenOptions, fn func(Read) error) (Cursor, ReadStats, error) {
+	f, fi, err := openRegular(path, 0)
+	if err != nil {
+		return c, ReadStats{}, err
+	}
+	defer f.Close()
+	return ReadFromReader(path, f, fi.Size(), c, opts, fn)
+}
+
+// ReadFromReader is ReadFrom over the first size bytes of r, named name
+// in errors: for a session that is not a file, or bytes about to be
+// appended to one (read with the cursor where they will go), by the same
+// rule. r need serve only the bytes from c.Offset on.
+func ReadFromReader(name string, r io.ReaderAt, size int64, c Cursor, opts *OpenOptions, fn func(Read) error) (Cursor, ReadStats, error) {
+	path := name
 	if opts == nil {
 		opts = &OpenOptions{}
 	}
 	var st ReadStats
-	f, fi, err := openRegular(path, 0)
-	if err != nil {
-		return c, st, err
-	}
-	defer f.Close()
-	if c.Offset > fi.Size() {
-		return c, st, fmt.Errorf("%s: %w: %d bytes, read up to %d", path, errShrunk, fi.Size(), c.Offset)
+	if c.Offset > size {
+		return c, st, fmt.Errorf("%s: %w: %d bytes, read up to %d", path, errShrunk, size, c.Offset)
 	}
 	// A buffer no bigger than what is left to read: a refresh reads many
 	// small files, or the few new lines of a big one.
-	rest := fi.Size() - c.Offset
-	lr := newLineReaderSize(io.NewSectionReader(f, c.Offset, rest), c.Offset, opts.MaxLineBytes, int(min(max(rest, 4096), 1<<20)))
+	rest := size - c.Offset
+	lr := newLineReaderSize(io.NewSectionReader(r, c.Offset, rest), c.Offset, opts.MaxLineBytes, int(min(max(rest, 4096), 1<<20)))
 	lr.lineNum = c.Line
 	lr.keep = TruncatedBytes
 	fw := &forward{path: path, opts: opts, max: lr.max, cur: c, skip: func(b BadLine) {

@@ -1,0 +1,208 @@
+package pgstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/xdev/xdev/internal/atomicfile"
+	"github.com/xdev/xdev/internal/session"
+)
+
+// PullOptions tune Pull.
+type PullOptions struct {
+	// Sessions, when set, are the sessions to pull; nil pulls the current
+	// revision of every stored session, subagents' too.
+	Sessions []*Session
+	// Progress, when set, is called as sessions are done.
+	Progress func(done, total int)
+	// Lock tunes the lockfile an append to a local file takes.
+	Lock session.LockOptions
+}
+
+// PullStats say what a pull did.
+type PullStats struct {
+	Sessions  int // stored sessions considered
+	Written   int // new local files
+	Appended  int // local files that were behind, grown to the stored revision
+	UpToDate  int // local files that hold the stored revision already (or more of it)
+	Retitled  int // local files whose title slot was older than the stored one: rewritten in place
+	Conflicts int // local files that went another way: left alone, listed in Failed
+	Bytes     int64
+	Failed    []FileError
+}
+
+// ErrDiverged is a pull's error for a local file that is not a prefix of
+// the stored revision, nor the stored revision a prefix of it: it was
+// rewritten, or continued differently here. A pull never overwrites it;
+// a push stores it as a new revision.
+var ErrDiverged = errors.New("the local file and the stored session went different ways")
+
+// Pull writes stored sessions into dataDir's sessions directory as omp
+// writes its files, byte for byte as they were pushed, so that omp and
+// xdev resume them. A session with no local file is written to a temp
+// file and linked into place once whole (mode 0600, directories 0700). A
+// local file the stored revision extends gets the missing lines appended
+// under omp's lockfile; one that holds as much or more is left alone, and
+// one that went another way is left alone and reported (ErrDiverged).
+// Nothing local is ever truncated or replaced.
+func (db *DB) Pull(ctx context.Context, dataDir string, opts PullOptions) (PullStats, error) {
+	var st PullStats
+	list := opts.Sessions
+	if list == nil {
+		var err error
+		if list, err = db.List(ctx, ListOptions{Subagents: true}); err != nil {
+			return st, err
+		}
+	}
+	st.Sessions = len(list)
+	root := session.SessionsDir(dataDir)
+	for i, s := range list {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		path, err := localPath(root, s.Path)
+		if err == nil {
+			err = db.pullOne(ctx, s, path, opts.Lock, &st)
+		}
+		if err != nil {
+			if errors.Is(err, ErrDiverged) {
+				st.Conflicts++
+			}
+			st.Failed = append(st.Failed, FileError{path, err})
+		}
+		if opts.Progress != nil {
+			opts.Progress(i+1, len(list))
+		}
+	}
+	return st, nil
+}
+
+// localPath is where a stored path goes under root. A path that would
+// leave root (absolute, or with "..") is refused: a database is not
+// trusted to write anywhere else.
+func localPath(root, rel string) (string, error) {
+	p := filepath.FromSlash(rel)
+	if !filepath.IsLocal(p) || filepath.Ext(p) != ".jsonl" {
+		return filepath.Join(root, "(refused)"), fmt.Errorf("stored path %q is not a session file's path under a sessions directory", rel)
+	}
+	return filepath.Join(root, p), nil
+}
+
+func (db *DB) pullOne(ctx context.Context, s *Session, path string, lock session.LockOptions, st *PullStats) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if err := mkdirs(filepath.Dir(path)); err != nil {
+			return err
+		}
+		w := &countWriter{}
+		err := atomicfile.Create(path, func(out io.Writer) error {
+			w.w = out
+			return db.WriteSession(ctx, s, w)
+		})
+		if err != nil {
+			return err
+		}
+		st.Written++
+		st.Bytes += w.n
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s: not a regular file", path)
+	}
+	var end int64
+	if err == nil {
+		end, err = completeEnd(f, fi.Size())
+	}
+	if err != nil {
+		f.Close()
+		return err
+	}
+	local, err := readSlot(f, fi.Size())
+	if err != nil {
+		f.Close()
+		return err
+	}
+	stored, err := db.storedSlot(ctx, db.pool, s.Key)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	// The bytes both hold must agree: the last 4 KiB before the shorter's
+	// end, the title slot aside (a retitle rewrites it in place).
+	n := min(end, s.Size)
+	same := (local == nil) == (stored == nil)
+	if same {
+		same, err = db.sameBytes(ctx, db.pool, s, f, max(int64(len(local)), n-tailCheck), n)
+	}
+	if err == nil && same && end < s.Size {
+		same, err = db.lineStarts(ctx, db.pool, s.Key, end)
+	}
+	f.Close()
+	switch {
+	case err != nil:
+		return err
+	case !same || fi.Size() != end && end < s.Size:
+		// A torn last line here is a write in progress: appending after it
+		// would glue lines together.
+		return fmt.Errorf("%s: %w (stored %s is %d bytes, the file %d): xdev sync pushes the file as a new revision",
+			path, ErrDiverged, s.Name(), s.Size, fi.Size())
+	}
+	// A slot retitled elsewhere later than here is put in place, as a
+	// retitle writes it; a newer local one waits for the next push.
+	if local != nil && !bytes.Equal(local, stored) && newerSlot(stored, local) {
+		if err := session.ReplaceSlot(path, local, stored, lock); err != nil {
+			return err
+		}
+		st.Retitled++
+	}
+	if end >= s.Size {
+		st.UpToDate++
+		return nil
+	}
+	// Fetch the missing lines whole before touching the file, so a failed
+	// fetch leaves it as it was.
+	tmp, err := os.CreateTemp("", "xdev-pull-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	if err := db.writeLines(ctx, s.Key, end, tmp); err != nil {
+		return err
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	k, err := session.AppendRaw(path, end, tmp, lock)
+	if err != nil {
+		return err
+	}
+	st.Appended++
+	st.Bytes += k
+	return nil
+}
+
+// mkdirs makes dir and its missing parents, mode 0700: transcripts hold
+// secrets.
+func mkdirs(dir string) error { return os.MkdirAll(dir, 0o700) }
+
+// countWriter counts what it passes on.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}

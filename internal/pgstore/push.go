@@ -1,0 +1,513 @@
+package pgstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/xdev/xdev/internal/session"
+)
+
+// PushOptions tune Push.
+type PushOptions struct {
+	// Origin names who pushes: the pushes it made are remembered under it,
+	// so that a file unchanged since is not read again. Empty means
+	// DefaultOrigin(dataDir).
+	Origin string
+	// Progress, when set, is called as files are done.
+	Progress func(done, total int)
+	// Workers is how many files are pushed at once (2 when zero).
+	Workers int
+}
+
+// DefaultOrigin is this machine's name and the data dir.
+func DefaultOrigin(dataDir string) string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "localhost"
+	}
+	return host + ":" + dataDir
+}
+
+// PushStats say what a push did.
+type PushStats struct {
+	Files     int   // session files in the data dir
+	Unchanged int   // not read: their stat is as this origin last pushed them
+	Same      int   // read, and the database held them already
+	New       int   // stored for the first time
+	Appended  int   // grown: their new lines appended to the stored revision
+	Revised   int   // rewritten, or diverged from the stored one: stored as a new revision
+	Behind    int   // the database holds more of them than the file (a pull brings it)
+	Retitled  int   // the title slot rewritten in place: the stored one updated
+	Lines     int64 // lines stored
+	Bytes     int64 // bytes stored
+	Failed    []FileError
+}
+
+// FileError is a file a push or pull left alone, and why.
+type FileError struct {
+	Path string
+	Err  error
+}
+
+func (e FileError) Error() string { return e.Err.Error() }
+
+// pushRecord is what a push remembers of a file it pushed.
+type pushRecord struct {
+	size, mtime, ino int64
+}
+
+// outcome is what pushing one file did.
+type outcome int
+
+const (
+	outSame outcome = iota
+	outNew
+	outAppended
+	outRevised
+	outBehind
+)
+
+// Push stores the session files of dataDir, and only what changed since
+// the last push: each file's lines past the stored revision's end, once
+// the bytes before that end (the last 4 KiB, the title slot aside) are
+// found equal to the stored ones. A file whose stored part differs (omp
+// rewrote it, or another machine's copy went another way) is stored whole
+// as a new revision, which becomes the current one; the old revision is
+// kept, never merged. A title slot rewritten in place updates the stored
+// slot. Each file is pushed in one transaction: a failure or a crash
+// leaves it as it was stored before. A file that cannot be read is
+// reported in PushStats.Failed and the others are pushed.
+func (db *DB) Push(ctx context.Context, dataDir string, opts PushOptions) (PushStats, error) {
+	var st PushStats
+	if opts.Origin == "" {
+		opts.Origin = DefaultOrigin(dataDir)
+	}
+	files, err := session.Files(dataDir)
+	if err != nil {
+		return st, err
+	}
+	st.Files = len(files)
+	pushed, err := db.pushRecords(ctx, opts.Origin)
+	if err != nil {
+		return st, err
+	}
+	root := session.SessionsDir(dataDir)
+	var todo []session.SessionFile
+	for _, f := range files {
+		rel, err := filepath.Rel(root, f.Path)
+		if err != nil {
+			return st, err
+		}
+		p, ok := pushed[filepath.ToSlash(rel)]
+		if ok && p.size == f.Size && p.mtime == f.ModTime.UnixNano() && p.ino == int64(f.Ino) {
+			st.Unchanged++
+			continue
+		}
+		todo = append(todo, f)
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = 2
+	}
+	var mu sync.Mutex
+	done := st.Unchanged
+	report := func() {
+		if opts.Progress != nil {
+			opts.Progress(done, st.Files)
+		}
+	}
+	report()
+	jobs := make(chan session.SessionFile)
+	var wg sync.WaitGroup
+	for range min(workers, max(len(todo), 1)) {
+		wg.Go(func() {
+			for f := range jobs {
+				rel, _ := filepath.Rel(root, f.Path)
+				res, err := db.pushFile(ctx, opts.Origin, f, filepath.ToSlash(rel))
+				mu.Lock()
+				done++
+				if err != nil {
+					st.Failed = append(st.Failed, FileError{f.Path, err})
+				} else {
+					st.add(res)
+				}
+				report()
+				mu.Unlock()
+			}
+		})
+	}
+	for _, f := range todo {
+		if ctx.Err() != nil {
+			break
+		}
+		jobs <- f
+	}
+	close(jobs)
+	wg.Wait()
+	return st, ctx.Err()
+}
+
+// fileResult is what pushing one file did.
+type fileResult struct {
+	out          outcome
+	retitled     bool
+	lines, bytes int64
+}
+
+func (st *PushStats) add(r fileResult) {
+	switch r.out {
+	case outSame:
+		st.Same++
+	case outNew:
+		st.New++
+	case outAppended:
+		st.Appended++
+	case outRevised:
+		st.Revised++
+	case outBehind:
+		st.Behind++
+	}
+	if r.retitled {
+		st.Retitled++
+	}
+	st.Lines += r.lines
+	st.Bytes += r.bytes
+}
+
+// pushRecords loads what origin pushed before, by path.
+func (db *DB) pushRecords(ctx context.Context, origin string) (map[string]pushRecord, error) {
+	rows, err := db.pool.Query(ctx, `SELECT path, size, mtime_ns, ino FROM `+db.t("pushes")+` WHERE origin = $1`, origin)
+	if err != nil {
+		return nil, db.redact(err)
+	}
+	defer rows.Close()
+	out := make(map[string]pushRecord)
+	for rows.Next() {
+		var path string
+		var p pushRecord
+		if err := rows.Scan(&path, &p.size, &p.mtime, &p.ino); err != nil {
+			return nil, db.redact(err)
+		}
+		out[path] = p
+	}
+	return out, db.redact(rows.Err())
+}
+
+// pushFile pushes one file, again when another writer's transaction got
+// in its way (two machines pushing the same session at once).
+func (db *DB) pushFile(ctx context.Context, origin string, f session.SessionFile, rel string) (fileResult, error) {
+	for attempt := 1; ; attempt++ {
+		res, err := db.pushOnce(ctx, origin, f, rel)
+		switch pgCode(err) {
+		case codeUniqueViolation, codeSerializationFailure, codeDeadlock:
+			if attempt < 5 {
+				continue
+			}
+		}
+		return res, err
+	}
+}
+
+// pushOnce pushes one file in one transaction.
+func (db *DB) pushOnce(ctx context.Context, origin string, f session.SessionFile, rel string) (fileResult, error) {
+	var res fileResult
+	if !utf8.ValidString(rel) {
+		return res, fmt.Errorf("%s: the file name is not UTF-8, which a stored path must be", f.Path)
+	}
+	fh, err := os.Open(f.Path)
+	if err != nil {
+		return res, err
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return res, err
+	}
+	size := fi.Size()
+	ino := int64(fi.Sys().(*syscall.Stat_t).Ino)
+	local, err := readSlot(fh, size)
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", f.Path, err)
+	}
+	end, err := completeEnd(fh, size)
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", f.Path, err)
+	}
+	err = db.tx(ctx, func(tx pgx.Tx) error {
+		res = fileResult{}
+		cur, err := scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns+` FROM `+db.t("sessions")+` WHERE path = $1 AND current FOR UPDATE`, rel))
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		from := session.Cursor{}
+		switch {
+		case cur == nil:
+			res.out = outNew
+			if cur, err = db.newRevision(ctx, tx, rel, 1, origin, f.Subagent); err != nil {
+				return err
+			}
+		default:
+			stored, err := db.storedSlot(ctx, tx, cur.Key)
+			if err != nil {
+				return err
+			}
+			body := int64(len(local))
+			switch {
+			case (local == nil) != (stored == nil):
+				res.out = outRevised
+			case end >= cur.Size:
+				same, err := db.sameBytes(ctx, tx, cur, fh, max(body, cur.Size-tailCheck), cur.Size)
+				if err != nil {
+					return err
+				}
+				switch {
+				case !same:
+					res.out = outRevised
+				case end > cur.Size:
+					res.out, from = outAppended, cur.cursor
+				default:
+					res.out = outSame
+				}
+			default: // the file is shorter than the stored revision
+				same, err := db.sameBytes(ctx, tx, cur, fh, max(body, end-tailCheck), end)
+				if err == nil && same {
+					same, err = db.lineStarts(ctx, tx, cur.Key, end)
+				}
+				if err != nil {
+					return err
+				}
+				res.out = outRevised
+				if same {
+					res.out = outBehind
+				}
+			}
+			if res.out != outRevised && local != nil && !bytes.Equal(local, stored) && newerSlot(local, stored) {
+				if err := db.setSlot(ctx, tx, cur.Key, local); err != nil {
+					return err
+				}
+				res.retitled = true
+			}
+			if res.out == outRevised {
+				if _, err := tx.Exec(ctx, `UPDATE `+db.t("sessions")+` SET current = false WHERE key = $1`, cur.Key); err != nil {
+					return err
+				}
+				if cur, err = db.newRevision(ctx, tx, rel, cur.Revision+1, origin, f.Subagent); err != nil {
+					return err
+				}
+			}
+		}
+		if res.out == outNew || res.out == outAppended || res.out == outRevised {
+			next, n, err := db.copyLines(ctx, tx, cur.Key, f.Path, fh, end, from)
+			if err != nil {
+				return err
+			}
+			if next.Version == 0 {
+				return fmt.Errorf("%s: %w", f.Path, session.ErrNoHeader)
+			}
+			res.lines, res.bytes = n, next.Offset-from.Offset
+			if err := db.setMeta(ctx, tx, cur.Key, next, local, fi.ModTime()); err != nil {
+				return err
+			}
+		}
+		_, err = tx.Exec(ctx, `
+INSERT INTO `+db.t("pushes")+` (origin, path, session, size, mtime_ns, ino) VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (origin, path) DO UPDATE SET session = excluded.session, size = excluded.size, mtime_ns = excluded.mtime_ns, ino = excluded.ino`,
+			origin, rel, cur.Key, size, fi.ModTime().UnixNano(), ino)
+		return err
+	})
+	return res, err
+}
+
+// tailCheck is how many bytes before a stored revision's end a push
+// compares with the file's before appending to it.
+const tailCheck = 4 << 10
+
+func (db *DB) newRevision(ctx context.Context, tx pgx.Tx, path string, revision int, origin string, subagent bool) (*Session, error) {
+	s := &Session{Path: path, Revision: revision, Current: true, Origin: origin, Subagent: subagent}
+	err := tx.QueryRow(ctx, `INSERT INTO `+db.t("sessions")+` (path, revision, id, origin, subagent) VALUES ($1, $2, '', $3, $4) RETURNING key`,
+		path, revision, origin, subagent).Scan(&s.Key)
+	return s, err
+}
+
+// copyLines stores the lines of the file r (named name, end bytes long)
+// from cursor c on, streamed through COPY, and returns the cursor after
+// them and how many lines it stored.
+func (db *DB) copyLines(ctx context.Context, tx pgx.Tx, key int64, name string, r io.ReaderAt, end int64, c session.Cursor) (session.Cursor, int64, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	src := &rowSource{key: key, rows: make(chan lineRow, 256)}
+	go func() {
+		src.cur, src.err = scanLines(ctx, name, r, end, c, src.rows)
+		close(src.rows)
+	}()
+	n, err := tx.CopyFrom(ctx, pgx.Identifier{db.schema, "lines"}, lineColumns, src)
+	cancel()
+	for range src.rows { // let the scanner finish
+	}
+	if src.err != nil && (err == nil || !errors.Is(src.err, context.Canceled)) {
+		return src.cur, n, src.err
+	}
+	return src.cur, n, err
+}
+
+// rowSource feeds COPY from the scanner's channel.
+type rowSource struct {
+	key  int64
+	rows chan lineRow
+	row  lineRow
+	cur  session.Cursor // set, with err, before rows is closed
+	err  error
+}
+
+func (s *rowSource) Next() bool {
+	row, ok := <-s.rows
+	s.row = row
+	return ok
+}
+func (s *rowSource) Values() ([]any, error) { return s.row.values(s.key), nil }
+func (s *rowSource) Err() error             { return s.err }
+
+// setMeta records, after a push, where the stored lines end and what the
+// header and slot say.
+func (db *DB) setMeta(ctx context.Context, tx pgx.Tx, key int64, c session.Cursor, slot []byte, mtime time.Time) error {
+	h := c.Header
+	title, source := h.Title, h.TitleSource
+	if s, ok := session.ParseTitleSlot(slot); ok {
+		title, source = s.Title, s.Source.String()
+	}
+	var created *time.Time
+	if t, err := session.ParseTime(h.Timestamp); err == nil {
+		created = &t
+	}
+	_, err := tx.Exec(ctx, `
+UPDATE `+db.t("sessions")+` SET size = $2, lines = $3, entries = $4, header_line = $5, version = $6, last_id = $7,
+	id = $8, cwd = $9, created = $10, parent_session = $11, title = $12, title_source = $13, updated = $14, pushed = now()
+WHERE key = $1`,
+		key, c.Offset, c.Line, c.Entries, c.HeaderLine, c.Version, c.LastID(),
+		pgText(h.ID), pgText(h.Cwd), created, pgText(h.ParentSession), pgText(title), source, mtime)
+	return err
+}
+
+// storedSlot is the stored revision's title slot line, nil if it has
+// none.
+func (db *DB) storedSlot(ctx context.Context, q querier, key int64) ([]byte, error) {
+	var line []byte
+	err := q.QueryRow(ctx, `SELECT line FROM `+db.t("lines")+` WHERE session = $1 AND off = 0`, key).Scan(&line)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, db.redact(err)
+	}
+	return slotOf(append(line, '\n')), nil
+}
+
+// setSlot stores a retitled slot in place, and the title it says.
+func (db *DB) setSlot(ctx context.Context, tx pgx.Tx, key int64, slot []byte) error {
+	s, _ := session.ParseTitleSlot(slot)
+	if _, err := tx.Exec(ctx, `UPDATE `+db.t("lines")+` SET line = $2 WHERE session = $1 AND off = 0`, key, slot[:len(slot)-1]); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `UPDATE `+db.t("sessions")+` SET title = $2, title_source = $3, pushed = now() WHERE key = $1`,
+		key, pgText(s.Title), s.Source.String())
+	return err
+}
+
+// sameBytes reports whether the file's bytes [lo, hi) are the stored
+// revision's.
+func (db *DB) sameBytes(ctx context.Context, q querier, s *Session, f io.ReaderAt, lo, hi int64) (bool, error) {
+	if lo >= hi {
+		return true, nil
+	}
+	want := make([]byte, hi-lo)
+	if _, err := f.ReadAt(want, lo); err != nil {
+		return false, err
+	}
+	got := make([]byte, hi-lo)
+	r := db.newReader(ctx, s.Key, s.Size)
+	r.q = q
+	if _, err := r.ReadAt(got, lo); err != nil {
+		return false, err
+	}
+	return bytes.Equal(want, got), nil
+}
+
+// lineStarts reports whether a stored line starts at off.
+func (db *DB) lineStarts(ctx context.Context, q querier, key, off int64) (bool, error) {
+	var one int
+	err := q.QueryRow(ctx, `SELECT 1 FROM `+db.t("lines")+` WHERE session = $1 AND off = $2`, key, off).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, db.redact(err)
+}
+
+// slotLen is the length of a title slot line, newline included.
+const slotLen = 256
+
+// readSlot returns the file's line 1 when it is a title slot, which a
+// retitle rewrites in place; nil otherwise.
+func readSlot(f io.ReaderAt, size int64) ([]byte, error) {
+	if size < slotLen {
+		return nil, nil
+	}
+	b := make([]byte, slotLen)
+	if _, err := f.ReadAt(b, 0); err != nil {
+		return nil, err
+	}
+	return slotOf(b), nil
+}
+
+// slotOf returns b (a line 1 with its newline) if it is a title slot of
+// the fixed width, nil otherwise.
+func slotOf(b []byte) []byte {
+	if len(b) != slotLen || b[slotLen-1] != '\n' || bytes.IndexByte(b[:slotLen-1], '\n') >= 0 {
+		return nil
+	}
+	if _, ok := session.ParseTitleSlot(b); !ok {
+		return nil
+	}
+	return b
+}
+
+// newerSlot reports whether slot a was written after slot b (by their
+// updatedAt), so that it wins.
+func newerSlot(a, b []byte) bool {
+	sa, _ := session.ParseTitleSlot(a)
+	sb, _ := session.ParseTitleSlot(b)
+	ta, errA := session.ParseTime(sa.UpdatedAt)
+	tb, errB := session.ParseTime(sb.UpdatedAt)
+	if errA != nil || errB != nil {
+		return errB != nil && errA == nil
+	}
+	return ta.After(tb)
+}
+
+// completeEnd is where the file's last complete line ends: a last line
+// without its newline is a write in progress, left for the next push.
+func completeEnd(f io.ReaderAt, size int64) (int64, error) {
+	buf := make([]byte, 64<<10)
+	for hi := size; hi > 0; {
+		lo := max(0, hi-int64(len(buf)))
+		b := buf[:hi-lo]
+		if _, err := f.ReadAt(b, lo); err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			return lo + int64(i) + 1, nil
+		}
+		hi = lo
+	}
+	return 0, nil
+}

@@ -1,0 +1,173 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/xdev/xdev/internal/session"
+)
+
+// Session is one stored revision of a session file.
+type Session struct {
+	Key      int64  // the row's key
+	Path     string // the file's path under a data dir's sessions directory, '/'-separated
+	Revision int    // 1, then one more each time the file was rewritten rather than appended to
+	Current  bool   // the revision a pull writes and a read shows
+
+	ID            string // the header's session id
+	Origin        string // who pushed the revision first (see PushOptions.Origin)
+	Cwd           string
+	Title         string
+	TitleSource   string // "auto", "user", or "" for none
+	Created       time.Time
+	Updated       time.Time // the file's modification time when last pushed
+	ParentSession string
+	Subagent      bool
+
+	Size  int64 // bytes stored: the file up to its last complete line
+	Lines int   // lines stored
+
+	cursor session.Cursor // where the stored lines end, for an append
+}
+
+// Name names the session in messages: "db:" and its path, with the
+// revision when it is not the current one.
+func (s *Session) Name() string {
+	if s.Current || s.Revision == 0 {
+		return "db:" + s.Path
+	}
+	return fmt.Sprintf("db:%s@%d", s.Path, s.Revision)
+}
+
+// sessionColumns are the columns scanSession reads, in its order.
+const sessionColumns = `key, path, revision, current, id, origin, cwd, title, title_source, created, updated,
+	parent_session, subagent, size, lines, entries, header_line, version, last_id`
+
+// scanSession reads a row of sessionColumns, after the columns lead
+// scans into (a search hit's).
+func scanSession(row pgx.Row, lead ...any) (*Session, error) {
+	s := &Session{}
+	var created *time.Time
+	var entries, headerLine, version int
+	var lastID string
+	err := row.Scan(append(lead, &s.Key, &s.Path, &s.Revision, &s.Current, &s.ID, &s.Origin, &s.Cwd, &s.Title, &s.TitleSource,
+		&created, &s.Updated, &s.ParentSession, &s.Subagent, &s.Size, &s.Lines, &entries, &headerLine, &version, &lastID)...)
+	if err != nil {
+		return nil, err
+	}
+	if created != nil {
+		s.Created = *created
+	}
+	s.cursor = session.Cursor{Offset: s.Size, Line: s.Lines, Entries: entries, HeaderLine: headerLine, Version: version}.WithLastID(lastID)
+	return s, nil
+}
+
+// ListOptions choose what List returns. The zero value lists the current
+// revision of every session but subagents', newest first.
+type ListOptions struct {
+	Cwd       string // only sessions started in this directory
+	Subagents bool   // subagent transcripts too
+	Revisions bool   // every revision, not only the current ones
+	Limit     int    // at most this many; 0 for all
+}
+
+// List lists the stored sessions in one query.
+func (db *DB) List(ctx context.Context, opts ListOptions) ([]*Session, error) {
+	var where []string
+	var args []any
+	if !opts.Revisions {
+		where = append(where, "current")
+	}
+	if !opts.Subagents {
+		where = append(where, "NOT subagent")
+	}
+	if opts.Cwd != "" {
+		args = append(args, opts.Cwd)
+		where = append(where, fmt.Sprintf("cwd = $%d", len(args)))
+	}
+	q := `SELECT ` + sessionColumns + ` FROM ` + db.t("sessions")
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY updated DESC, path, revision DESC"
+	if opts.Limit > 0 {
+		args = append(args, opts.Limit)
+		q += fmt.Sprintf(" LIMIT $%d", len(args))
+	}
+	return db.sessions(ctx, q, args...)
+}
+
+func (db *DB) sessions(ctx context.Context, q string, args ...any) ([]*Session, error) {
+	rows, err := db.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, db.redact(err)
+	}
+	defer rows.Close()
+	var out []*Session
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, db.redact(err)
+		}
+		out = append(out, s)
+	}
+	return out, db.redact(rows.Err())
+}
+
+// ErrNotFound is returned (wrapped) by Find when nothing matches.
+var ErrNotFound = errors.New("no stored session")
+
+// Find returns the current revision of the session arg names: an id, an
+// id prefix, or a path under the sessions directory (a file name too), as
+// a local session is named. "ARG@N" names revision N. A prefix of more
+// than one session is an error listing them.
+func (db *DB) Find(ctx context.Context, arg string) (*Session, error) {
+	arg = strings.TrimSpace(arg)
+	if arg == "" {
+		return nil, fmt.Errorf("%w: empty name", ErrNotFound)
+	}
+	rev := 0
+	if i := strings.LastIndexByte(arg, '@'); i > 0 {
+		if _, err := fmt.Sscanf(arg[i+1:], "%d", &rev); err == nil && rev > 0 {
+			arg = arg[:i]
+		} else {
+			rev = 0
+		}
+	}
+	cond, args := "current", []any{arg, likePrefix(arg)}
+	if rev > 0 {
+		cond, args = "revision = $3", append(args, rev)
+	}
+	found, err := db.sessions(ctx, `SELECT `+sessionColumns+` FROM `+db.t("sessions")+`
+WHERE `+cond+` AND (id = $1 OR path = $1 OR id LIKE $2 OR path LIKE '%/' || $2)
+ORDER BY (id = $1 OR path = $1) DESC, updated DESC LIMIT 11`, args...)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(found) == 0:
+		return nil, fmt.Errorf("%w named %q in %s", ErrNotFound, arg, db.shown)
+	case len(found) == 1, found[0].ID == arg || found[0].Path == arg:
+		return found[0], nil
+	}
+	names := make([]string, 0, len(found))
+	for _, s := range found[:min(len(found), 10)] {
+		names = append(names, s.ID+" "+s.Path)
+	}
+	more := ""
+	if len(found) > 10 {
+		more = ", …"
+	}
+	return nil, fmt.Errorf("%q names more than one stored session: %s%s", arg, strings.Join(names, ", "), more)
+}
+
+// likePrefix is a LIKE pattern matching strings that start with s.
+func likePrefix(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return r.Replace(s) + "%"
+}
