@@ -171,6 +171,9 @@ func (db *DB) tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	if err := fn(tx); err != nil {
+		if fp := (*fileProblem)(nil); errors.As(err, &fp) {
+			return err
+		}
 		return db.redact(err)
 	}
 	return db.redact(tx.Commit(ctx))

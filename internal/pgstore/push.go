@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -61,6 +62,21 @@ type FileError struct {
 }
 
 func (e FileError) Error() string { return e.Err.Error() }
+
+// fileProblem marks an error of the file pushed (unreadable, not a
+// session), as opposed to the database's: a push reports it and goes on
+// with the other files, but stops at the database's first error.
+type fileProblem struct{ err error }
+
+func (e *fileProblem) Error() string { return e.err.Error() }
+func (e *fileProblem) Unwrap() error { return e.err }
+
+func problem(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &fileProblem{err}
+}
 
 // pushRecord is what a push remembers of a file it pushed.
 type pushRecord struct {
@@ -120,7 +136,10 @@ func (db *DB) Push(ctx context.Context, dataDir string, opts PushOptions) (PushS
 	if workers <= 0 {
 		workers = 2
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var mu sync.Mutex
+	var fatal error
 	done := st.Unchanged
 	report := func() {
 		if opts.Progress != nil {
@@ -137,9 +156,16 @@ func (db *DB) Push(ctx context.Context, dataDir string, opts PushOptions) (PushS
 				res, err := db.pushFile(ctx, opts.Origin, f, filepath.ToSlash(rel))
 				mu.Lock()
 				done++
-				if err != nil {
-					st.Failed = append(st.Failed, FileError{f.Path, err})
-				} else {
+				var fp *fileProblem
+				switch {
+				case errors.As(err, &fp):
+					st.Failed = append(st.Failed, FileError{f.Path, fp.err})
+				case err != nil:
+					if fatal == nil && ctx.Err() == nil {
+						fatal = fmt.Errorf("%s: %w", f.Path, err)
+					}
+					cancel()
+				default:
 					st.add(res)
 				}
 				report()
@@ -155,6 +181,9 @@ func (db *DB) Push(ctx context.Context, dataDir string, opts PushOptions) (PushS
 	}
 	close(jobs)
 	wg.Wait()
+	if fatal != nil {
+		return st, fatal
+	}
 	return st, ctx.Err()
 }
 
@@ -223,26 +252,29 @@ func (db *DB) pushFile(ctx context.Context, origin string, f session.SessionFile
 func (db *DB) pushOnce(ctx context.Context, origin string, f session.SessionFile, rel string) (fileResult, error) {
 	var res fileResult
 	if !utf8.ValidString(rel) {
-		return res, fmt.Errorf("%s: the file name is not UTF-8, which a stored path must be", f.Path)
+		return res, problem(fmt.Errorf("%s: the file name is not UTF-8, which a stored path must be", f.Path))
 	}
 	fh, err := os.Open(f.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return res, nil // deleted since it was listed: nothing to push
+	}
 	if err != nil {
-		return res, err
+		return res, problem(err)
 	}
 	defer fh.Close()
 	fi, err := fh.Stat()
 	if err != nil {
-		return res, err
+		return res, problem(err)
 	}
 	size := fi.Size()
 	ino := int64(fi.Sys().(*syscall.Stat_t).Ino)
 	local, err := readSlot(fh, size)
 	if err != nil {
-		return res, fmt.Errorf("%s: %w", f.Path, err)
+		return res, problem(fmt.Errorf("%s: %w", f.Path, err))
 	}
 	end, err := completeEnd(fh, size)
 	if err != nil {
-		return res, fmt.Errorf("%s: %w", f.Path, err)
+		return res, problem(fmt.Errorf("%s: %w", f.Path, err))
 	}
 	err = db.tx(ctx, func(tx pgx.Tx) error {
 		res = fileResult{}
@@ -313,7 +345,7 @@ func (db *DB) pushOnce(ctx context.Context, origin string, f session.SessionFile
 				return err
 			}
 			if next.Version == 0 {
-				return fmt.Errorf("%s: %w", f.Path, session.ErrNoHeader)
+				return problem(fmt.Errorf("%s: %w", f.Path, session.ErrNoHeader))
 			}
 			res.lines, res.bytes = n, next.Offset-from.Offset
 			if err := db.setMeta(ctx, tx, cur.Key, next, local, fi.ModTime()); err != nil {
@@ -356,7 +388,10 @@ func (db *DB) copyLines(ctx context.Context, tx pgx.Tx, key int64, name string, 
 	for range src.rows { // let the scanner finish
 	}
 	if src.err != nil && (err == nil || !errors.Is(src.err, context.Canceled)) {
-		return src.cur, n, src.err
+		if errors.Is(src.err, context.Canceled) {
+			return src.cur, n, src.err
+		}
+		return src.cur, n, problem(src.err)
 	}
 	return src.cur, n, err
 }
