@@ -36,8 +36,9 @@ type Options struct {
 
 // DB is a connection pool to a PostgreSQL database holding sessions.
 type DB struct {
-	pool   *pgxpool.Pool
-	schema string
+	pool      *pgxpool.Pool
+	schema    string
+	schemaSet bool // Options.Schema named it (omp's table is then looked for there too)
 	secret string // the URL's password, never printed (see redact)
 	shown  string // the URL without its password
 }
@@ -60,7 +61,7 @@ func Connect(ctx context.Context, rawURL string, opts *Options) (*DB, error) {
 	if rawURL == "" {
 		return nil, ErrNoURL
 	}
-	db := &DB{schema: opts.Schema, secret: urlPassword(rawURL), shown: redactURL(rawURL)}
+	db := &DB{schema: opts.Schema, schemaSet: opts.Schema != "", secret: urlPassword(rawURL), shown: redactURL(rawURL)}
 	if db.schema == "" {
 		db.schema = DefaultSchema
 	}

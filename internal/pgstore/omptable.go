@@ -1,0 +1,457 @@
+package pgstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/xdev/xdev/internal/atomicfile"
+	"github.com/xdev/xdev/internal/session"
+)
+
+// DefaultOmpTable is the table omp's SqlSessionStorage uses by default.
+const DefaultOmpTable = "omp_session_files"
+
+// OmpTable is omp's SQL session table (SqlSessionStorage in omp 18.2.3,
+// sql-session-storage.ts), spoken as omp speaks it: one row per session
+// file, keyed by the path omp would give the file, with the whole file
+// in content (TEXT) and its title slot's fields in title, title_source
+// and title_updated_at, which a reader lays over the content's line 1.
+// An append is content = content || line. xdev reads and writes the rows
+// so that an omp configured with the same database lists and resumes what
+// xdev pushed, and xdev reads what omp stored.
+type OmpTable struct {
+	db    *DB
+	table string // quoted, qualified when a schema was chosen
+}
+
+// OmpTable returns omp's table named name (DefaultOmpTable when empty),
+// in the schema Options.Schema named, else where the connection's
+// search_path finds it, as omp's unqualified statements do.
+func (db *DB) OmpTable(name string) (*OmpTable, error) {
+	if name == "" {
+		name = DefaultOmpTable
+	}
+	if !identRE.MatchString(name) {
+		return nil, fmt.Errorf("omp table %q: want a name of letters, digits and _, at most 63 bytes (omp's rule)", name)
+	}
+	t := name
+	if db.schemaSet {
+		t = `"` + db.schema + `".` + name
+	}
+	return &OmpTable{db: db, table: t}, nil
+}
+
+// Create makes the table as omp's create() does when it is missing:
+// omp's own DDL for PostgreSQL, and the title columns it adds to tables
+// made before they existed.
+func (o *OmpTable) Create(ctx context.Context) error {
+	if o.db.schemaSet {
+		if _, err := o.db.pool.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS "`+o.db.schema+`"`); err != nil {
+			return o.db.redact(err)
+		}
+	}
+	_, err := o.db.pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+o.table+` (path TEXT PRIMARY KEY, content TEXT NOT NULL, mtime_ms BIGINT NOT NULL, title TEXT, title_source TEXT, title_updated_at TEXT)`)
+	if err != nil {
+		return o.db.redact(err)
+	}
+	for _, col := range []string{"title", "title_source", "title_updated_at"} {
+		_, err := o.db.pool.Exec(ctx, `ALTER TABLE `+o.table+` ADD COLUMN IF NOT EXISTS `+col+` TEXT`)
+		if err != nil {
+			return o.db.redact(err)
+		}
+	}
+	return nil
+}
+
+// OmpRow is one row of omp's table, without its content.
+type OmpRow struct {
+	Path           string // the key: the file's path as omp names it
+	Size           int64  // the content's length in UTF-8 bytes
+	MtimeMs        int64
+	Title          string
+	TitleSource    string // "auto", "user", or ""
+	TitleUpdatedAt string // "" when the row has no title update: the content's slot stands
+
+	// From the content's header, for a listing.
+	ID, Cwd, ParentSession string
+	Created                time.Time
+	Err                    error // the content does not start with a session header
+}
+
+// Rows lists the table's session files (rows whose path ends in .jsonl),
+// newest first, each with its header read from the content's first
+// 16 KiB: one query.
+func (o *OmpTable) Rows(ctx context.Context) ([]*OmpRow, error) {
+	return o.rows(ctx, `WHERE path LIKE '%.jsonl'`)
+}
+
+func (o *OmpTable) rows(ctx context.Context, where string, args ...any) ([]*OmpRow, error) {
+	rows, err := o.db.pool.Query(ctx, `SELECT path, octet_length(content), mtime_ms, coalesce(title, ''), coalesce(title_source, ''),
+	coalesce(title_updated_at, ''), left(content, 16384) FROM `+o.table+` `+where+` ORDER BY mtime_ms DESC, path`, args...)
+	if err != nil {
+		return nil, o.db.redact(err)
+	}
+	defer rows.Close()
+	var out []*OmpRow
+	for rows.Next() {
+		r := &OmpRow{}
+		var head string
+		if err := rows.Scan(&r.Path, &r.Size, &r.MtimeMs, &r.Title, &r.TitleSource, &r.TitleUpdatedAt, &head); err != nil {
+			return nil, o.db.redact(err)
+		}
+		r.readHead([]byte(head))
+		out = append(out, r)
+	}
+	return out, o.db.redact(rows.Err())
+}
+
+// readHead reads the header from the content's head, as the core reader
+// reads a file's.
+func (r *OmpRow) readHead(head []byte) {
+	if i := bytes.LastIndexByte(head, '\n'); i >= 0 {
+		head = head[:i+1]
+	}
+	c, _, err := session.ReadFromReader(r.Path, bytes.NewReader(head), int64(len(head)), session.Cursor{}, nil, func(session.Read) error { return nil })
+	switch {
+	case err != nil:
+		r.Err = err
+	case c.Version == 0:
+		r.Err = fmt.Errorf("%s: %w in its first 16 KiB", r.Path, session.ErrNoHeader)
+	default:
+		r.ID, r.Cwd, r.ParentSession = c.Header.ID, c.Header.Cwd, c.Header.ParentSession
+		r.Created, _ = session.ParseTime(c.Header.Timestamp)
+		if r.TitleUpdatedAt == "" {
+			if s, ok := session.ParseTitleSlot(head[:max(0, bytes.IndexByte(head, '\n')+1)]); ok {
+				r.Title, r.TitleSource = s.Title, s.Source.String()
+			} else {
+				r.Title = c.Header.Title
+			}
+		}
+	}
+}
+
+// Find returns the row arg names: its path, or a session id or id prefix
+// (read from the rows' headers), or a file name.
+func (o *OmpTable) Find(ctx context.Context, arg string) (*OmpRow, error) {
+	rows, err := o.rows(ctx, `WHERE path = $1 OR path LIKE '%.jsonl'`, arg)
+	if err != nil {
+		return nil, err
+	}
+	var found []*OmpRow
+	for _, r := range rows {
+		switch {
+		case r.Path == arg, r.ID != "" && r.ID == arg:
+			return r, nil
+		case arg != "" && (strings.HasPrefix(r.ID, arg) || path.Base(r.Path) == arg || strings.HasPrefix(path.Base(r.Path), arg)):
+			found = append(found, r)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("%w named %q in omp's table %s", ErrNotFound, arg, o.table)
+	case 1:
+		return found[0], nil
+	}
+	names := make([]string, 0, len(found))
+	for _, r := range found {
+		names = append(names, r.Path)
+	}
+	return nil, fmt.Errorf("%q names more than one row of omp's table: %s", arg, strings.Join(names, ", "))
+}
+
+// Content returns the row's file as omp's readText returns it: the
+// content, with the title columns laid over line 1 when the row has a
+// title update. omp keeps a session in one value, so it is read whole.
+func (o *OmpTable) Content(ctx context.Context, r *OmpRow) ([]byte, error) {
+	var content string
+	err := o.db.pool.QueryRow(ctx, `SELECT content FROM `+o.table+` WHERE path = $1`, r.Path).Scan(&content)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("%w at %q in omp's table %s", ErrNotFound, r.Path, o.table)
+	}
+	if err != nil {
+		return nil, o.db.redact(err)
+	}
+	b := []byte(content)
+	if r.TitleUpdatedAt == "" {
+		return b, nil
+	}
+	src, _ := session.ParseTitleSource(r.TitleSource)
+	if r.TitleSource == "" {
+		src = session.TitleNone
+	}
+	slot, err := session.MarshalTitleSlot(r.Title, src, r.TitleUpdatedAt)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the title columns: %w", r.Path, err)
+	}
+	if len(b) <= len(slot) {
+		return slot, nil
+	}
+	return append(slot, b[len(slot):]...), nil
+}
+
+// OpenSession opens the row's session as session.Open opens a file.
+func (o *OmpTable) OpenSession(ctx context.Context, r *OmpRow, opts *session.OpenOptions) (*session.Store, error) {
+	b, err := o.Content(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return session.OpenReader(r.Path, bytes.NewReader(b), int64(len(b)), opts)
+}
+
+// OmpPushOptions tune OmpTable.Push.
+type OmpPushOptions struct {
+	// Root, when set, is the directory the data dir's sessions directory
+	// is keyed under: a file's row is Root/<project>/<file>. Empty keys a
+	// row by the file's absolute path, as omp keys a file-backed session.
+	Root     string
+	Progress func(done, total int)
+}
+
+// Push stores the data dir's session files in omp's table, as omp's
+// storage would have written them: a new file is inserted whole with the
+// title columns its slot says; a file grown since is appended to (content
+// = content || the new lines), once its stored part is found equal to the
+// file's (the last 4 KiB before its end, the slot aside), and only if the
+// row still has that length; a new title slot updates the title columns.
+// A row that is not a prefix of its file (omp continued or rewrote the
+// session in the database) is never replaced: it is reported, as is a
+// file that TEXT cannot hold (NUL, invalid UTF-8). Every write is one
+// statement.
+func (o *OmpTable) Push(ctx context.Context, dataDir string, opts OmpPushOptions) (PushStats, error) {
+	var st PushStats
+	if err := o.Create(ctx); err != nil {
+		return st, err
+	}
+	files, err := session.Files(dataDir)
+	if err != nil {
+		return st, err
+	}
+	st.Files = len(files)
+	root := session.SessionsDir(dataDir)
+	keyOf := func(p string) string {
+		if opts.Root == "" {
+			abs, _ := filepath.Abs(p)
+			return abs
+		}
+		rel, _ := filepath.Rel(root, p)
+		return path.Join(filepath.ToSlash(opts.Root), filepath.ToSlash(rel))
+	}
+	idx := map[string]*OmpRow{}
+	rows, err := o.rows(ctx, ``)
+	if err != nil {
+		return st, err
+	}
+	for _, r := range rows {
+		idx[r.Path] = r
+	}
+	for i, f := range files {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		res, err := o.pushFile(ctx, f, keyOf(f.Path), idx[keyOf(f.Path)])
+		var fp *fileProblem
+		switch {
+		case errors.As(err, &fp):
+			st.Failed = append(st.Failed, FileError{f.Path, fp.err})
+		case err != nil:
+			return st, fmt.Errorf("%s: %w", f.Path, err)
+		default:
+			st.add(res)
+		}
+		if opts.Progress != nil {
+			opts.Progress(i+1, len(files))
+		}
+	}
+	return st, nil
+}
+
+func (o *OmpTable) pushFile(ctx context.Context, f session.SessionFile, key string, row *OmpRow) (fileResult, error) {
+	var res fileResult
+	data, err := os.ReadFile(f.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return res, nil
+	}
+	if err != nil {
+		return res, problem(err)
+	}
+	data = data[:bytes.LastIndexByte(data, '\n')+1]
+	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
+		return res, problem(fmt.Errorf("%s: holds NUL or bytes that are not UTF-8, which omp's TEXT column cannot hold", f.Path))
+	}
+	mtime := f.ModTime.UnixMilli()
+	slot := slotOf(data[:min(len(data), slotLen)])
+	title, source, updated := slotColumns(slot)
+	if row == nil {
+		tag, err := o.db.pool.Exec(ctx, `INSERT INTO `+o.table+` (path, content, mtime_ms, title, title_source, title_updated_at)
+VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (path) DO NOTHING`, key, string(data), mtime, title, source, updated)
+		if err != nil {
+			return res, o.db.redact(err)
+		}
+		if tag.RowsAffected() != 1 {
+			return res, problem(fmt.Errorf("%s: a row for %s appeared meanwhile: push again", f.Path, key))
+		}
+		res.out, res.lines, res.bytes = outNew, int64(bytes.Count(data, []byte("\n"))), int64(len(data))
+		return res, nil
+	}
+	// Compare what both hold: the stored bytes before the shorter end.
+	n := min(row.Size, int64(len(data)))
+	lo := max(int64(len(slot)), n-tailCheck)
+	var stored []byte
+	if lo < n {
+		err := o.db.pool.QueryRow(ctx, `SELECT substring(convert_to(content, 'UTF8') FROM $2 FOR $3) FROM `+o.table+` WHERE path = $1`,
+			key, lo+1, n-lo).Scan(&stored)
+		if err != nil {
+			return res, o.db.redact(err)
+		}
+	}
+	if !bytes.Equal(stored, data[lo:n]) {
+		return res, problem(fmt.Errorf("%s: %w: the row %s in omp's table is not a prefix of the file; left alone", f.Path, ErrDiverged, key))
+	}
+	switch {
+	case int64(len(data)) > row.Size:
+		chunk := data[row.Size:]
+		tag, err := o.db.pool.Exec(ctx, `UPDATE `+o.table+` SET content = `+o.table+`.content || $2, mtime_ms = $3
+WHERE path = $1 AND octet_length(content) = $4`, key, string(chunk), mtime, row.Size)
+		if err != nil {
+			return res, o.db.redact(err)
+		}
+		if tag.RowsAffected() != 1 {
+			return res, problem(fmt.Errorf("%s: the row %s changed meanwhile: push again", f.Path, key))
+		}
+		res.out, res.lines, res.bytes = outAppended, int64(bytes.Count(chunk, []byte("\n"))), int64(len(chunk))
+	case int64(len(data)) < row.Size:
+		res.out = outBehind
+	}
+	if slot != nil && (row.Title != title || row.TitleSource != source || row.TitleUpdatedAt != updated) && updated > row.TitleUpdatedAt {
+		_, err := o.db.pool.Exec(ctx, `UPDATE `+o.table+` SET title = $2, title_source = $3, title_updated_at = $4, mtime_ms = $5 WHERE path = $1`,
+			key, title, nullable(source), updated, mtime)
+		if err != nil {
+			return res, o.db.redact(err)
+		}
+		res.retitled = true
+	}
+	return res, nil
+}
+
+// slotColumns are the title columns omp writes for a slot
+// (titleUpdateFromSlot): nil for a file without one.
+func slotColumns(slot []byte) (title, source, updatedAt string) {
+	s, ok := session.ParseTitleSlot(slot)
+	if !ok {
+		return "", "", ""
+	}
+	switch s.Source {
+	case session.TitleAuto:
+		source = "auto"
+	case session.TitleManual:
+		source = "user"
+	}
+	return s.Title, source, s.UpdatedAt
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// Pull writes the rows keyed under root (the directory a push's
+// OmpPushOptions.Root named, or the data dir's sessions directory itself
+// for rows keyed by absolute path) into dataDir's sessions directory, as
+// omp's readText returns them, by DB.Pull's rules: new files appear
+// whole, a file the row extends is appended to under omp's lockfile,
+// anything else is left alone.
+func (o *OmpTable) Pull(ctx context.Context, dataDir, root string, lock session.LockOptions) (PullStats, error) {
+	var st PullStats
+	sessions := session.SessionsDir(dataDir)
+	if root == "" {
+		root = sessions
+	}
+	rows, err := o.Rows(ctx)
+	if err != nil {
+		return st, err
+	}
+	for _, r := range rows {
+		rel, ok := strings.CutPrefix(r.Path, strings.TrimSuffix(filepath.ToSlash(root), "/")+"/")
+		if !ok {
+			continue
+		}
+		st.Sessions++
+		dst, err := localPath(sessions, rel)
+		if err == nil {
+			err = o.pullRow(ctx, r, dst, lock, &st)
+		}
+		if err != nil {
+			if errors.Is(err, ErrDiverged) {
+				st.Conflicts++
+			}
+			st.Failed = append(st.Failed, FileError{dst, err})
+		}
+	}
+	return st, nil
+}
+
+func (o *OmpTable) pullRow(ctx context.Context, r *OmpRow, dst string, lock session.LockOptions, st *PullStats) error {
+	content, err := o.Content(ctx, r)
+	if err != nil {
+		return err
+	}
+	content = content[:bytes.LastIndexByte(content, '\n')+1]
+	local, err := os.ReadFile(dst)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if err := mkdirs(filepath.Dir(dst)); err != nil {
+			return err
+		}
+		if err := atomicfile.Create(dst, func(w io.Writer) error { _, err := w.Write(content); return err }); err != nil {
+			return err
+		}
+		st.Written++
+		st.Bytes += int64(len(content))
+		return nil
+	case err != nil:
+		return err
+	}
+	end := bytes.LastIndexByte(local, '\n') + 1
+	body := len(slotOf(local[:min(len(local), slotLen)]))
+	switch {
+	case len(local) == end && end <= len(content) && bytes.Equal(local[body:], content[body:end]):
+		if end == len(content) {
+			st.UpToDate++
+			return nil
+		}
+		k, err := session.AppendRaw(dst, int64(end), bytes.NewReader(content[end:]), lock)
+		if err != nil {
+			return err
+		}
+		st.Appended++
+		st.Bytes += k
+		return nil
+	case end >= len(content) && bytes.Equal(local[body:len(content)], content[body:]):
+		st.UpToDate++
+		return nil
+	}
+	return fmt.Errorf("%s: %w (the row %s)", dst, ErrDiverged, r.Path)
+}
+
+// WriteContent writes the row's file to w, as Content returns it.
+func (o *OmpTable) WriteContent(ctx context.Context, r *OmpRow, w io.Writer) error {
+	b, err := o.Content(ctx, r)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
