@@ -10,9 +10,10 @@ import (
 )
 
 var contextCommand = &command{
-	name: "context", args: "[--json] FILE",
+	name: "context", args: "[--json] FILE | --db URL [--omp-table] SESSION",
 	summary: "Print the context a model sees when the session resumes",
-	example: "  xdev context --json s.jsonl | jq '.messages | length'",
+	example: `  xdev context --json s.jsonl | jq '.messages | length'
+  xdev context --omp-table --db "$URL" --json 01a2   a session omp stored in its SQL table`,
 	options: func() options { return &contextOptions{} },
 }
 
@@ -31,11 +32,13 @@ type contextJSON struct {
 
 // contextOptions are the flags and arguments of `xdev context`.
 type contextOptions struct {
+	db     *dbFlags
 	asJSON bool
 	args   []string
 }
 
 func (o *contextOptions) define(fs *flag.FlagSet) {
+	o.db = addDBFlags(fs)
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 }
 
@@ -43,9 +46,22 @@ func (o *contextOptions) setArgs(args []string) { o.args = args }
 
 func (o *contextOptions) run(e *env) error {
 	if len(o.args) != 1 {
-		return usagef("want one FILE")
+		return usagef("want one FILE (with --db, one SESSION)")
 	}
-	s, err := session.Open(o.args[0], nil)
+	var s *session.Store
+	var err error
+	if o.db.on() {
+		ctx, cancel := interruptible()
+		defer cancel()
+		d, err := o.db.find(ctx, o.args[0])
+		if err != nil {
+			return err
+		}
+		defer d.close()
+		s, err = d.open(ctx)
+	} else {
+		s, err = session.Open(o.args[0], nil)
+	}
 	if err != nil {
 		return err
 	}

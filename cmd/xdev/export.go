@@ -13,7 +13,7 @@ import (
 )
 
 var exportCommand = &command{
-	name: "export", args: "[--format md|html] [--full] [-o FILE] SESSION | --all -o DIR",
+	name: "export", args: "[--format md|html] [--full] [-o FILE] [--db URL] SESSION | --all -o DIR",
 	summary: "Export a session's branch as Markdown or as a self-contained HTML page",
 	example: `  xdev export 01a11069 > session.md
   xdev export -o session.html 01a11069     the format follows the extension
@@ -25,6 +25,7 @@ var exportCommand = &command{
 // exportOptions are the flags and arguments of `xdev export`.
 type exportOptions struct {
 	store   *storeFlags
+	db      *dbFlags
 	sources *sourceFlags
 	format  string
 	out     string
@@ -36,6 +37,7 @@ type exportOptions struct {
 func (o *exportOptions) define(fs *flag.FlagSet) {
 	o.store = addStoreFlags(fs)
 	o.sources = addSourceFlags(fs)
+	o.db = addDBFlags(fs)
 	fs.StringVar(&o.format, "format", "", "md or html (default: from -o's extension, else md)")
 	fs.StringVar(&o.out, "o", "", "write to this file (with --all, this directory) instead of stdout")
 	fs.BoolVar(&o.all, "all", false, "export every session of the data dir into the directory -o")
@@ -58,12 +60,28 @@ func (o *exportOptions) run(e *env) error {
 		if o.out == "" || len(o.args) != 0 {
 			return usagef("--all writes one file per session into the directory -o")
 		}
+		if o.db.on() {
+			return usagef("--all exports a data dir; with --db, export one SESSION at a time")
+		}
 		return exportAll(e, o.store, o.format, o.full, o.out)
 	}
 	if len(o.args) != 1 {
 		return usagef("want one SESSION")
 	}
-	r, err := resolveReadable(o.store, o.sources, o.args[0])
+	var r readable
+	var err error
+	if o.db.on() {
+		ctx, cancel := interruptible()
+		defer cancel()
+		d, err := o.db.find(ctx, o.args[0])
+		if err != nil {
+			return err
+		}
+		defer d.close()
+		r, err = d.readable(ctx)
+	} else {
+		r, err = resolveReadable(o.store, o.sources, o.args[0])
+	}
 	if err != nil {
 		return err
 	}

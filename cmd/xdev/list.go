@@ -14,9 +14,10 @@ import (
 )
 
 var listCommand = &command{
-	name: "list", args: "[--all] [--subagents] [--cwd DIR] [--from HARNESS] [--limit N] [--json]",
+	name: "list", args: "[--all] [--subagents] [--cwd DIR] [--from HARNESS | --db URL] [--limit N] [--json]",
 	summary: "List sessions, newest first (this directory's, or --all)",
 	example: `  xdev list                      sessions of the current directory
+  xdev list --db $XDEV_DATABASE_URL --all   the sessions a team synced (see xdev sync)
   xdev list --all --limit 20     the 20 most recent of every project
   xdev list --omp --all          omp's sessions
   xdev list --from claude --all  Claude Code's (also codex, pi, omp, xdev, all)
@@ -50,6 +51,7 @@ type listJSON struct {
 // listOptions are the flags and arguments of `xdev list`.
 type listOptions struct {
 	store     *storeFlags
+	db        *dbFlags
 	sources   *sourceFlags
 	all       bool
 	subagents bool
@@ -63,6 +65,7 @@ type listOptions struct {
 func (o *listOptions) define(fs *flag.FlagSet) {
 	o.store = addStoreFlags(fs)
 	o.sources = addSourceFlags(fs)
+	o.db = addDBFlags(fs)
 	fs.BoolVar(&o.all, "all", false, "every project's sessions, not only this directory's")
 	fs.BoolVar(&o.subagents, "subagents", false, "include subagent transcripts")
 	fs.StringVar(&o.cwd, "cwd", "", "list this directory's sessions (default: the current one)")
@@ -82,6 +85,10 @@ func (o *listOptions) run(e *env) error {
 	}
 	from := []string{"xdev"}
 	switch {
+	case o.db.on() && (o.from != "" || o.store.explicit()):
+		return usagef("--db lists the database's sessions; --from, --data-dir and --omp choose local ones")
+	case o.db.on():
+		from = []string{"db"}
 	case o.from == "all":
 		if o.store.explicit() {
 			return usagef("--from all lists every harness's sessions; --data-dir and --omp choose one")
@@ -110,6 +117,10 @@ func (o *listOptions) run(e *env) error {
 		var rows []listJSON
 		var err error
 		switch h {
+		case "db":
+			ctx, cancel := interruptible()
+			rows, err = dbListRows(ctx, o.db, cwd, o.subagents)
+			cancel()
 		case "xdev", "omp":
 			store := *o.store
 			store.omp = h == "omp"
@@ -144,7 +155,7 @@ func (o *listOptions) run(e *env) error {
 		}
 		fmt.Fprintf(e.stderr, "No %s sessions %s. Try --all, or --from all for every harness's.\n", strings.Join(from, ", "), where)
 	}
-	o.printTable(e, good, len(from) > 1 || from[0] != "xdev")
+	o.printTable(e, good, len(from) > 1 || from[0] != "xdev" && from[0] != "db")
 	if len(bad) > 0 {
 		fmt.Fprintf(e.stderr, "%s not listed: not sessions or unreadable (xdev list --json, or xdev verify, says why)\n", plural(len(bad), "file"))
 	}

@@ -64,7 +64,7 @@ var commandGroups = []struct {
 	title    string
 	commands []*command
 }{
-	{"Sessions", []*command{listCommand, showCommand, searchCommand, forkCommand, retitleCommand, verifyCommand, exportCommand, blobsCommand, indexCommand, importCommand}},
+	{"Sessions", []*command{listCommand, showCommand, searchCommand, forkCommand, retitleCommand, verifyCommand, exportCommand, blobsCommand, indexCommand, importCommand, syncCommand}},
 	{"Plumbing (for scripts)", []*command{contextCommand, newCommand, appendCommand, titleCommand, branchCommand}},
 }
 

@@ -37,9 +37,9 @@ func TestParseOptions(t *testing.T) {
 			t.Errorf("%s %q: %v", tt.c.name, tt.args, err)
 			continue
 		}
-		// The store and source flags are pointers, checked apart below:
+		// The store, source and database flags are pointers, checked apart below:
 		// compare the rest.
-		for _, name := range []string{"store", "sources"} {
+		for _, name := range []string{"store", "sources", "db"} {
 			if f := reflect.ValueOf(o).Elem().FieldByName(name); f.IsValid() {
 				reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().SetZero()
 			}
@@ -50,6 +50,10 @@ func TestParseOptions(t *testing.T) {
 	}
 	if o, _ := parseOptions(e, blobsCommand, []string{"--omp"}); !o.(*blobsOptions).store.omp {
 		t.Error("--omp not parsed into the store flags")
+	}
+	if o, _ := parseOptions(e, syncCommand, []string{"--db", "postgres://h/d", "--omp-table", "--pull", "s1"}); o == nil ||
+		o.(*syncOptions).db.url != "postgres://h/d" || !o.(*syncOptions).db.ompTable || !o.(*syncOptions).pull {
+		t.Error("sync's flags not parsed")
 	}
 	var ue usageError
 	if _, err := parseOptions(e, listCommand, []string{"--bogus"}); !errors.As(err, &ue) {

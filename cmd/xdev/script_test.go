@@ -10,17 +10,25 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/xdev/xdev/internal/pgtest"
 )
 
 // TestMain lets the scripts run "xdev" as a real process: testscript
 // re-executes this test binary as the command.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(pgMain{m}, map[string]func(){
 		"xdev": func() {
 			os.Exit(run(osEnv(), os.Args[1:]))
 		},
 	})
 }
+
+// pgMain runs the tests, then stops the PostgreSQL server the scripts'
+// pgdb command started, if it did.
+type pgMain struct{ m *testing.M }
+
+func (p pgMain) Run() int { return pgtest.Main(p.m) }
 
 // TestScripts runs testdata/script/*.txtar: every command, its --json
 // output and its errors. Each script starts with $XDEV_DATA_DIR holding a
@@ -51,7 +59,17 @@ func TestScripts(t *testing.T) {
 		},
 		// [real] holds when ../shared/fixtures/real, the real sessions of
 		// other harnesses nobody here wrote, is there to read.
+		//
+		// [pg] holds when a PostgreSQL server can run (internal/pgtest);
+		// under CI it must.
 		Condition: func(cond string) (bool, error) {
+			if cond == "pg" {
+				_, err := pgtest.Shared()
+				if errors.Is(err, pgtest.ErrNoServer) {
+					return false, nil
+				}
+				return err == nil, err
+			}
 			if cond != "real" {
 				return false, fmt.Errorf("unknown condition %q", cond)
 			}
@@ -59,6 +77,14 @@ func TestScripts(t *testing.T) {
 			return err == nil, nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// pgdb sets $DB to the URL of a new, empty database on a
+			// throwaway PostgreSQL server (internal/pgtest). A script
+			// that uses it starts with [!pg] skip.
+			"pgdb": func(ts *testscript.TestScript, neg bool, args []string) {
+				url, err := pgtest.NewDatabase()
+				ts.Check(err)
+				ts.Setenv("DB", url)
+			},
 			"exitcode": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) < 2 {
 					ts.Fatalf("usage: exitcode N command [args...]")

@@ -341,6 +341,7 @@ func (o *indexOptions) run(e *env) error {
 // searchOptions are the flags and arguments of `xdev search`.
 type searchOptions struct {
 	indexFlags
+	db           *dbFlags
 	thinking     bool
 	subagents    bool
 	cwd          string
@@ -359,6 +360,7 @@ type searchOptions struct {
 
 func (o *searchOptions) define(fs *flag.FlagSet) {
 	o.indexFlags.define(fs)
+	o.db = addDBFlags(fs)
 	fs.BoolVar(&o.thinking, "thinking", false, "search the model's thinking too")
 	fs.BoolVar(&o.subagents, "subagents", false, "search subagent transcripts too")
 	fs.StringVar(&o.cwd, "cwd", "", "only sessions of the project in this directory")
@@ -416,7 +418,7 @@ func (o *searchOptions) query(now time.Time) (search.Query, error) {
 	if q.Until, err = parseWhen(o.until, now); err != nil {
 		return q, usagef("--until: %v", err)
 	}
-	if o.sessionArg != "" {
+	if o.sessionArg != "" && !o.db.on() {
 		p, err := o.sessionPath(o.sessionArg)
 		if err != nil {
 			return q, err
@@ -514,6 +516,9 @@ func (o *searchOptions) run(e *env) error {
 	}
 	ctx, cancel := interruptible()
 	defer cancel()
+	if o.db.on() {
+		return o.runDB(e, ctx, q)
+	}
 	dbs, _, err := o.openFresh(e, ctx)
 	defer closeAll(dbs)
 	if err != nil {
@@ -550,6 +555,12 @@ func (o *searchOptions) run(e *env) error {
 	if len(hits) > q.Limit {
 		hits = hits[:q.Limit]
 	}
+	return o.printHits(e, hits, q)
+}
+
+// printHits prints the hits: JSON, tab-separated lines on a pipe, or
+// grouped by session for a person.
+func (o *searchOptions) printHits(e *env, hits []search.Hit, q search.Query) error {
 	if o.asJSON {
 		out := make([]searchHitJSON, 0, len(hits))
 		for _, h := range hits {

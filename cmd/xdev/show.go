@@ -17,12 +17,13 @@ import (
 )
 
 var showCommand = &command{
-	name: "show", args: "[--tree | --raw] [--full] [--json] SESSION",
+	name: "show", args: "[--tree | --raw] [--full] [--db URL] [--json] SESSION",
 	summary: "Show a session as the model sees it on resume, its tree, or its entries",
 	example: `  xdev show 01a11069             the context a resume would send, readable
   xdev show --tree 01a11069      the branch tree, labels, and the current leaf (●)
   xdev show --raw s.jsonl        the entries as stored, one JSON object a line
-  xdev show --json 01a2 | jq '.messages[-1]'`,
+  xdev show --json 01a2 | jq '.messages[-1]'
+  xdev show --db $XDEV_DATABASE_URL 01a11069   a session a team synced`,
 	options: func() options { return &showOptions{} },
 }
 
@@ -54,6 +55,7 @@ type treeJSON struct {
 // showOptions are the flags and arguments of `xdev show`.
 type showOptions struct {
 	store   *storeFlags
+	db      *dbFlags
 	sources *sourceFlags
 	tree    bool
 	raw     bool
@@ -67,6 +69,7 @@ type showOptions struct {
 func (o *showOptions) define(fs *flag.FlagSet) {
 	o.store = addStoreFlags(fs)
 	o.sources = addSourceFlags(fs)
+	o.db = addDBFlags(fs)
 	fs.BoolVar(&o.tree, "tree", false, "draw the branch tree")
 	fs.BoolVar(&o.raw, "raw", false, "print the entries as stored")
 	fs.BoolVar(&o.full, "full", false, "print tool output whole (on a terminal it is cut to 12 lines)")
@@ -84,9 +87,33 @@ func (o *showOptions) run(e *env) error {
 	if o.tree && o.raw {
 		return usagef("--tree and --raw are different views; give one")
 	}
-	r, err := resolveReadable(o.store, o.sources, o.args[0])
-	if err != nil {
-		return err
+	var s *session.Store
+	var r readable
+	if o.db.on() {
+		// From a database: the context view opens the session in place,
+		// windowed; the views of every entry read a temp copy.
+		ctx, cancel := interruptible()
+		defer cancel()
+		d, err := o.db.find(ctx, o.args[0])
+		if err != nil {
+			return err
+		}
+		defer d.close()
+		if o.at != "" || o.tree || o.raw {
+			if r, err = d.readable(ctx); err != nil {
+				return err
+			}
+		} else {
+			r = readable{shown: d.shown, cleanup: func() {}}
+			if s, err = d.open(ctx); err != nil {
+				return err
+			}
+		}
+	} else {
+		var err error
+		if r, err = resolveReadable(o.store, o.sources, o.args[0]); err != nil {
+			return err
+		}
 	}
 	defer r.cleanup()
 	path := r.path
@@ -109,9 +136,11 @@ func (o *showOptions) run(e *env) error {
 		}
 		return showTree(e, x, o.asJSON)
 	}
-	s, err := session.Open(path, nil)
-	if err != nil {
-		return err
+	if s == nil {
+		var err error
+		if s, err = session.Open(path, nil); err != nil {
+			return err
+		}
 	}
 	ctx := s.BuildContext()
 	title, src := s.Title()

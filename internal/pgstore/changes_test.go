@@ -126,6 +126,9 @@ func testPushChanges(t *testing.T, seed uint64) {
 				t.Errorf("%s: %s holds %d bytes, says %d", step, s.Name(), buf.Len(), s.Size)
 			}
 			got[s.Path] = append(got[s.Path], buf.Bytes())
+			if s.ID == "" || (s.Cwd != "/w/p0" && s.Cwd != "/w/p1") || s.Created.IsZero() {
+				t.Errorf("%s: %s lost its header's fields: id %q, cwd %q, created %v", step, s.Name(), s.ID, s.Cwd, s.Created)
+			}
 			if s.Current != (s.Revision == len(stored[s.Path])) {
 				t.Errorf("%s: %s current=%v", step, s.Name(), s.Current)
 			}

@@ -38,9 +38,9 @@ type Options struct {
 type DB struct {
 	pool      *pgxpool.Pool
 	schema    string
-	schemaSet bool // Options.Schema named it (omp's table is then looked for there too)
-	secret string // the URL's password, never printed (see redact)
-	shown  string // the URL without its password
+	schemaSet bool   // Options.Schema named it (omp's table is then looked for there too)
+	secret    string // the URL's password, never printed (see redact)
+	shown     string // the URL without its password
 }
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)

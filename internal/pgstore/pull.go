@@ -26,14 +26,14 @@ type PullOptions struct {
 
 // PullStats say what a pull did.
 type PullStats struct {
-	Sessions  int // stored sessions considered
-	Written   int // new local files
-	Appended  int // local files that were behind, grown to the stored revision
-	UpToDate  int // local files that hold the stored revision already (or more of it)
-	Retitled  int // local files whose title slot was older than the stored one: rewritten in place
-	Conflicts int // local files that went another way: left alone, listed in Failed
-	Bytes     int64
-	Failed    []FileError
+	Sessions  int         `json:"sessions"`  // stored sessions considered
+	Written   int         `json:"written"`   // new local files
+	Appended  int         `json:"appended"`  // local files that were behind, grown to the stored revision
+	UpToDate  int         `json:"upToDate"`  // local files that hold the stored revision already (or more of it)
+	Retitled  int         `json:"retitled"`  // local files whose title slot was older than the stored one: rewritten in place
+	Conflicts int         `json:"conflicts"` // local files that went another way: left alone, listed in Failed
+	Bytes     int64       `json:"bytes"`
+	Failed    []FileError `json:"-"`
 }
 
 // ErrDiverged is a pull's error for a local file that is not a prefix of

@@ -42,17 +42,17 @@ func DefaultOrigin(dataDir string) string {
 
 // PushStats say what a push did.
 type PushStats struct {
-	Files     int   // session files in the data dir
-	Unchanged int   // not read: their stat is as this origin last pushed them
-	Same      int   // read, and the database held them already
-	New       int   // stored for the first time
-	Appended  int   // grown: their new lines appended to the stored revision
-	Revised   int   // rewritten, or diverged from the stored one: stored as a new revision
-	Behind    int   // the database holds more of them than the file (a pull brings it)
-	Retitled  int   // the title slot rewritten in place: the stored one updated
-	Lines     int64 // lines stored
-	Bytes     int64 // bytes stored
-	Failed    []FileError
+	Files     int         `json:"files"`     // session files in the data dir
+	Unchanged int         `json:"unchanged"` // not read: their stat is as this origin last pushed them
+	Same      int         `json:"same"`      // read, and the database held them already
+	New       int         `json:"new"`       // stored for the first time
+	Appended  int         `json:"appended"`  // grown: their new lines appended to the stored revision
+	Revised   int         `json:"revised"`   // rewritten, or diverged from the stored one: stored as a new revision
+	Behind    int         `json:"behind"`    // the database holds more of them than the file (a pull brings it)
+	Retitled  int         `json:"retitled"`  // the title slot rewritten in place: the stored one updated
+	Lines     int64       `json:"lines"`     // lines stored
+	Bytes     int64       `json:"bytes"`     // bytes stored
+	Failed    []FileError `json:"-"`         // files not pushed, and why
 }
 
 // FileError is a file a push or pull left alone, and why.
@@ -348,7 +348,7 @@ func (db *DB) pushOnce(ctx context.Context, origin string, f session.SessionFile
 				return problem(fmt.Errorf("%s: %w", f.Path, session.ErrNoHeader))
 			}
 			res.lines, res.bytes = n, next.Offset-from.Offset
-			if err := db.setMeta(ctx, tx, cur.Key, next, local, fi.ModTime()); err != nil {
+			if err := db.setMeta(ctx, tx, cur.Key, next, from.Version == 0, local, fi.ModTime()); err != nil {
 				return err
 			}
 		}
@@ -414,23 +414,32 @@ func (s *rowSource) Values() ([]any, error) { return s.row.values(s.key), nil }
 func (s *rowSource) Err() error             { return s.err }
 
 // setMeta records, after a push, where the stored lines end and what the
-// header and slot say.
-func (db *DB) setMeta(ctx context.Context, tx pgx.Tx, key int64, c session.Cursor, slot []byte, mtime time.Time) error {
-	h := c.Header
-	title, source := h.Title, h.TitleSource
+// slot says, and what the header says when the push read it (a push from
+// a stored cursor starts after it).
+func (db *DB) setMeta(ctx context.Context, tx pgx.Tx, key int64, c session.Cursor, readHeader bool, slot []byte, mtime time.Time) error {
+	title, source := "", ""
 	if s, ok := session.ParseTitleSlot(slot); ok {
 		title, source = s.Title, s.Source.String()
+	} else if readHeader {
+		title, source = c.Header.Title, c.Header.TitleSource
 	}
+	_, err := tx.Exec(ctx, `
+UPDATE `+db.t("sessions")+` SET size = $2, lines = $3, entries = $4, header_line = $5, version = $6, last_id = $7,
+	title = CASE WHEN $8 OR $9 <> '' THEN $9 ELSE title END,
+	title_source = CASE WHEN $8 OR $9 <> '' THEN $10 ELSE title_source END,
+	updated = $11, pushed = now()
+WHERE key = $1`,
+		key, c.Offset, c.Line, c.Entries, c.HeaderLine, c.Version, c.LastID(), readHeader, pgText(title), source, mtime)
+	if err != nil || !readHeader {
+		return err
+	}
+	h := c.Header
 	var created *time.Time
 	if t, err := session.ParseTime(h.Timestamp); err == nil {
 		created = &t
 	}
-	_, err := tx.Exec(ctx, `
-UPDATE `+db.t("sessions")+` SET size = $2, lines = $3, entries = $4, header_line = $5, version = $6, last_id = $7,
-	id = $8, cwd = $9, created = $10, parent_session = $11, title = $12, title_source = $13, updated = $14, pushed = now()
-WHERE key = $1`,
-		key, c.Offset, c.Line, c.Entries, c.HeaderLine, c.Version, c.LastID(),
-		pgText(h.ID), pgText(h.Cwd), created, pgText(h.ParentSession), pgText(title), source, mtime)
+	_, err = tx.Exec(ctx, `UPDATE `+db.t("sessions")+` SET id = $2, cwd = $3, created = $4, parent_session = $5 WHERE key = $1`,
+		key, pgText(h.ID), pgText(h.Cwd), created, pgText(h.ParentSession))
 	return err
 }
 

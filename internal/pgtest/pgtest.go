@@ -64,26 +64,53 @@ func Main(m *testing.M) int {
 // Require returns the shared server, starting it on first use.
 func Require(t testing.TB) *Server {
 	t.Helper()
-	once.Do(func() { shared, started = start() })
-	if started != nil {
-		if errors.Is(started, errNoBinaries) && os.Getenv("CI") == "" {
-			t.Skipf("pgtest: %v; to run these tests: %s", started, InstallHint)
+	s, err := Shared()
+	if err != nil {
+		if errors.Is(err, ErrNoServer) {
+			t.Skipf("pgtest: %v; to run these tests: %s", err, InstallHint)
 		}
-		t.Fatalf("pgtest: %v", started)
+		t.Fatalf("pgtest: %v", err)
 	}
-	return shared
+	return s
+}
+
+// ErrNoServer is Shared's error when there are no server binaries and
+// the tests may skip (CI is not set).
+var ErrNoServer = errors.New("no PostgreSQL server binaries (initdb, postgres)")
+
+// Shared returns the shared server, starting it on first use.
+func Shared() (*Server, error) {
+	once.Do(func() { shared, started = start() })
+	if errors.Is(started, errNoBinaries) && os.Getenv("CI") == "" {
+		return nil, ErrNoServer
+	}
+	return shared, started
 }
 
 // NewDB creates an empty database on the shared server for t and returns
 // its URL (over TCP on 127.0.0.1, as a team's server is reached).
 func NewDB(t testing.TB) string {
 	t.Helper()
-	s := Require(t)
-	name := fmt.Sprintf("t%d_%d", os.Getpid(), dbs.Add(1))
-	if err := s.Exec(context.Background(), "CREATE DATABASE "+name); err != nil {
+	Require(t)
+	url, err := NewDatabase()
+	if err != nil {
 		t.Fatal(err)
 	}
-	return s.URL(name)
+	return url
+}
+
+// NewDatabase creates an empty database on the shared server, starting
+// it on first use, and returns its URL.
+func NewDatabase() (string, error) {
+	s, err := Shared()
+	if err != nil {
+		return "", err
+	}
+	name := fmt.Sprintf("t%d_%d", os.Getpid(), dbs.Add(1))
+	if err := s.Exec(context.Background(), "CREATE DATABASE "+name); err != nil {
+		return "", err
+	}
+	return s.URL(name), nil
 }
 
 // URL is the connection URL of database db.
@@ -102,7 +129,7 @@ func (s *Server) Exec(ctx context.Context, sql string, args ...any) error {
 	return err
 }
 
-var errNoBinaries = errors.New("no PostgreSQL server binaries (initdb, postgres)")
+var errNoBinaries = errors.New("no PostgreSQL server binaries: CI installs them (.ci/run)")
 
 // binDir finds initdb and postgres: on PATH, else the newest of Debian's
 // /usr/lib/postgresql/*/bin.

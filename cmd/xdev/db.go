@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/xdev/xdev/internal/atomicfile"
+	"github.com/xdev/xdev/internal/pgstore"
+	"github.com/xdev/xdev/internal/session"
+)
+
+// dbFlags choose a PostgreSQL database to read sessions from instead of
+// a data dir: xdev's tables, or with --omp-table omp's.
+type dbFlags struct {
+	url      string
+	schema   string
+	ompTable bool
+	table    string
+}
+
+func addDBFlags(fs *flag.FlagSet) *dbFlags {
+	f := &dbFlags{}
+	fs.StringVar(&f.url, "db", "", "read the sessions stored in this PostgreSQL database (a postgres:// URL; see docs/teams.md)")
+	fs.StringVar(&f.schema, "schema", "", "with --db: the schema of xdev's tables (default xdev)")
+	fs.BoolVar(&f.ompTable, "omp-table", false, "with --db: read omp's SQL table (omp_session_files), as omp's SqlSessionStorage does")
+	fs.StringVar(&f.table, "table", "", "with --omp-table: the table's name (default omp_session_files)")
+	return f
+}
+
+// on reports whether the flags choose a database. The URL is --db's, else
+// $XDEV_DATABASE_URL's when --omp-table asks for a database.
+func (f *dbFlags) on() bool { return f.url != "" || f.ompTable }
+
+func (f *dbFlags) check() error {
+	if !f.ompTable && f.table != "" {
+		return usagef("--table names omp's table; it goes with --omp-table")
+	}
+	if !f.on() && f.schema != "" {
+		return usagef("--schema goes with --db")
+	}
+	return nil
+}
+
+// open connects: to xdev's schema (made or migrated on first use), or
+// without touching it for omp's table.
+func (f *dbFlags) open(ctx context.Context) (*pgstore.DB, error) {
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	opts := &pgstore.Options{Schema: f.schema}
+	if f.ompTable {
+		return pgstore.Connect(ctx, f.url, opts)
+	}
+	return pgstore.Open(ctx, f.url, opts)
+}
+
+// dbSession is one session found in a database: a stored revision, or a
+// row of omp's table.
+type dbSession struct {
+	db    *pgstore.DB
+	s     *pgstore.Session
+	tbl   *pgstore.OmpTable
+	row   *pgstore.OmpRow
+	shown string // how to print its path
+}
+
+// find opens the database and finds the session arg names, as a local
+// session is named: an id, an id prefix, a path or a file name.
+func (f *dbFlags) find(ctx context.Context, arg string) (*dbSession, error) {
+	db, err := f.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d := &dbSession{db: db}
+	if f.ompTable {
+		if d.tbl, err = db.OmpTable(f.table); err == nil {
+			d.row, err = d.tbl.Find(ctx, arg)
+		}
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		d.shown = d.row.Path
+		return d, nil
+	}
+	if d.s, err = db.Find(ctx, arg); err != nil {
+		db.Close()
+		return nil, err
+	}
+	d.shown = d.s.Name()
+	return d, nil
+}
+
+func (d *dbSession) close() { d.db.Close() }
+
+// id is the session's id.
+func (d *dbSession) id() string {
+	if d.row != nil {
+		return d.row.ID
+	}
+	return d.s.ID
+}
+
+// open opens the session as session.Open opens a file: a stored session
+// is read backward from the server, holding only the window.
+func (d *dbSession) open(ctx context.Context) (*session.Store, error) {
+	if d.row != nil {
+		return d.tbl.OpenSession(ctx, d.row, nil)
+	}
+	return d.db.OpenSession(ctx, d.s, nil)
+}
+
+// writeTo writes the session's bytes.
+func (d *dbSession) writeTo(ctx context.Context, w io.Writer) error {
+	if d.row != nil {
+		return d.tbl.WriteContent(ctx, d.row, w)
+	}
+	return d.db.WriteSession(ctx, d.s, w)
+}
+
+// readable writes the session into a private temp file, for the views
+// that read every entry (the tree, the raw entries, an export), which
+// work on files.
+func (d *dbSession) readable(ctx context.Context) (readable, error) {
+	r := readable{shown: d.shown, cleanup: func() {}}
+	tmp, err := os.MkdirTemp("", "xdev-db-")
+	if err != nil {
+		return r, err
+	}
+	r.cleanup = func() { os.RemoveAll(tmp) }
+	r.path = filepath.Join(tmp, "sessions", "db", "session.jsonl")
+	if err := os.MkdirAll(filepath.Dir(r.path), 0o700); err != nil {
+		r.cleanup()
+		return r, err
+	}
+	if err := atomicfile.Create(r.path, func(w io.Writer) error { return d.writeTo(ctx, w) }); err != nil {
+		r.cleanup()
+		return r, err
+	}
+	return r, nil
+}
+
+// dbListRows lists the database's sessions in `xdev list`'s shape.
+func dbListRows(ctx context.Context, f *dbFlags, cwd string, subagents bool) ([]listJSON, error) {
+	db, err := f.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	var out []listJSON
+	if f.ompTable {
+		tbl, err := db.OmpTable(f.table)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := tbl.Rows(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			if cwd != "" && !sameDir(r.Cwd, cwd) {
+				continue
+			}
+			j := listJSON{Harness: "omp", ID: r.ID, Title: r.Title, TitleSource: r.TitleSource, Cwd: r.Cwd, Path: r.Path,
+				Created: jsonTime(r.Created), Modified: jsonTime(msTime(r.MtimeMs)), Size: r.Size, ParentSession: r.ParentSession}
+			if r.Err != nil {
+				j.Error = r.Err.Error()
+			}
+			out = append(out, j)
+		}
+		return out, nil
+	}
+	list, err := db.List(ctx, pgstore.ListOptions{Cwd: cwd, Subagents: subagents})
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range list {
+		out = append(out, listJSON{Harness: "xdev", ID: s.ID, Title: s.Title, TitleSource: s.TitleSource, Cwd: s.Cwd,
+			Path: s.Name(), Created: jsonTime(s.Created), Modified: jsonTime(s.Updated), Size: s.Size,
+			ParentSession: s.ParentSession, Subagent: s.Subagent})
+	}
+	return out, nil
+}
+
+// dbHeader says where a session shown from a database is.
+func dbHeader(f *dbFlags, d *dbSession) string {
+	if f.ompTable {
+		return fmt.Sprintf("%s · omp's table in %s", d.shown, d.db.URL())
+	}
+	return fmt.Sprintf("%s · %s", d.shown, d.db.URL())
+}
+
+// msTime is a time in Unix milliseconds.
+func msTime(ms int64) time.Time { return time.UnixMilli(ms) }

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/xdev/xdev/internal/pgstore"
+	"github.com/xdev/xdev/internal/session"
+)
+
+var syncCommand = &command{
+	name: "sync", args: "[--db URL] [--pull [SESSION...]] [--omp-table [--omp-root DIR]] [--json]",
+	summary: "Push the data dir's sessions to PostgreSQL, or pull them from it",
+	example: `  export XDEV_DATABASE_URL=postgres://me@db.example.com/team
+  xdev sync                      push what changed since the last sync
+  xdev sync --omp                push omp's data dir
+  xdev sync --pull               write every stored session into the data dir
+  xdev sync --pull 01a11069      one session
+  xdev sync --omp-table --omp-root ~/.omp/agent/sessions   into omp's own SQL table`,
+	options: func() options { return &syncOptions{} },
+}
+
+// syncOptions are the flags and arguments of `xdev sync`.
+type syncOptions struct {
+	store   *storeFlags
+	db      *dbFlags
+	pull    bool
+	origin  string
+	ompRoot string
+	asJSON  bool
+	args    []string
+}
+
+func (o *syncOptions) define(fs *flag.FlagSet) {
+	o.store = addStoreFlags(fs)
+	o.db = addDBFlags(fs)
+	fs.BoolVar(&o.pull, "pull", false, "write sessions from the database into the data dir (all, or each SESSION)")
+	fs.StringVar(&o.origin, "origin", "", "name this machine's pushes (default: host name and data dir)")
+	fs.StringVar(&o.ompRoot, "omp-root", "", "with --omp-table: key the rows under this directory instead of the files' absolute paths")
+	fs.BoolVar(&o.asJSON, "json", false, "print what was done as JSON")
+}
+
+func (o *syncOptions) setArgs(args []string) { o.args = args }
+
+// syncJSON is `xdev sync --json`.
+type syncJSON struct {
+	Database string             `json:"database"`
+	DataDir  string             `json:"dataDir"`
+	Push     *pgstore.PushStats `json:"push,omitempty"`
+	Pull     *pgstore.PullStats `json:"pull,omitempty"`
+	Failed   []failedJSON       `json:"failed"`
+}
+
+type failedJSON struct {
+	Path  string `json:"path"`
+	Error string `json:"error"`
+}
+
+func (o *syncOptions) run(e *env) error {
+	if len(o.args) > 0 && !o.pull {
+		return usagef("SESSION names what --pull writes; a push sends every changed session")
+	}
+	if o.ompRoot != "" && !o.db.ompTable {
+		return usagef("--omp-root keys rows of omp's table; it goes with --omp-table")
+	}
+	if o.db.ompTable && o.pull && len(o.args) > 0 {
+		return usagef("with --omp-table, --pull writes every row under the root; name no SESSION")
+	}
+	dir, err := o.store.dir()
+	if err != nil {
+		return err
+	}
+	if !o.pull {
+		if dir, err = o.store.existingDir(); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := interruptible()
+	defer cancel()
+	db, err := o.db.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	prog := &progress{e: e, what: "syncing"}
+	out := syncJSON{Database: db.URL(), DataDir: dir, Failed: []failedJSON{}}
+	var failed []pgstore.FileError
+	if o.pull {
+		st, err := o.runPull(ctx, db, dir, prog)
+		prog.done()
+		if err != nil {
+			return err
+		}
+		out.Pull, failed = &st, st.Failed
+	} else {
+		var st pgstore.PushStats
+		if o.db.ompTable {
+			tbl, terr := db.OmpTable(o.db.table)
+			if terr != nil {
+				return terr
+			}
+			st, err = tbl.Push(ctx, dir, pgstore.OmpPushOptions{Root: o.ompRoot, Progress: prog.update})
+		} else {
+			st, err = db.Push(ctx, dir, pgstore.PushOptions{Origin: o.origin, Progress: prog.update})
+		}
+		prog.done()
+		if err != nil {
+			return err
+		}
+		out.Push, failed = &st, st.Failed
+	}
+	for _, f := range failed {
+		out.Failed = append(out.Failed, failedJSON{f.Path, f.Err.Error()})
+	}
+	if o.asJSON {
+		if err := writeJSON(e, out); err != nil {
+			return err
+		}
+	} else {
+		for _, f := range failed {
+			fmt.Fprintf(e.stderr, "%s: not synced: %v\n", f.Path, f.Err)
+		}
+		if out.Push != nil {
+			printPush(e, db.URL(), out.Push)
+		} else {
+			printPull(e, dir, out.Pull)
+		}
+	}
+	if len(failed) > 0 {
+		return exitCodeError{code: exitError}
+	}
+	return nil
+}
+
+func (o *syncOptions) runPull(ctx context.Context, db *pgstore.DB, dir string, prog *progress) (pgstore.PullStats, error) {
+	if o.db.ompTable {
+		tbl, err := db.OmpTable(o.db.table)
+		if err != nil {
+			return pgstore.PullStats{}, err
+		}
+		return tbl.Pull(ctx, dir, o.ompRoot, session.LockOptions{})
+	}
+	opts := pgstore.PullOptions{Progress: prog.update}
+	for _, arg := range o.args {
+		s, err := db.Find(ctx, arg)
+		if err != nil {
+			return pgstore.PullStats{}, err
+		}
+		opts.Sessions = append(opts.Sessions, s)
+	}
+	return db.Pull(ctx, dir, opts)
+}
+
+func printPush(e *env, url string, st *pgstore.PushStats) {
+	changed := st.New + st.Appended + st.Revised + st.Retitled
+	if changed == 0 {
+		fmt.Fprintf(e.stdout, "Up to date: %s in %s.", plural(st.Files, "session file"), url)
+	} else {
+		fmt.Fprintf(e.stdout, "Pushed %d new, %d grown, %d rewritten (new revisions), %d retitled: %s, %s to %s.",
+			st.New, st.Appended, st.Revised, st.Retitled, plural(int(st.Lines), "line"), size(st.Bytes), url)
+	}
+	if st.Behind > 0 {
+		fmt.Fprintf(e.stdout, " %s behind the database (xdev sync --pull brings them).", plural(st.Behind, "file"))
+	}
+	fmt.Fprintln(e.stdout)
+}
+
+func printPull(e *env, dir string, st *pgstore.PullStats) {
+	fmt.Fprintf(e.stdout, "Pulled into %s: %d new, %d grown, %d retitled, %d up to date", dir, st.Written, st.Appended, st.Retitled, st.UpToDate)
+	if st.Conflicts > 0 {
+		fmt.Fprintf(e.stdout, "; %s went another way here, left alone (xdev sync pushes them as new revisions)", plural(st.Conflicts, "file"))
+	}
+	fmt.Fprintln(e.stdout, ".")
+}
