@@ -23,16 +23,18 @@ func (db *DB) Append(ctx context.Context, s *Session, line []byte) error {
 		return fmt.Errorf("%s: append: a line may not hold a newline", s.Name())
 	}
 	data := append(line[:len(line):len(line)], '\n')
-	out := make(chan lineRow, 2)
-	next, err := scanLines(ctx, s.Name(), bytesAt{s.Size, data}, s.Size+int64(len(data)), s.cursor, out)
-	close(out)
+	var rows []lineRow
+	next, err := scanLines(s.Name(), bytesAt{s.Size, data}, s.Size+int64(len(data)), s.cursor, func(r lineRow) error {
+		rows = append(rows, r)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	row, ok := <-out
-	if !ok {
+	if len(rows) != 1 {
 		return fmt.Errorf("%s: append: not a line", s.Name())
 	}
+	row := rows[0]
 	tag, err := db.pool.Exec(ctx, `
 WITH moved AS (
 	UPDATE `+db.t("sessions")+` SET size = $11, lines = $12, entries = $13, last_id = $14, updated = now()

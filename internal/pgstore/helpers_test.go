@@ -58,6 +58,12 @@ func shapes(t testing.TB, n int) string {
 	copyInto("--golden--", golden)
 	omp, _ := filepath.Glob("../session/testdata/omp/sessions/*/*.jsonl")
 	copyInto("--omp--", omp)
+	blobs, _ := filepath.Glob("../session/testdata/omp/blobs/*")
+	os.MkdirAll(session.BlobsDir(dir), 0o700)
+	for _, b := range blobs {
+		data, _ := os.ReadFile(b)
+		os.WriteFile(filepath.Join(session.BlobsDir(dir), filepath.Base(b)), data, 0o600)
+	}
 	real, _ := filepath.Glob("../../../shared/fixtures/real/pi-*.jsonl")
 	copyInto("--pi--", real)
 	if len(golden) < 20 || len(omp) == 0 {

@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -43,13 +42,13 @@ var readOptions = &session.OpenOptions{MaxLineBytes: search.MaxLineBytes}
 const maxLine = 512 << 20
 
 // scanLines reads the session of size bytes at r (named name) from cursor
-// c, sending every complete line after c.Offset to out: the entries the
+// c, handing every complete line after c.Offset to emit: the entries the
 // core reader (session.ReadFromReader) reads, with their envelope and
 // searchable text, and every other line (the slot, the header, a line
 // that is not JSON) as bytes alone, so that the rows put back together
 // are the file byte for byte. It returns the cursor after the last
-// complete line. It stops when ctx is done.
-func scanLines(ctx context.Context, name string, r io.ReaderAt, size int64, c session.Cursor, out chan<- lineRow) (session.Cursor, error) {
+// complete line. An error from emit stops it and is returned.
+func scanLines(name string, r io.ReaderAt, size int64, c session.Cursor, emit func(lineRow) error) (session.Cursor, error) {
 	raw := bufio.NewReaderSize(io.NewSectionReader(r, c.Offset, size-c.Offset), 256<<10)
 	at, seq := c.Offset, c.Line
 	// next reads the next raw line, which must start at at.
@@ -77,14 +76,7 @@ func scanLines(ctx context.Context, name string, r io.ReaderAt, size int64, c se
 		at += int64(len(line))
 		return row, nil
 	}
-	send := func(row lineRow) error {
-		select {
-		case out <- row:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	send := emit
 	// upTo sends the lines before offset end.
 	upTo := func(end int64) error {
 		for at < end {

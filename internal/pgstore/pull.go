@@ -33,6 +33,7 @@ type PullStats struct {
 	Retitled  int         `json:"retitled"`  // local files whose title slot was older than the stored one: rewritten in place
 	Conflicts int         `json:"conflicts"` // local files that went another way: left alone, listed in Failed
 	Bytes     int64       `json:"bytes"`
+	Blobs     int         `json:"blobs"` // image blobs written into the blob store
 	Failed    []FileError `json:"-"`
 }
 
@@ -79,7 +80,18 @@ func (db *DB) Pull(ctx context.Context, dataDir string, opts PullOptions) (PullS
 			opts.Progress(i+1, len(list))
 		}
 	}
-	return st, nil
+	// The blobs the sessions name: every stored one for a pull of all,
+	// else those the pulled files reference.
+	var names map[string]bool
+	if opts.Sessions != nil {
+		names = map[string]bool{}
+		for _, s := range list {
+			if p, err := localPath(root, s.Path); err == nil {
+				referencedBlobs(p, names)
+			}
+		}
+	}
+	return st, db.pullBlobs(ctx, dataDir, names, &st)
 }
 
 // localPath is where a stored path goes under root. A path that would

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -52,6 +53,7 @@ type PushStats struct {
 	Retitled  int         `json:"retitled"`  // the title slot rewritten in place: the stored one updated
 	Lines     int64       `json:"lines"`     // lines stored
 	Bytes     int64       `json:"bytes"`     // bytes stored
+	Blobs     int         `json:"blobs"`     // image blobs stored
 	Failed    []FileError `json:"-"`         // files not pushed, and why
 }
 
@@ -109,28 +111,63 @@ func (db *DB) Push(ctx context.Context, dataDir string, opts PushOptions) (PushS
 	if opts.Origin == "" {
 		opts.Origin = DefaultOrigin(dataDir)
 	}
+	// What this origin pushed before is fetched while the files are
+	// listed: the one is a round trip, the other system calls.
+	var pushed map[string]pushRecord
+	var pushedErr error
+	fetched := make(chan struct{})
+	go func() {
+		defer close(fetched)
+		pushed, pushedErr = db.pushRecords(ctx, opts.Origin)
+	}()
 	files, err := session.Files(dataDir)
+	<-fetched
 	if err != nil {
 		return st, err
+	}
+	if pushedErr != nil {
+		return st, pushedErr
 	}
 	st.Files = len(files)
-	pushed, err := db.pushRecords(ctx, opts.Origin)
-	if err != nil {
-		return st, err
-	}
+	// Whether a file this origin never pushed is stored (another machine
+	// pushed it) is asked only when there is one.
+	var current map[string]bool
 	root := session.SessionsDir(dataDir)
-	var todo []session.SessionFile
+	// A job is one file, or a batch of files never pushed before.
+	type job struct {
+		files []session.SessionFile
+		rels  []string
+		batch bool
+	}
+	var jobs []job
+	var fresh job
 	for _, f := range files {
-		rel, err := filepath.Rel(root, f.Path)
-		if err != nil {
-			return st, err
+		r, ok := strings.CutPrefix(f.Path, root+string(filepath.Separator))
+		if !ok {
+			return st, fmt.Errorf("%s: not under %s", f.Path, root)
 		}
-		p, ok := pushed[filepath.ToSlash(rel)]
+		rel := filepath.ToSlash(r)
+		p, ok := pushed[rel]
 		if ok && p.size == f.Size && p.mtime == f.ModTime.UnixNano() && p.ino == int64(f.Ino) {
 			st.Unchanged++
 			continue
 		}
-		todo = append(todo, f)
+		if !ok && current == nil {
+			if current, err = db.currentPaths(ctx); err != nil {
+				return st, err
+			}
+		}
+		if ok || current[rel] {
+			jobs = append(jobs, job{files: []session.SessionFile{f}, rels: []string{rel}})
+			continue
+		}
+		fresh.files, fresh.rels, fresh.batch = append(fresh.files, f), append(fresh.rels, rel), true
+		if len(fresh.files) == newBatch {
+			jobs, fresh = append(jobs, fresh), job{}
+		}
+	}
+	if len(fresh.files) > 0 {
+		jobs = append(jobs, fresh)
 	}
 	workers := opts.Workers
 	if workers <= 0 {
@@ -147,44 +184,64 @@ func (db *DB) Push(ctx context.Context, dataDir string, opts PushOptions) (PushS
 		}
 	}
 	report()
-	jobs := make(chan session.SessionFile)
+	// settle counts one file's push, or stops the push at the database's
+	// first error.
+	settle := func(f session.SessionFile, res fileResult, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		done++
+		var fp *fileProblem
+		switch {
+		case errors.As(err, &fp):
+			st.Failed = append(st.Failed, FileError{f.Path, fp.err})
+		case err != nil:
+			if fatal == nil && ctx.Err() == nil {
+				fatal = fmt.Errorf("%s: %w", f.Path, err)
+			}
+			cancel()
+		default:
+			st.add(res)
+		}
+		report()
+	}
+	queue := make(chan job)
 	var wg sync.WaitGroup
-	for range min(workers, max(len(todo), 1)) {
+	for range min(workers, max(len(jobs), 1)) {
 		wg.Go(func() {
-			for f := range jobs {
-				rel, _ := filepath.Rel(root, f.Path)
-				res, err := db.pushFile(ctx, opts.Origin, f, filepath.ToSlash(rel))
-				mu.Lock()
-				done++
-				var fp *fileProblem
-				switch {
-				case errors.As(err, &fp):
-					st.Failed = append(st.Failed, FileError{f.Path, fp.err})
-				case err != nil:
-					if fatal == nil && ctx.Err() == nil {
-						fatal = fmt.Errorf("%s: %w", f.Path, err)
+			for j := range queue {
+				if j.batch {
+					res, err := db.pushNew(ctx, opts.Origin, j.files, j.rels)
+					if err == nil {
+						for i, f := range j.files {
+							settle(f, res[i], nil)
+						}
+						continue
 					}
-					cancel()
-				default:
-					st.add(res)
+					// One at a time: a bad file is reported alone, and a path
+					// another writer stored meanwhile is appended to.
 				}
-				report()
-				mu.Unlock()
+				for i, f := range j.files {
+					res, err := db.pushFile(ctx, opts.Origin, f, j.rels[i])
+					settle(f, res, err)
+				}
 			}
 		})
 	}
-	for _, f := range todo {
+	for _, j := range jobs {
 		if ctx.Err() != nil {
 			break
 		}
-		jobs <- f
+		queue <- j
 	}
-	close(jobs)
+	close(queue)
 	wg.Wait()
 	if fatal != nil {
 		return st, fatal
 	}
-	return st, ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return st, err
+	}
+	return st, db.pushBlobs(ctx, dataDir, &st)
 }
 
 // fileResult is what pushing one file did.
@@ -267,7 +324,6 @@ func (db *DB) pushOnce(ctx context.Context, origin string, f session.SessionFile
 		return res, problem(err)
 	}
 	size := fi.Size()
-	ino := int64(fi.Sys().(*syscall.Stat_t).Ino)
 	local, err := readSlot(fh, size)
 	if err != nil {
 		return res, problem(fmt.Errorf("%s: %w", f.Path, err))
@@ -352,10 +408,8 @@ func (db *DB) pushOnce(ctx context.Context, origin string, f session.SessionFile
 				return err
 			}
 		}
-		_, err = tx.Exec(ctx, `
-INSERT INTO `+db.t("pushes")+` (origin, path, session, size, mtime_ns, ino) VALUES ($1, $2, $3, $4, $5, $6)
-ON CONFLICT (origin, path) DO UPDATE SET session = excluded.session, size = excluded.size, mtime_ns = excluded.mtime_ns, ino = excluded.ino`,
-			origin, rel, cur.Key, size, fi.ModTime().UnixNano(), ino)
+		p := db.pushedStmt(origin, rel, cur.Key, fi)
+		_, err = tx.Exec(ctx, p.sql, p.args...)
 		return err
 	})
 	return res, err
@@ -376,32 +430,69 @@ func (db *DB) newRevision(ctx context.Context, tx pgx.Tx, path string, revision 
 // from cursor c on, streamed through COPY, and returns the cursor after
 // them and how many lines it stored.
 func (db *DB) copyLines(ctx context.Context, tx pgx.Tx, key int64, name string, r io.ReaderAt, end int64, c session.Cursor) (session.Cursor, int64, error) {
+	curs, n, err := db.copyFiles(ctx, tx, []copyItem{{key, name, r, end, c}})
+	return curs[0], n, err
+}
+
+// copyItem is a file a COPY streams the lines of.
+type copyItem struct {
+	key  int64 // its session's row
+	name string
+	r    io.ReaderAt
+	end  int64 // where its last complete line ends
+	from session.Cursor
+}
+
+// copyFiles stores the lines of the files in one COPY, read one after the
+// other by a scanner feeding it, and returns each file's cursor after its
+// lines and how many lines it stored in all. A file the scanner cannot
+// read fails it (a fileProblem naming the file).
+func (db *DB) copyFiles(ctx context.Context, tx pgx.Tx, items []copyItem) ([]session.Cursor, int64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	src := &rowSource{key: key, rows: make(chan lineRow, 256)}
+	src := &rowSource{rows: make(chan keyedRow, 256), curs: make([]session.Cursor, len(items))}
 	go func() {
-		src.cur, src.err = scanLines(ctx, name, r, end, c, src.rows)
-		close(src.rows)
+		defer close(src.rows)
+		for i, it := range items {
+			cur, err := scanLines(it.name, it.r, it.end, it.from, func(row lineRow) error {
+				select {
+				case src.rows <- keyedRow{it.key, row}:
+					return nil
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			})
+			src.curs[i] = cur
+			if err != nil {
+				if !errors.Is(err, context.Canceled) {
+					err = problem(err)
+				}
+				src.err = err
+				return
+			}
+		}
 	}()
 	n, err := tx.CopyFrom(ctx, pgx.Identifier{db.schema, "lines"}, lineColumns, src)
 	cancel()
 	for range src.rows { // let the scanner finish
 	}
 	if src.err != nil && (err == nil || !errors.Is(src.err, context.Canceled)) {
-		if errors.Is(src.err, context.Canceled) {
-			return src.cur, n, src.err
-		}
-		return src.cur, n, problem(src.err)
+		return src.curs, n, src.err
 	}
-	return src.cur, n, err
+	return src.curs, n, err
+}
+
+// keyedRow is a line with its session's key.
+type keyedRow struct {
+	key int64
+	row lineRow
 }
 
 // rowSource feeds COPY from the scanner's channel.
 type rowSource struct {
-	key  int64
-	rows chan lineRow
-	row  lineRow
-	cur  session.Cursor // set, with err, before rows is closed
+	rows chan keyedRow
+	row  keyedRow
+	curs []session.Cursor // set, with err, before rows is closed
 	err  error
 }
 
@@ -410,37 +501,59 @@ func (s *rowSource) Next() bool {
 	s.row = row
 	return ok
 }
-func (s *rowSource) Values() ([]any, error) { return s.row.values(s.key), nil }
+func (s *rowSource) Values() ([]any, error) { return s.row.row.values(s.row.key), nil }
 func (s *rowSource) Err() error             { return s.err }
+
+// stmt is one statement: run at once, or queued in a batch.
+type stmt struct {
+	sql  string
+	args []any
+}
 
 // setMeta records, after a push, where the stored lines end and what the
 // slot says, and what the header says when the push read it (a push from
 // a stored cursor starts after it).
 func (db *DB) setMeta(ctx context.Context, tx pgx.Tx, key int64, c session.Cursor, readHeader bool, slot []byte, mtime time.Time) error {
+	for _, st := range db.metaStmts(key, c, readHeader, slot, mtime) {
+		if _, err := tx.Exec(ctx, st.sql, st.args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// metaStmts are setMeta's statements.
+func (db *DB) metaStmts(key int64, c session.Cursor, readHeader bool, slot []byte, mtime time.Time) []stmt {
 	title, source := "", ""
 	if s, ok := session.ParseTitleSlot(slot); ok {
 		title, source = s.Title, s.Source.String()
 	} else if readHeader {
 		title, source = c.Header.Title, c.Header.TitleSource
 	}
-	_, err := tx.Exec(ctx, `
-UPDATE `+db.t("sessions")+` SET size = $2, lines = $3, entries = $4, header_line = $5, version = $6, last_id = $7,
+	out := []stmt{{`
+UPDATE ` + db.t("sessions") + ` SET size = $2, lines = $3, entries = $4, header_line = $5, version = $6, last_id = $7,
 	title = CASE WHEN $8 OR $9 <> '' THEN $9 ELSE title END,
 	title_source = CASE WHEN $8 OR $9 <> '' THEN $10 ELSE title_source END,
 	updated = $11, pushed = now()
-WHERE key = $1`,
-		key, c.Offset, c.Line, c.Entries, c.HeaderLine, c.Version, c.LastID(), readHeader, pgText(title), source, mtime)
-	if err != nil || !readHeader {
-		return err
+WHERE key = $1`, []any{key, c.Offset, c.Line, c.Entries, c.HeaderLine, c.Version, c.LastID(), readHeader, pgText(title), source, mtime}}}
+	if !readHeader {
+		return out
 	}
 	h := c.Header
 	var created *time.Time
 	if t, err := session.ParseTime(h.Timestamp); err == nil {
 		created = &t
 	}
-	_, err = tx.Exec(ctx, `UPDATE `+db.t("sessions")+` SET id = $2, cwd = $3, created = $4, parent_session = $5 WHERE key = $1`,
-		key, pgText(h.ID), pgText(h.Cwd), created, pgText(h.ParentSession))
-	return err
+	return append(out, stmt{`UPDATE ` + db.t("sessions") + ` SET id = $2, cwd = $3, created = $4, parent_session = $5 WHERE key = $1`,
+		[]any{key, pgText(h.ID), pgText(h.Cwd), created, pgText(h.ParentSession)}})
+}
+
+// pushedStmt records what origin pushed of a file.
+func (db *DB) pushedStmt(origin, rel string, key int64, fi os.FileInfo) stmt {
+	return stmt{`
+INSERT INTO ` + db.t("pushes") + ` (origin, path, session, size, mtime_ns, ino) VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (origin, path) DO UPDATE SET session = excluded.session, size = excluded.size, mtime_ns = excluded.mtime_ns, ino = excluded.ino`,
+		[]any{origin, rel, key, fi.Size(), fi.ModTime().UnixNano(), int64(fi.Sys().(*syscall.Stat_t).Ino)}}
 }
 
 // storedSlot is the stored revision's title slot line, nil if it has

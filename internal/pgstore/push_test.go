@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -45,6 +46,23 @@ func TestPushPull(t *testing.T) {
 		t.Errorf("pull: %+v", pst)
 	}
 	sameFiles(t, want, sessionFiles(t, dst))
+	// The image blobs came along (by the store's own name, its sha256).
+	blobs, _ := filepath.Glob(filepath.Join(session.BlobsDir(src), "*"))
+	n := 0
+	for _, b := range blobs {
+		if !blobName.MatchString(filepath.Base(b)) {
+			continue
+		}
+		n++
+		want, _ := os.ReadFile(b)
+		got, err := os.ReadFile(filepath.Join(session.BlobsDir(dst), filepath.Base(b)))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("blob %s: %v", filepath.Base(b), err)
+		}
+	}
+	if n == 0 || st.Blobs != n || pst.Blobs != n {
+		t.Errorf("%d blobs: pushed %d, pulled %d", n, st.Blobs, pst.Blobs)
+	}
 	// Pulled files are private.
 	filepath.Walk(session.SessionsDir(dst), func(p string, fi os.FileInfo, err error) error {
 		if err == nil && fi.Mode().Perm()&0o077 != 0 {

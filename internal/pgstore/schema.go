@@ -68,6 +68,14 @@ CREATE TABLE {{s}}.pushes (
 	PRIMARY KEY (origin, path)
 );
 `,
+	// 2: the blob store: images omp's writer keeps out of the lines, by
+	// the sha256 of their bytes.
+	`
+CREATE TABLE {{s}}.blobs (
+	name text PRIMARY KEY,
+	data bytea NOT NULL
+);
+`,
 }
 
 // SchemaVersion is the version of the schema this code reads and writes.

@@ -5,12 +5,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/xdev/xdev/internal/ai"
 	"github.com/xdev/xdev/internal/corpus"
+	"github.com/xdev/xdev/internal/heapsample"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -47,47 +47,6 @@ func corpusDir(b *testing.B, n int) string {
 	return dir
 }
 
-// heapSampler records the largest heap in use while it runs: the peak of
-// an Open, not what is left after it.
-type heapSampler struct {
-	peak atomic.Uint64
-	stop chan struct{}
-	done chan struct{}
-}
-
-func sampleHeap() *heapSampler {
-	h := &heapSampler{stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(h.done)
-		t := time.NewTicker(2 * time.Millisecond)
-		defer t.Stop()
-		for {
-			h.record()
-			select {
-			case <-h.stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return h
-}
-
-func (h *heapSampler) record() {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	if ms.HeapInuse > h.peak.Load() {
-		h.peak.Store(ms.HeapInuse)
-	}
-}
-
-func (h *heapSampler) finish() uint64 {
-	h.record()
-	close(h.stop)
-	<-h.done
-	return h.peak.Load()
-}
-
 const mib = 1 << 20
 
 // BenchmarkOpen: Open plus BuildContext, windowed, of generated sessions
@@ -112,13 +71,13 @@ func BenchmarkOpen(b *testing.B) {
 			var stats session.WindowStats
 			for b.Loop() {
 				runtime.GC()
-				h := sampleHeap()
+				h := heapsample.Start()
 				s, err := session.Open(path, nil)
 				if err != nil {
 					b.Fatal(err)
 				}
 				ctx := s.BuildContext()
-				peak = max(peak, h.finish())
+				peak = max(peak, h.Finish())
 				if len(ctx.Messages) == 0 {
 					b.Fatal("empty context")
 				}

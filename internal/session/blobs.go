@@ -27,11 +27,28 @@ var ErrBadBlobRef = errors.New("malformed blob reference")
 // BlobStore is a content-addressed store of binary payloads (decoded image
 // bytes), shared by every session of a data dir: <dataDir>/blobs/<sha256>.
 type BlobStore struct {
-	dir string
+	dir   string
+	fetch func(digest string) ([]byte, error) // NewBlobSource's; nil for a directory
 }
 
 // NewBlobStore returns the blob store in dir (usually <dataDir>/blobs).
 func NewBlobStore(dir string) *BlobStore { return &BlobStore{dir: dir} }
+
+// NewBlobSource returns a read-only blob store whose blobs fetch returns
+// by their hex digest: the blobs of a session stored elsewhere than in a
+// data dir (a database), for OpenOptions.Blobs. name stands for its
+// directory in messages. Its Put fails.
+func NewBlobSource(name string, fetch func(digest string) ([]byte, error)) *BlobStore {
+	return &BlobStore{dir: name, fetch: fetch}
+}
+
+// read returns the bytes stored under digest, unchecked.
+func (b *BlobStore) read(digest string) ([]byte, error) {
+	if b.fetch != nil {
+		return b.fetch(digest)
+	}
+	return readNoFollow(filepath.Join(b.dir, digest))
+}
 
 // Dir returns the directory holding the blobs.
 func (b *BlobStore) Dir() string { return b.dir }
@@ -61,6 +78,9 @@ func (b *BlobStore) Put(data []byte) (string, error) {
 	sum := sha256.Sum256(data)
 	digest := hex.EncodeToString(sum[:])
 	ref := BlobRefPrefix + digest
+	if b.fetch != nil {
+		return "", fmt.Errorf("blob store %s: read-only", b.dir)
+	}
 	path := filepath.Join(b.dir, digest)
 	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(data)) {
 		return ref, nil // already stored; a damaged copy is replaced below
@@ -85,13 +105,12 @@ func (b *BlobStore) Get(ref string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(b.dir, digest)
-	data, err := readNoFollow(path)
+	data, err := b.read(digest)
 	if err != nil {
 		return nil, err
 	}
 	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != digest {
-		return nil, fmt.Errorf("%s: %w", path, ErrBlobCorrupt)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(b.dir, digest), ErrBlobCorrupt)
 	}
 	return data, nil
 }
@@ -138,7 +157,7 @@ func (b *BlobStore) getUnchecked(ref string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return readNoFollow(filepath.Join(b.dir, digest))
+	return b.read(digest)
 }
 
 // size returns the size of the blob a reference names, without reading it.
@@ -146,6 +165,10 @@ func (b *BlobStore) size(ref string) (int64, error) {
 	digest, err := ParseBlobRef(ref)
 	if err != nil {
 		return 0, err
+	}
+	if b.fetch != nil {
+		data, err := b.fetch(digest)
+		return int64(len(data)), err
 	}
 	fi, err := os.Lstat(filepath.Join(b.dir, digest))
 	if err == nil && !fi.Mode().IsRegular() {
