@@ -44,9 +44,10 @@ type lineReader struct {
 		start int64
 		data  []byte
 	}
-	next    int    // the block slot to reuse next
-	last    int64  // the block read last, to tell the direction of reading
-	pending *fetch // the block being fetched ahead
+	spare   chan []byte // buffers of evicted blocks, for the next fetches
+	next    int         // the block slot to reuse next
+	last    int64       // the block read last, to tell the direction of reading
+	pending *fetch      // the block being fetched ahead
 }
 
 // fetch is a block fetched ahead.
@@ -58,7 +59,7 @@ type fetch struct {
 }
 
 func (db *DB) newReader(ctx context.Context, key, size int64) *lineReader {
-	r := &lineReader{ctx: ctx, db: db, q: db.pool, key: key, size: size, last: -1}
+	r := &lineReader{ctx: ctx, db: db, q: db.pool, key: key, size: size, last: -1, spare: make(chan []byte, cachedBlocks+1)}
 	for i := range r.blocks {
 		r.blocks[i].start = -1
 	}
@@ -114,6 +115,12 @@ func (r *lineReader) block(start int64) ([]byte, error) {
 	}
 	slot := &r.blocks[r.next]
 	r.next = (r.next + 1) % cachedBlocks
+	if slot.data != nil {
+		select {
+		case r.spare <- slot.data[:0]:
+		default:
+		}
+	}
 	slot.start, slot.data = start, data
 	if _, pool := r.q.(*pgxpool.Pool); pool && r.last >= 0 {
 		ahead := start + blockSize
@@ -148,9 +155,16 @@ func (r *lineReader) cached(start int64) bool {
 // The bytes are taken from the wire without another copy.
 func (r *lineReader) fetch(start int64) ([]byte, error) {
 	end := min(start+blockSize, r.size)
-	buf := make([]byte, 0, end-start)
+	var buf []byte
+	select {
+	case buf = <-r.spare:
+	default:
+		buf = make([]byte, 0, blockSize)
+	}
 	rows, err := r.q.Query(r.ctx, `
-SELECT off, octet_length(line), substring(line FROM (greatest($2 - off, 0) + 1)::int FOR ($3 - greatest(off, $2))::int)
+SELECT off, octet_length(line),
+	CASE WHEN off >= $2 AND off + octet_length(line) < $3 THEN line
+	ELSE substring(line FROM (greatest($2 - off, 0) + 1)::int FOR ($3 - greatest(off, $2))::int) END
 FROM `+r.db.t("lines")+`
 WHERE session = $1 AND off < $3
   AND off >= coalesce((SELECT max(off) FROM `+r.db.t("lines")+` WHERE session = $1 AND off <= $2), 0)
