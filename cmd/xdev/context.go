@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 
@@ -48,23 +49,24 @@ func (o *contextOptions) run(e *env) error {
 	if len(o.args) != 1 {
 		return usagef("want one FILE (with --db, one SESSION)")
 	}
-	var s *session.Store
-	var err error
 	if o.db.on() {
-		ctx, cancel := interruptible()
-		defer cancel()
-		d, err := o.db.find(ctx, o.args[0])
-		if err != nil {
-			return err
-		}
-		defer d.close()
-		s, err = d.open(ctx)
-	} else {
-		s, err = session.Open(o.args[0], nil)
+		return o.db.with(o.args[0], func(ctx context.Context, d *dbSession) error {
+			s, err := d.open(ctx)
+			if err != nil {
+				return err
+			}
+			return o.print(e, s)
+		})
 	}
+	s, err := session.Open(o.args[0], nil)
 	if err != nil {
 		return err
 	}
+	return o.print(e, s)
+}
+
+// print prints the context of s.
+func (o *contextOptions) print(e *env, s *session.Store) error {
 	ctx := s.BuildContext()
 	title, src := s.Title()
 	out := contextJSON{

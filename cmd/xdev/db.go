@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -98,12 +97,18 @@ func (f *dbFlags) find(ctx context.Context, arg string) (*dbSession, error) {
 
 func (d *dbSession) close() { d.db.Close() }
 
-// id is the session's id.
-func (d *dbSession) id() string {
-	if d.row != nil {
-		return d.row.ID
+// with finds the session arg names and runs fn with it, interruptible,
+// the connection open until fn returns (a store opened from it fetches
+// image blobs as it builds the context).
+func (f *dbFlags) with(arg string, fn func(ctx context.Context, d *dbSession) error) error {
+	ctx, cancel := interruptible()
+	defer cancel()
+	d, err := f.find(ctx, arg)
+	if err != nil {
+		return err
 	}
-	return d.s.ID
+	defer d.close()
+	return fn(ctx, d)
 }
 
 // open opens the session as session.Open opens a file: a stored session
@@ -185,14 +190,6 @@ func dbListRows(ctx context.Context, f *dbFlags, cwd string, subagents bool) ([]
 			ParentSession: s.ParentSession, Subagent: s.Subagent})
 	}
 	return out, nil
-}
-
-// dbHeader says where a session shown from a database is.
-func dbHeader(f *dbFlags, d *dbSession) string {
-	if f.ompTable {
-		return fmt.Sprintf("%s · omp's table in %s", d.shown, d.db.URL())
-	}
-	return fmt.Sprintf("%s · %s", d.shown, d.db.URL())
 }
 
 // msTime is a time in Unix milliseconds.

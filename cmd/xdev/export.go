@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -68,24 +69,26 @@ func (o *exportOptions) run(e *env) error {
 	if len(o.args) != 1 {
 		return usagef("want one SESSION")
 	}
-	var r readable
-	var err error
 	if o.db.on() {
-		ctx, cancel := interruptible()
-		defer cancel()
-		d, err := o.db.find(ctx, o.args[0])
-		if err != nil {
-			return err
-		}
-		defer d.close()
-		r, err = d.readable(ctx)
-	} else {
-		r, err = resolveReadable(o.store, o.sources, o.args[0])
+		return o.db.with(o.args[0], func(ctx context.Context, d *dbSession) error {
+			r, err := d.readable(ctx)
+			if err != nil {
+				return err
+			}
+			defer r.cleanup()
+			return o.write(e, r)
+		})
 	}
+	r, err := resolveReadable(o.store, o.sources, o.args[0])
 	if err != nil {
 		return err
 	}
 	defer r.cleanup()
+	return o.write(e, r)
+}
+
+// write exports the session r to -o, or to stdout.
+func (o *exportOptions) write(e *env, r readable) error {
 	if o.out == "" {
 		return exportOne(e.dataOut(), r.path, o.format, o.full)
 	}

@@ -153,12 +153,16 @@ func (o *syncOptions) runPull(ctx context.Context, db *pgstore.DB, dir string, p
 }
 
 func printPush(e *env, url string, st *pgstore.PushStats) {
-	changed := st.New + st.Appended + st.Revised + st.Retitled
+	changed := st.New + st.Appended + st.Revised + st.Retitled + st.Blobs
 	if changed == 0 {
 		fmt.Fprintf(e.stdout, "Up to date: %s in %s.", plural(st.Files, "session file"), url)
 	} else {
-		fmt.Fprintf(e.stdout, "Pushed %d new, %d grown, %d rewritten (new revisions), %d retitled: %s, %s to %s.",
-			st.New, st.Appended, st.Revised, st.Retitled, plural(int(st.Lines), "line"), size(st.Bytes), url)
+		blobs := ""
+		if st.Blobs > 0 {
+			blobs = ", " + plural(st.Blobs, "image blob")
+		}
+		fmt.Fprintf(e.stdout, "Pushed %d new, %d grown, %d rewritten (new revisions), %d retitled: %s%s, %s to %s.",
+			st.New, st.Appended, st.Revised, st.Retitled, plural(int(st.Lines), "line"), blobs, size(st.Bytes), url)
 	}
 	if st.Behind > 0 {
 		fmt.Fprintf(e.stdout, " %s behind the database (xdev sync --pull brings them).", plural(st.Behind, "file"))
@@ -168,6 +172,9 @@ func printPush(e *env, url string, st *pgstore.PushStats) {
 
 func printPull(e *env, dir string, st *pgstore.PullStats) {
 	fmt.Fprintf(e.stdout, "Pulled into %s: %d new, %d grown, %d retitled, %d up to date", dir, st.Written, st.Appended, st.Retitled, st.UpToDate)
+	if st.Blobs > 0 {
+		fmt.Fprintf(e.stdout, ", %s", plural(st.Blobs, "image blob"))
+	}
 	if st.Conflicts > 0 {
 		fmt.Fprintf(e.stdout, "; %s went another way here, left alone (xdev sync pushes them as new revisions)", plural(st.Conflicts, "file"))
 	}

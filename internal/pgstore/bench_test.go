@@ -254,9 +254,8 @@ func BenchmarkVsOmp(b *testing.B) {
 			ResumeMs float64   `json:"resumeMs"`
 			AppendMs []float64 `json:"appendMs"`
 		}
-		out := omptest.Run(b, b.TempDir(), "sql.ts", url, "bench", key, fmt.Sprint(appends))
-		if err := json.Unmarshal(bytes.TrimSpace(out), &omp); err != nil {
-			b.Fatalf("%v: %s", err, out)
+		if _, err := db.pool.Exec(ctx, "CHECKPOINT"); err != nil {
+			b.Fatal(err)
 		}
 		list, _ := db.List(ctx, ListOptions{})
 		t := time.Now()
@@ -273,6 +272,15 @@ func BenchmarkVsOmp(b *testing.B) {
 				b.Fatal(err)
 			}
 			lat = append(lat, float64(time.Since(t).Microseconds())/1000)
+		}
+		// omp's side second: each of its appends rewrites the 104 MB row,
+		// and the server's checkpoint of that must not fall in xdev's time.
+		out := omptest.Run(b, b.TempDir(), "sql.ts", url, "bench", key, fmt.Sprint(appends))
+		if err := json.Unmarshal(bytes.TrimSpace(out), &omp); err != nil {
+			b.Fatalf("%v: %s", err, out)
+		}
+		if _, err := db.pool.Exec(ctx, "CHECKPOINT"); err != nil {
+			b.Fatal(err)
 		}
 		sort.Float64s(lat)
 		sort.Float64s(omp.AppendMs)

@@ -245,3 +245,41 @@ func TestSearch(t *testing.T) {
 		t.Errorf("a malformed query: %v (websearch_to_tsquery never fails)", err)
 	}
 }
+
+// TestMigrate: a schema made by an older xdev (version 1) is brought to
+// this version by the first Open, once, its sessions kept; one of a newer
+// version is refused, not touched.
+func TestMigrate(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDB(t)
+	db, err := Connect(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	old := strings.ReplaceAll(migrations[0], "{{s}}", `"xdev"`)
+	for _, sql := range []string{`CREATE SCHEMA xdev`, `CREATE TABLE xdev.schema_version (version int NOT NULL)`, `INSERT INTO xdev.schema_version VALUES (1)`, old} {
+		if _, err := db.pool.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		db2, err := Open(ctx, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err := db2.version(ctx); err != nil || v != SchemaVersion {
+			t.Errorf("version %d, %v; want %d", v, err, SchemaVersion)
+		}
+		if _, err := db2.Push(ctx, shapes(t, 2), PushOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		db2.Close()
+	}
+	if _, err := db.pool.Exec(ctx, `UPDATE xdev.schema_version SET version = 99`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(ctx, url, nil); !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), "upgrade xdev") {
+		t.Errorf("a newer schema: %v", err)
+	}
+}

@@ -57,6 +57,7 @@ CREATE TABLE {{s}}.lines (
 	PRIMARY KEY (session, off)
 );
 CREATE INDEX lines_tsv ON {{s}}.lines USING gin (tsv);
+CREATE INDEX lines_ts ON {{s}}.lines (ts DESC NULLS LAST, session DESC, off DESC);
 
 CREATE TABLE {{s}}.pushes (
 	origin   text NOT NULL,
