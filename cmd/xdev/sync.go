@@ -14,7 +14,7 @@ var syncCommand = &command{
 	summary: "Push the data dir's sessions to PostgreSQL, or pull them from it",
 	example: `  export XDEV_DATABASE_URL=postgres://me@db.example.com/team
   xdev sync                      push what changed since the last sync
-  xdev sync --omp                push omp's data dir
+  xdev sync --omp                push omp's data dir too
   xdev sync --pull               write every stored session into the data dir
   xdev sync --pull 01a11069      one session
   xdev sync --omp-table --omp-root ~/.omp/agent/sessions   into omp's own SQL table`,
@@ -46,7 +46,7 @@ func (o *syncOptions) setArgs(args []string) { o.args = args }
 // syncJSON is `xdev sync --json`.
 type syncJSON struct {
 	Database string             `json:"database"`
-	DataDir  string             `json:"dataDir"`
+	DataDirs []string           `json:"dataDirs"`
 	Push     *pgstore.PushStats `json:"push,omitempty"`
 	Pull     *pgstore.PullStats `json:"pull,omitempty"`
 	Failed   []failedJSON       `json:"failed"`
@@ -67,14 +67,9 @@ func (o *syncOptions) run(e *env) error {
 	if o.db.ompTable && o.pull && len(o.args) > 0 {
 		return usagef("with --omp-table, --pull writes every row under the root; name no SESSION")
 	}
-	dir, err := o.store.dir()
+	dirs, err := o.dirs()
 	if err != nil {
 		return err
-	}
-	if !o.pull {
-		if dir, err = o.store.existingDir(); err != nil {
-			return err
-		}
 	}
 	ctx, cancel := interruptible()
 	defer cancel()
@@ -84,10 +79,10 @@ func (o *syncOptions) run(e *env) error {
 	}
 	defer db.Close()
 	prog := &progress{e: e, what: "syncing"}
-	out := syncJSON{Database: db.URL(), DataDir: dir, Failed: []failedJSON{}}
+	out := syncJSON{Database: db.URL(), DataDirs: dirs, Failed: []failedJSON{}}
 	var failed []pgstore.FileError
 	if o.pull {
-		st, err := o.runPull(ctx, db, dir, prog)
+		st, err := o.runPull(ctx, db, dirs[0], prog)
 		prog.done()
 		if err != nil {
 			return err
@@ -95,14 +90,25 @@ func (o *syncOptions) run(e *env) error {
 		out.Pull, failed = &st, st.Failed
 	} else {
 		var st pgstore.PushStats
-		if o.db.ompTable {
-			tbl, terr := db.OmpTable(o.db.table)
-			if terr != nil {
-				return terr
+		for _, dir := range dirs {
+			var one pgstore.PushStats
+			if o.db.ompTable {
+				tbl, terr := db.OmpTable(o.db.table)
+				if terr != nil {
+					return terr
+				}
+				one, err = tbl.Push(ctx, dir, pgstore.OmpPushOptions{Root: o.ompRoot, Progress: prog.update})
+			} else {
+				origin := o.origin
+				if origin != "" && len(dirs) > 1 {
+					origin += ":" + dir
+				}
+				one, err = db.Push(ctx, dir, pgstore.PushOptions{Origin: origin, Progress: prog.update})
 			}
-			st, err = tbl.Push(ctx, dir, pgstore.OmpPushOptions{Root: o.ompRoot, Progress: prog.update})
-		} else {
-			st, err = db.Push(ctx, dir, pgstore.PushOptions{Origin: o.origin, Progress: prog.update})
+			st.Add(one)
+			if err != nil {
+				break
+			}
 		}
 		prog.done()
 		if err != nil {
@@ -124,13 +130,33 @@ func (o *syncOptions) run(e *env) error {
 		if out.Push != nil {
 			printPush(e, db.URL(), out.Push)
 		} else {
-			printPull(e, dir, out.Pull)
+			printPull(e, dirs[0], out.Pull)
 		}
 	}
 	if len(failed) > 0 {
 		return exitCodeError{code: exitError}
 	}
 	return nil
+}
+
+// dirs are the data dirs a sync reads or writes: the one the flags
+// choose; for a push with --omp alone, xdev's (when it has sessions) and
+// omp's.
+func (o *syncOptions) dirs() ([]string, error) {
+	if o.pull {
+		dir, err := o.store.dir()
+		return []string{dir}, err
+	}
+	if o.store.omp && o.store.dataDir == "" {
+		var dirs []string
+		if mine, err := (&storeFlags{}).existingDir(); err == nil {
+			dirs = append(dirs, mine)
+		}
+		omp, err := o.store.existingDir()
+		return append(dirs, omp), err
+	}
+	dir, err := o.store.existingDir()
+	return []string{dir}, err
 }
 
 func (o *syncOptions) runPull(ctx context.Context, db *pgstore.DB, dir string, prog *progress) (pgstore.PullStats, error) {

@@ -251,6 +251,22 @@ type fileResult struct {
 	lines, bytes int64
 }
 
+// Add adds the counts of another push (of another data dir) to st.
+func (st *PushStats) Add(o PushStats) {
+	st.Files += o.Files
+	st.Unchanged += o.Unchanged
+	st.Same += o.Same
+	st.New += o.New
+	st.Appended += o.Appended
+	st.Revised += o.Revised
+	st.Behind += o.Behind
+	st.Retitled += o.Retitled
+	st.Lines += o.Lines
+	st.Bytes += o.Bytes
+	st.Blobs += o.Blobs
+	st.Failed = append(st.Failed, o.Failed...)
+}
+
 func (st *PushStats) add(r fileResult) {
 	switch r.out {
 	case outSame:
