@@ -314,3 +314,45 @@ func TestOmpTable(t *testing.T) {
 		sameView(t, f, byFile(ompSQL(t, url, "context", key))[key], ompViews[f])
 	}
 }
+
+// TestPulledResumeInOmp: sessions pulled from xdev's tables on another
+// machine (another data dir) are resumed by real omp with the context it
+// reads from the files that were pushed.
+func TestPulledResumeInOmp(t *testing.T) {
+	omptest.Require(t)
+	ctx := context.Background()
+	db := openDB(t)
+	src := shapes(t, 4)
+	if _, err := db.Push(ctx, src, PushOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dst := t.TempDir()
+	if _, err := db.Pull(ctx, dst, PullOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var pushed, pulled []string
+	for _, pattern := range []string{"--omp--/*.jsonl", "--golden--/b*.jsonl", "--golden--/c*.jsonl", "*-work-project*/*.jsonl"} {
+		m, _ := filepath.Glob(filepath.Join(session.SessionsDir(src), pattern))
+		for _, p := range m {
+			rel, _ := filepath.Rel(session.SessionsDir(src), p)
+			pushed = append(pushed, p)
+			pulled = append(pulled, filepath.Join(session.SessionsDir(dst), rel))
+		}
+	}
+	if len(pushed) < 10 {
+		t.Fatalf("only %d sessions to resume", len(pushed))
+	}
+	views := ompFileContexts(t, append(append([]string(nil), pushed...), pulled...)...)
+	resumed := 0
+	for i := range pushed {
+		want := views[pushed[i]]
+		if e := want.Get("error"); e.Defined() {
+			continue // omp refuses the pushed file itself
+		}
+		sameView(t, pulled[i], want, views[pulled[i]])
+		resumed++
+	}
+	if resumed < 10 {
+		t.Errorf("omp resumed only %d of the %d pushed sessions", resumed, len(pushed))
+	}
+}

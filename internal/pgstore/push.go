@@ -605,7 +605,7 @@ func (db *DB) sameBytes(ctx context.Context, q querier, s *Session, f io.ReaderA
 	}
 	want := make([]byte, hi-lo)
 	if _, err := f.ReadAt(want, lo); err != nil {
-		return false, err
+		return false, problem(err) // the file shrank since its stat
 	}
 	got := make([]byte, hi-lo)
 	r := db.newReader(ctx, s.Key, s.Size)
