@@ -483,7 +483,7 @@ func (db *DB) copyFiles(ctx context.Context, tx pgx.Tx, items []copyItem) ([]ses
 				if !errors.Is(err, context.Canceled) {
 					err = problem(err)
 				}
-				src.err = err
+				src.setErr(err)
 				return
 			}
 		}
@@ -492,8 +492,8 @@ func (db *DB) copyFiles(ctx context.Context, tx pgx.Tx, items []copyItem) ([]ses
 	cancel()
 	for range src.rows { // let the scanner finish
 	}
-	if src.err != nil && (err == nil || !errors.Is(src.err, context.Canceled)) {
-		return src.curs, n, src.err
+	if serr := src.Err(); serr != nil && (err == nil || !errors.Is(serr, context.Canceled)) {
+		return src.curs, n, serr
 	}
 	return src.curs, n, err
 }
@@ -504,12 +504,16 @@ type keyedRow struct {
 	row lineRow
 }
 
-// rowSource feeds COPY from the scanner's channel.
+// rowSource feeds COPY from the scanner's channel. pgx asks for Err from
+// a goroutine of its own, also when the COPY is cancelled before the
+// scanner is done: the error is guarded.
 type rowSource struct {
 	rows chan keyedRow
 	row  keyedRow
-	curs []session.Cursor // set, with err, before rows is closed
-	err  error
+	curs []session.Cursor // set before rows is closed
+
+	mu  sync.Mutex
+	err error
 }
 
 func (s *rowSource) Next() bool {
@@ -517,8 +521,20 @@ func (s *rowSource) Next() bool {
 	s.row = row
 	return ok
 }
+
 func (s *rowSource) Values() ([]any, error) { return s.row.row.values(s.row.key), nil }
-func (s *rowSource) Err() error             { return s.err }
+
+func (s *rowSource) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+func (s *rowSource) setErr(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.err = err
+}
 
 // stmt is one statement: run at once, or queued in a batch.
 type stmt struct {
