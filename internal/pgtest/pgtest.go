@@ -161,8 +161,13 @@ func start() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	reap()
 	dir, err := os.MkdirTemp("", "xdev-pg-")
 	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	cred, err := credential()
@@ -249,6 +254,38 @@ func (s *Server) Stop() {
 		}
 	}
 	os.RemoveAll(s.Dir)
+}
+
+// ownerFile, in a cluster's dir, holds the pid of the test process that
+// started it.
+const ownerFile = "owner.pid"
+
+// reap stops and removes the clusters of test processes that died
+// without stopping theirs (a test binary killed by a timeout): each is
+// stopped at once (SIGQUIT, PostgreSQL's immediate shutdown).
+func reap() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "xdev-pg-*"))
+	for _, dir := range dirs {
+		owner, err := os.ReadFile(filepath.Join(dir, ownerFile))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(owner)))
+		if err != nil || pid <= 0 || syscall.Kill(pid, 0) == nil || !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			continue // its owner is alive, or it is not ours to judge
+		}
+		if pm, err := os.ReadFile(filepath.Join(dir, "data", "postmaster.pid")); err == nil {
+			if line, _, _ := strings.Cut(string(pm), "\n"); line != "" {
+				if p, err := strconv.Atoi(strings.TrimSpace(line)); err == nil && p > 0 {
+					syscall.Kill(p, syscall.SIGQUIT)
+					for i := 0; i < 100 && syscall.Kill(p, 0) == nil; i++ {
+						time.Sleep(50 * time.Millisecond)
+					}
+				}
+			}
+		}
+		os.RemoveAll(dir)
+	}
 }
 
 // credential is who the server runs as: nil (this process's user) unless
