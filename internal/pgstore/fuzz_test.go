@@ -13,7 +13,8 @@ import (
 
 // FuzzScanLines: whatever a file holds, the rows a push stores are its
 // complete lines, in order, at their offsets, byte for byte, and the text
-// columns are what PostgreSQL's text type accepts.
+// columns are what PostgreSQL's text type accepts; a file the core
+// reader refuses is an error naming it.
 func FuzzScanLines(f *testing.F) {
 	files, _ := filepath.Glob("../session/testdata/context/*.jsonl")
 	for _, p := range files[:min(len(files), 12)] {
@@ -37,7 +38,13 @@ func FuzzScanLines(f *testing.F) {
 			return nil
 		})
 		if err != nil {
-			t.Fatal(err)
+			// A file the core reader refuses (JSON before the header that
+			// is not one) fails its push, naming it; what went before is
+			// still the file's bytes, and the push's transaction drops it.
+			if !strings.HasPrefix(err.Error(), "fuzz: ") || !bytes.HasPrefix(data, got) {
+				t.Fatalf("%v (after %d bytes of rows)", err, len(got))
+			}
+			return
 		}
 		want := data[:bytes.LastIndexByte(data, '\n')+1]
 		if !bytes.Equal(got, want) || cur.Offset != int64(len(want)) {
