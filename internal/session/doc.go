@@ -114,6 +114,13 @@
 // same forward rule, from a Cursor where its last read stopped, leaving an
 // unfinished last line for the next read.
 //
+// A session kept elsewhere than in a file (a database row per line) is
+// read by the same rules through an io.ReaderAt: OpenReader is Open over
+// it, windowed and read-only, ReadFromReader is ReadFrom, and
+// NewBlobSource serves its image blobs. A copy of a session that has
+// lines this file lacks is brought in by AppendRaw (whole lines, byte for
+// byte, under the lockfile) and ReplaceSlot.
+//
 // Each rule lives in one file: the slot in slot.go, the header in
 // header.go, the preamble (slot, header, title) in preamble.go, what a
 // line's envelope says in envelope.go, the forward step every forward
