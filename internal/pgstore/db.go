@@ -108,9 +108,6 @@ func Open(ctx context.Context, rawURL string, opts *Options) (*DB, error) {
 // Close closes the pool.
 func (db *DB) Close() { db.pool.Close() }
 
-// Schema is the schema of xdev's tables.
-func (db *DB) Schema() string { return db.schema }
-
 // URL is the database's URL without its password: safe to print.
 func (db *DB) URL() string { return db.shown }
 

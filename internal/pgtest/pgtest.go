@@ -315,6 +315,3 @@ func freePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
-
-// Quote quotes an identifier for SQL.
-func Quote(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
