@@ -424,26 +424,34 @@ func (o *OmpTable) pullRow(ctx context.Context, r *OmpRow, dst string, lock sess
 	case err != nil:
 		return err
 	}
+	// As DB.Pull: the bytes both hold must agree, the title slot aside,
+	// which both have or neither; a newer slot of the row's is put in
+	// place as a retitle writes it.
 	end := bytes.LastIndexByte(local, '\n') + 1
-	body := len(slotOf(local[:min(len(local), slotLen)]))
-	switch {
-	case len(local) == end && end <= len(content) && bytes.Equal(local[body:], content[body:end]):
-		if end == len(content) {
-			st.UpToDate++
-			return nil
-		}
-		k, err := session.AppendRaw(dst, int64(end), bytes.NewReader(content[end:]), lock)
-		if err != nil {
+	mine := slotOf(local[:min(len(local), slotLen)])
+	theirs := slotOf(content[:min(len(content), slotLen)])
+	n, body := min(end, len(content)), len(mine)
+	if (mine == nil) != (theirs == nil) || n < body || !bytes.Equal(local[body:n], content[body:n]) ||
+		end < len(content) && len(local) != end {
+		return fmt.Errorf("%s: %w (the row %s)", dst, ErrDiverged, r.Path)
+	}
+	if mine != nil && !bytes.Equal(mine, theirs) && newerSlot(theirs, mine) {
+		if err := session.ReplaceSlot(dst, mine, theirs, lock); err != nil {
 			return err
 		}
-		st.Appended++
-		st.Bytes += k
-		return nil
-	case end >= len(content) && bytes.Equal(local[body:len(content)], content[body:]):
+		st.Retitled++
+	}
+	if end >= len(content) {
 		st.UpToDate++
 		return nil
 	}
-	return fmt.Errorf("%s: %w (the row %s)", dst, ErrDiverged, r.Path)
+	k, err := session.AppendRaw(dst, int64(end), bytes.NewReader(content[end:]), lock)
+	if err != nil {
+		return err
+	}
+	st.Appended++
+	st.Bytes += k
+	return nil
 }
 
 // WriteContent writes the row's file to w, as Content returns it.
