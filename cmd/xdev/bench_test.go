@@ -211,7 +211,7 @@ func middleEntry(b *testing.B, path string) string {
 	return string(m[1])
 }
 
-func copyFile(b *testing.B, src, dst string) {
+func copyFile(b testing.TB, src, dst string) {
 	b.Helper()
 	in, err := os.Open(src)
 	if err != nil {

@@ -18,7 +18,7 @@ var forkCommand = &command{
 }
 
 var retitleCommand = &command{
-	name: "retitle", args: "SESSION TITLE",
+	name: "retitle", args: "SESSION TITLE", freeText: true,
 	summary: "Give a session a title (a manual title, which automatic ones never replace)",
 	example: `  xdev retitle 01a11069 'Fix the flaky loader test'`,
 	options: func() options { return &retitleOptions{} },
@@ -34,15 +34,17 @@ type forkJSON struct {
 
 // forkOptions are the flags and arguments of `xdev fork`.
 type forkOptions struct {
-	store  *storeFlags
-	at     string
-	title  string
-	asJSON bool
-	args   []string
+	store   *storeFlags
+	sources *sourceFlags
+	at      string
+	title   string
+	asJSON  bool
+	args    []string
 }
 
 func (o *forkOptions) define(fs *flag.FlagSet) {
 	o.store = addStoreFlags(fs)
+	o.sources = addSourceFlags(fs)
 	fs.StringVar(&o.at, "at", "", "copy only the branch from the root to this entry")
 	fs.StringVar(&o.title, "title", "", "the new session's title (default: the source's)")
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
@@ -54,18 +56,27 @@ func (o *forkOptions) run(e *env) error {
 	if len(o.args) != 1 {
 		return usagef("want one SESSION")
 	}
-	src, err := o.store.resolve(o.args[0])
+	c, ref, err := resolve(o.store, o.sources, o.args[0])
 	if err != nil {
 		return err
 	}
+	if err := needOmpFormat(ref, "fork"); err != nil {
+		return err
+	}
+	// A fork lands beside its source when that is in the data dir, else
+	// in the data dir: never in another harness's directory.
+	into := ""
+	if !ref.InDataDir {
+		into = c.DataDir()
+	}
 	var s *session.Store
 	if o.at != "" {
-		s, err = session.ForkBranch(src, "", o.at)
+		s, err = session.ForkBranchInto(ref.Path, into, o.at)
 		if err == nil && o.title != "" {
 			_, err = s.SetTitle(o.title, session.TitleManual)
 		}
 	} else {
-		s, err = session.ForkSession(src, "", o.title)
+		s, err = session.ForkSessionInto(ref.Path, into, o.title)
 	}
 	if err != nil {
 		return err
@@ -89,12 +100,14 @@ func (o *forkOptions) run(e *env) error {
 
 // retitleOptions are the flags and arguments of `xdev retitle`.
 type retitleOptions struct {
-	store *storeFlags
-	args  []string
+	store   *storeFlags
+	sources *sourceFlags
+	args    []string
 }
 
 func (o *retitleOptions) define(fs *flag.FlagSet) {
 	o.store = addStoreFlags(fs)
+	o.sources = addSourceFlags(fs)
 }
 
 func (o *retitleOptions) setArgs(args []string) { o.args = args }
@@ -103,11 +116,14 @@ func (o *retitleOptions) run(e *env) error {
 	if len(o.args) != 2 {
 		return usagef("want SESSION and TITLE")
 	}
-	path, err := o.store.resolve(o.args[0])
+	_, ref, err := resolve(o.store, o.sources, o.args[0])
 	if err != nil {
 		return err
 	}
-	s, err := session.Open(path, nil)
+	if err := writable(ref, "retitle"); err != nil {
+		return err
+	}
+	s, err := session.Open(ref.Path, nil)
 	if err != nil {
 		return err
 	}

@@ -39,25 +39,16 @@ func (o *importOptions) run(e *env) error {
 	if len(o.args) != 1 {
 		return usagef("want one Claude Code or Codex session: a path, or an id or id prefix")
 	}
-	s, ok, err := o.sources.find(o.args[0])
+	c, ref, err := resolve(o.store, o.sources, o.args[0])
 	if err != nil {
 		return err
 	}
-	var conv foreign.Stream
-	if ok {
-		src, err := o.sources.source(s.Harness)
-		if err != nil {
-			return err
-		}
-		conv = src.Stream(s)
+	if !ref.Harness.Converted() {
+		return fmt.Errorf("%s is in omp's format already: omp and xdev open it as it is, and 'xdev fork %s' copies it into the data dir", ref.Path, o.args[0])
 	}
-	if conv == nil {
-		return fmt.Errorf("%s is in omp's format already: omp and xdev open it as it is (xdev fork copies it into a data dir)", o.args[0])
-	}
-	dir, err := o.store.dir()
-	if err != nil {
-		return err
-	}
+	s := *ref.Foreign
+	conv := c.Source(ref.Harness).Stream(s)
+	dir := c.DataDir()
 	src := s.Provenance()
 	if !o.again {
 		prev, err := foreign.Imported(dir, src)

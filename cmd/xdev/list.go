@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -70,7 +72,14 @@ func (o *listOptions) define(fs *flag.FlagSet) {
 	fs.BoolVar(&o.subagents, "subagents", false, "include subagent transcripts")
 	fs.StringVar(&o.cwd, "cwd", "", "list this directory's sessions (default: the current one)")
 	fs.StringVar(&o.from, "from", "", "whose sessions: xdev (default), omp, claude, codex, pi, or all")
-	fs.IntVar(&o.limit, "limit", 0, "show at most N sessions")
+	fs.Func("limit", "show at most N sessions", func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return errors.New("--limit wants a positive number")
+		}
+		o.limit = n
+		return nil
+	})
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 }
 

@@ -13,6 +13,8 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
+	"unicode"
 )
 
 // Exit codes scripts can rely on.
@@ -29,6 +31,9 @@ type command struct {
 	args    string // synopsis after the name
 	summary string
 	example string
+	// freeText: the arguments are text (a query, a title), so a word of
+	// one dash that names no flag is an argument, not a mistake.
+	freeText bool
 	// options makes the command's options: its flags and arguments, parsed
 	// apart from running it (see parseOptions), as the GitHub CLI's
 	// options structs are.
@@ -278,22 +283,53 @@ func (c *command) flags(e *env) *flag.FlagSet {
 }
 
 // parse parses flags (allowed before and after positional arguments) and
-// returns the positional arguments.
+// returns the positional arguments. Everything after "--" is positional,
+// as is a word that cannot be a flag (one holding white space, such as a
+// title "-dash title"); in a command whose arguments are free text
+// (c.freeText: a query, a title), so is a word of one dash that names no
+// flag, such as a query's excluded word -test.
 func (c *command) parse(e *env, fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
+	for len(args) > 0 {
+		a := args[0]
+		if a == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		if !isFlagWord(a) || c.freeText && !strings.HasPrefix(a, "--") && fs.Lookup(flagName(a)) == nil {
+			pos = append(pos, a)
+			args = args[1:]
+			continue
+		}
+		n := 1
+		if f := fs.Lookup(flagName(a)); f != nil && !strings.Contains(a, "=") && !isBoolFlag(f) && len(args) > 1 {
+			n = 2 // the flag and its value, whatever the value looks like
+		}
+		if err := fs.Parse(args[:n]); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				printCommandHelp(e.stdout, c, fs)
 				return nil, err
 			}
 			return nil, usagef("%v", err)
 		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+		args = args[n:]
 	}
+	return pos, nil
+}
+
+// isFlagWord reports whether a may be a flag: a dash, then a name of no
+// white space.
+func isFlagWord(a string) bool {
+	return len(a) > 1 && a[0] == '-' && !strings.ContainsFunc(a, unicode.IsSpace)
+}
+
+// flagName is the name of flag word a: without its dashes and value.
+func flagName(a string) string {
+	name := strings.TrimLeft(a, "-")
+	name, _, _ = strings.Cut(name, "=")
+	return name
+}
+
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }

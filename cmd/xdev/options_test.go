@@ -30,6 +30,24 @@ func TestParseOptions(t *testing.T) {
 		{titleCommand, []string{"f.jsonl", "New title", "--auto"}, &titleOptions{auto: true, args: []string{"f.jsonl", "New title"}}},
 		{contextCommand, []string{"--json", "f.jsonl"}, &contextOptions{asJSON: true, args: []string{"f.jsonl"}}},
 		{blobsCommand, []string{"--delete", "--omp"}, &blobsOptions{del: true}},
+		// "--" ends the flags: what follows is an argument, a flag's name
+		// or not.
+		{retitleCommand, []string{"s1", "--", "-dash title"}, &retitleOptions{args: []string{"s1", "-dash title"}}},
+		{retitleCommand, []string{"--", "--json", "--data-dir"}, &retitleOptions{args: []string{"--json", "--data-dir"}}},
+		{exportCommand, []string{"-o", "x.md", "--", "-s1"}, &exportOptions{out: "x.md", args: []string{"-s1"}}},
+		// A flag's value may be "--" or look like a flag.
+		{forkCommand, []string{"--title", "--", "s1"}, &forkOptions{title: "--", args: []string{"s1"}}},
+		{forkCommand, []string{"--title=-x", "s1"}, &forkOptions{title: "-x", args: []string{"s1"}}},
+		{forkCommand, []string{"--title", "-x", "s1", "--json"}, &forkOptions{title: "-x", asJSON: true, args: []string{"s1"}}},
+		// A word holding white space is never a flag.
+		{retitleCommand, []string{"s1", "-dash title"}, &retitleOptions{args: []string{"s1", "-dash title"}}},
+		// In free text, a word of one dash that names no flag is an
+		// argument (a query's excluded word); one that names a flag is
+		// the flag.
+		{searchCommand, []string{"pars*", "-test", "--role", "user", "-l"},
+			&searchOptions{args: []string{"pars*", "-test"}, role: "user", sessionsOnly: true, limit: 20}},
+		{searchCommand, []string{"--", "-l", "--json"}, &searchOptions{args: []string{"-l", "--json"}, limit: 20}},
+		{retitleCommand, []string{"s1", "-wip"}, &retitleOptions{args: []string{"s1", "-wip"}}},
 	}
 	for _, tt := range tests {
 		o, err := parseOptions(e, tt.c, tt.args)
@@ -39,7 +57,7 @@ func TestParseOptions(t *testing.T) {
 		}
 		// The store, source and database flags are pointers, checked apart below:
 		// compare the rest.
-		for _, name := range []string{"store", "sources", "db"} {
+		for _, name := range []string{"store", "sources", "db", "foreign"} {
 			if f := reflect.ValueOf(o).Elem().FieldByName(name); f.IsValid() {
 				reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().SetZero()
 			}
@@ -56,8 +74,18 @@ func TestParseOptions(t *testing.T) {
 		t.Error("sync's flags not parsed")
 	}
 	var ue usageError
-	if _, err := parseOptions(e, listCommand, []string{"--bogus"}); !errors.As(err, &ue) {
-		t.Errorf("unknown flag: err = %v, want a usage error", err)
+	for _, bad := range []struct {
+		c    *command
+		args []string
+	}{
+		{listCommand, []string{"--bogus"}},
+		{showCommand, []string{"-bogus", "s1"}}, // SESSION is no free text: a typo stays an error
+		{searchCommand, []string{"x", "--bogus"}}, // two dashes are a flag's, in free text too
+		{forkCommand, []string{"s1", "--title"}},  // a value is missing
+	} {
+		if _, err := parseOptions(e, bad.c, bad.args); !errors.As(err, &ue) {
+			t.Errorf("%s %q: err = %v, want a usage error", bad.c.name, bad.args, err)
+		}
 	}
 	for _, g := range commandGroups {
 		for _, c := range g.commands {

@@ -29,7 +29,7 @@ var appendCommand = &command{
 }
 
 var titleCommand = &command{
-	name: "title", args: "FILE TITLE [--auto]",
+	name: "title", args: "FILE TITLE [--auto]", freeText: true,
 	summary: "Retitle a session (a manual title unless --auto)",
 	example: "  xdev title s.jsonl 'Refactor the loader'",
 	options: func() options { return &titleOptions{} },

@@ -12,6 +12,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/xdev/xdev/internal/pgtest"
+	"github.com/xdev/xdev/internal/realfixtures"
 )
 
 // TestMain lets the scripts run "xdev" as a real process: testscript
@@ -40,10 +41,7 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	real, err := filepath.Abs("../../../shared/fixtures/real")
-	if err != nil {
-		t.Fatal(err)
-	}
+	real, _ := realfixtures.Find()
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(e *testscript.Env) error {
@@ -73,8 +71,13 @@ func TestScripts(t *testing.T) {
 			if cond != "real" {
 				return false, fmt.Errorf("unknown condition %q", cond)
 			}
-			_, err := os.Stat(real)
-			return err == nil, nil
+			if _, ok := realfixtures.Find(); !ok {
+				if os.Getenv("CI") != "" {
+					return false, fmt.Errorf("the real fixtures are missing at %s; CI must have them", real)
+				}
+				return false, nil
+			}
+			return true, nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			// pgdb sets $DB to the URL of a new, empty database on a

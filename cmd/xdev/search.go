@@ -14,17 +14,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/foreign"
 	"github.com/xdev/xdev/internal/search"
 	"github.com/xdev/xdev/internal/session"
 )
 
 var searchCommand = &command{
-	name: "search", args: "[flags] QUERY...",
+	name: "search", args: "[flags] QUERY...", freeText: true,
 	summary: "Find what was said in any session (full-text, indexed)",
 	example: `  xdev search lock timeout                 entries holding both words
   xdev search '"windowed load"' OR backward  a phrase, or a word
   xdev search 'pars*' -test --role user      a prefix, without "test", typed by you
+  xdev search -- -l fix                      words after -- are the query's, even a flag's name
   xdev search --here --since 7d flaky        this project, the last week
   xdev search --with-omp --json panic | jq -r '.[].path'`,
 	options: func() options { return &searchOptions{} },
@@ -434,35 +436,32 @@ func (o *searchOptions) query(now time.Time) (search.Query, error) {
 // session, or with --from another harness's, whose hits are in its
 // mirror (Claude Code, Codex) or its own file (pi).
 func (o *searchOptions) sessionPath(arg string) (string, error) {
-	if o.from == "" || o.from == "xdev" || o.from == "omp" {
-		store := *o.store
-		store.omp = store.omp || o.from == "omp"
-		return store.resolve(arg)
-	}
-	if o.from == "all" {
-		if p, err := o.store.resolve(arg); err == nil {
-			return p, nil
-		}
-	}
-	s, ok, err := o.foreign.find(arg)
-	if err != nil || !ok {
-		if err == nil {
-			err = fmt.Errorf("%s is not a Claude Code, Codex or pi session", arg)
-		}
-		return "", err
-	}
-	src, err := o.foreign.source(s.Harness)
+	store := *o.store
+	store.omp = store.omp || o.from == "omp"
+	c, ref, err := resolve(&store, o.foreign, arg)
 	if err != nil {
 		return "", err
 	}
-	if src.Stream(s) == nil {
-		return s.Path, nil
+	switch {
+	case ref.InDataDir && (o.from == "" || o.from == "xdev" || o.from == "omp" || o.from == "all"):
+		return ref.Path, nil
+	case ref.Harness.Converted() && (o.from == string(ref.Harness) || o.from == "all"):
+		dir, err := foreign.DefaultMirrorDir(string(ref.Harness), c.Root(ref.Harness))
+		if err != nil {
+			return "", err
+		}
+		return foreign.MirrorPath(dir, ref.Path), nil
+	case ref.Harness == catalog.Pi && (o.from == "pi" || o.from == "all"):
+		return ref.Path, nil
 	}
-	dir, err := foreign.DefaultMirrorDir(s.Harness, src.Root())
-	if err != nil {
-		return "", err
+	from := o.from
+	if from == "" {
+		from = "xdev"
 	}
-	return foreign.MirrorPath(dir, s.Path), nil
+	if !ref.Harness.Converted() && ref.Harness != catalog.Pi {
+		return "", fmt.Errorf("%s is not a session of %s, whose sessions the index holds", arg, c.DataDir())
+	}
+	return "", fmt.Errorf("%s is a %s session, which --from %s does not search (--from %s does)", arg, ref.Harness.Name(), from, ref.Harness)
 }
 
 // parseWhen reads a --since or --until: a duration back from now (7d,
@@ -472,20 +471,40 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 		return time.Time{}, nil
 	}
 	if n := len(s); n > 1 {
-		if v, err := strconv.Atoi(s[:n-1]); err == nil && v >= 0 {
-			unit := map[byte]time.Duration{'m': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}[s[n-1]]
-			if unit != 0 {
-				return now.Add(-time.Duration(v) * unit), nil
+		unit := map[byte]time.Duration{'m': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}[s[n-1]]
+		if v, err := strconv.ParseUint(s[:n-1], 10, 64); unit != 0 && (err == nil || errors.Is(err, strconv.ErrRange)) {
+			// A span reaching back past the earliest time means "since
+			// ever" (or, for --until, "before anything"): clamp it there
+			// rather than let the arithmetic wrap.
+			if err != nil || v > uint64(maxBack/unit) {
+				return earliest, nil
 			}
+			return now.Add(-time.Duration(v) * unit), nil
 		}
 	}
 	if t, err := time.ParseInLocation("2006-01-02", s, time.Local); err == nil {
-		return t, nil
+		return notZero(t), nil
 	}
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
+		return notZero(t), nil
 	}
 	return time.Time{}, fmt.Errorf("%q is not a time: want 7d, 12h, 2w, 2026-11-01 or 2026-11-01T15:04:05Z", s)
+}
+
+// maxBack is the longest span --since and --until take as a duration;
+// earliest is where a longer one is clamped. earliest is not the zero
+// time, which means "no bound".
+const maxBack = 290 * 365 * 24 * time.Hour // as far as a time.Duration reaches
+
+var earliest = time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC)
+
+// notZero keeps a time that happens to be the zero time from reading as
+// "no bound".
+func notZero(t time.Time) time.Time {
+	if t.IsZero() {
+		return earliest
+	}
+	return t
 }
 
 // searchHitJSON is one hit in `xdev search --json`.

@@ -1,15 +1,13 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
+	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/foreign"
-	"github.com/xdev/xdev/internal/session"
 )
 
 // sourceFlags choose where the other harnesses keep their sessions.
@@ -64,52 +62,40 @@ func (f *sourceFlags) list(harness string, subagents bool) ([]foreign.Session, e
 	return src.List(subagents)
 }
 
-// errNoForeign is find's error for an id no other harness has.
-var errNoForeign = errors.New("no Claude Code, Codex or pi session")
+// catalog is the catalog of the places these flags and store choose: the
+// data dir, and the other harnesses' roots.
+func (f *sourceFlags) catalog(store *storeFlags) (*catalog.Catalog, error) {
+	dir, err := store.dir()
+	if err != nil {
+		return nil, err
+	}
+	if store.explicit() {
+		if _, err := store.existingDir(); err != nil {
+			return nil, err
+		}
+	}
+	cwd, _ := os.Getwd()
+	h := catalog.Xdev
+	if store.omp {
+		h = catalog.Omp
+	}
+	roots := map[catalog.Harness]string{catalog.Claude: f.claude, catalog.Codex: f.codex, catalog.Pi: f.pi}
+	return catalog.New(catalog.Config{DataDir: dir, DataDirHarness: h, Explicit: store.explicit(), Cwd: cwd, Roots: roots})
+}
 
-// find finds a foreign session: a path (its first line says which
-// harness wrote it), else an id or id prefix under each harness's dir.
-// ok is false, with no error, for a path of an omp-format file.
-func (f *sourceFlags) find(arg string) (s foreign.Session, ok bool, err error) {
-	if session.SessionPath(arg) {
-		path, err := filepath.Abs(arg)
-		if err != nil {
-			return s, false, err
-		}
-		harness, err := foreign.Detect(path)
-		if err != nil || harness == "" {
-			return s, false, err
-		}
-		src, err := f.source(harness)
-		if err != nil {
-			return s, false, err
-		}
-		s, err = src.At(path)
-		return s, err == nil, err
+// resolve finds the session SESSION names, by the catalog's one rule
+// (see package catalog): a path, else a session of the data dir, else,
+// unless a flag chose the data dir, another harness's.
+func resolve(store *storeFlags, sources *sourceFlags, arg string) (*catalog.Catalog, catalog.Ref, error) {
+	if arg == "" {
+		return nil, catalog.Ref{}, usagef("%v", catalog.ErrEmptyArgument)
 	}
-	var found []foreign.Session
-	for _, h := range foreignHarnesses {
-		list, err := f.list(h, true)
-		if err != nil {
-			continue // a harness that cannot be read holds nothing we can show
-		}
-		for _, s := range list {
-			if s.Err == nil && strings.HasPrefix(s.ID, arg) {
-				found = append(found, s)
-			}
-		}
+	c, err := sources.catalog(store)
+	if err != nil {
+		return nil, catalog.Ref{}, err
 	}
-	switch len(found) {
-	case 0:
-		return s, false, fmt.Errorf("%w %q", errNoForeign, arg)
-	case 1:
-		return found[0], true, nil
-	}
-	names := make([]string, len(found))
-	for i, s := range found {
-		names[i] = s.Harness + " " + s.Path
-	}
-	return s, false, fmt.Errorf("%q names more than one session: %s", arg, strings.Join(names, ", "))
+	ref, err := c.Resolve(arg)
+	return c, ref, err
 }
 
 // readable is a session to read: an omp-format file, or a foreign
@@ -122,43 +108,24 @@ type readable struct {
 	cleanup func()
 }
 
-// resolveReadable finds the session SESSION names for show and export:
-// in the data dir as resolve does, else among the other harnesses'. A
+// resolveReadable finds the session SESSION names for show and export. A
 // Claude Code or Codex session is converted as `xdev import` converts
 // it, into a temp file removed by cleanup; its source is only read.
 func resolveReadable(store *storeFlags, sources *sourceFlags, arg string) (readable, error) {
 	r := readable{cleanup: func() {}}
-	var own error
-	if !session.SessionPath(arg) {
-		path, err := store.resolve(arg)
-		if err == nil || store.explicit() {
-			r.path, r.shown = path, path
-			return r, err
-		}
-		own = err
-	}
-	s, ok, err := sources.find(arg)
-	if err != nil {
-		if own != nil && errors.Is(err, errNoForeign) {
-			return r, fmt.Errorf("%w (nor is it a Claude Code, Codex or pi session's)", own)
-		}
-		return r, err
-	}
-	if !ok {
-		r.path, r.shown = arg, arg
-		return r, nil
-	}
-	r.shown, r.harness = s.Path, s.Harness
-	src, err := sources.source(s.Harness)
+	c, ref, err := resolve(store, sources, arg)
 	if err != nil {
 		return r, err
 	}
-	conv := src.Stream(s)
-	if conv == nil { // pi's: omp's format, opened as it is
-		r.path = s.Path
+	r.path, r.shown = ref.Path, ref.Path
+	if ref.Foreign != nil {
+		r.harness = string(ref.Harness)
+	}
+	if !ref.Harness.Converted() {
 		return r, nil
 	}
-	tmp, err := os.MkdirTemp("", "xdev-"+s.Harness+"-")
+	conv := c.Source(ref.Harness).Stream(*ref.Foreign)
+	tmp, err := os.MkdirTemp("", "xdev-"+string(ref.Harness)+"-")
 	if err != nil {
 		return r, err
 	}
@@ -166,9 +133,37 @@ func resolveReadable(store *storeFlags, sources *sourceFlags, arg string) (reada
 	counted := func(begin func(*foreign.Converted) error, emit func(string, []byte) error) error {
 		return conv(func(c *foreign.Converted) error { r.skipped = c.Skipped; return begin(c) }, emit)
 	}
-	if r.path, _, err = foreign.ImportStream(tmp, s.Provenance(), counted); err != nil {
+	if r.path, _, err = foreign.ImportStream(tmp, ref.Foreign.Provenance(), counted); err != nil {
 		r.cleanup()
 		return r, err
 	}
 	return r, nil
+}
+
+// needOmpFormat refuses a session not in omp's format: a Claude Code or
+// Codex transcript, which is converted to be read and imported to be
+// written; the error names the command (what) and says how.
+func needOmpFormat(ref catalog.Ref, what string) error {
+	if !ref.Harness.Converted() {
+		return nil
+	}
+	return fmt.Errorf("%s is a %s session; %s works on sessions in omp's format: 'xdev import %s' makes it one in the data dir",
+		ref.Path, ref.Harness.Name(), what, ref.Path)
+}
+
+// writable refuses a session xdev must not write: one that lies in
+// another harness's directory (pi's, or omp's when the data dir is
+// xdev's), which xdev only reads.
+func writable(ref catalog.Ref, what string) error {
+	if err := needOmpFormat(ref, what); err != nil {
+		return err
+	}
+	if ref.InDataDir || ref.Harness == catalog.File || ref.Harness == catalog.Xdev {
+		return nil
+	}
+	hint := "'xdev fork' copies it into the data dir"
+	if ref.Harness == catalog.Omp {
+		hint = "--omp writes omp's data dir; 'xdev fork' copies it into xdev's"
+	}
+	return fmt.Errorf("%s is %s's session, which xdev only reads (%s)", ref.Path, ref.Harness.Name(), hint)
 }

@@ -27,14 +27,16 @@ type verifyJSON struct {
 
 // verifyOptions are the flags and arguments of `xdev verify`.
 type verifyOptions struct {
-	store  *storeFlags
-	repair bool
-	asJSON bool
-	args   []string
+	store   *storeFlags
+	sources *sourceFlags
+	repair  bool
+	asJSON  bool
+	args    []string
 }
 
 func (o *verifyOptions) define(fs *flag.FlagSet) {
 	o.store = addStoreFlags(fs)
+	o.sources = addSourceFlags(fs)
 	fs.BoolVar(&o.repair, "repair", false, "write a repaired copy (FILE.repaired) beside each damaged file; never in place")
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 }
@@ -44,6 +46,9 @@ func (o *verifyOptions) setArgs(args []string) { o.args = args }
 func (o *verifyOptions) run(e *env) error {
 	prog := &progress{e: e, what: "verifying"}
 	var reports []session.FileReport
+	// noRepair: files that lie where xdev writes nothing (another
+	// harness's directory), so no repaired copy goes beside them.
+	noRepair := map[string]error{}
 	if len(o.args) == 0 {
 		dir, err := o.store.existingDir()
 		if err != nil {
@@ -54,33 +59,53 @@ func (o *verifyOptions) run(e *env) error {
 		}
 	} else {
 		for i, a := range o.args {
-			p, err := o.store.resolve(a)
-			if err != nil {
+			_, ref, err := resolve(o.store, o.sources, a)
+			if session.SessionPath(a) {
+				ref.Path = a // problems name the file as it was given
+			}
+			if err != nil && ref.Path == "" {
 				return err
 			}
-			probs, err := session.Verify(p, nil)
-			reports = append(reports, session.FileReport{Path: p, Problems: probs, Err: err})
+			if err != nil {
+				// A file that is there but cannot be checked is reported
+				// with the others, and counted.
+				reports = append(reports, session.FileReport{Path: ref.Path, Err: err})
+				continue
+			}
+			if err := needOmpFormat(ref, "verify"); err != nil {
+				reports = append(reports, session.FileReport{Path: ref.Path, Err: err})
+				continue
+			}
+			probs, err := session.Verify(ref.Path, nil)
+			reports = append(reports, session.FileReport{Path: ref.Path, Problems: probs, Err: err})
+			if err := writable(ref, "verify --repair"); err != nil {
+				noRepair[ref.Path] = err
+			}
 			prog.update(i+1, len(o.args))
 		}
 	}
 	prog.done()
 	var out []verifyJSON
-	nProblems, nFiles, failed, checked := 0, 0, 0, 0
+	nProblems, nFiles, failed, checked, unreadable := 0, 0, 0, 0, 0
 	for _, r := range reports {
 		v := verifyJSON{Path: r.Path, Problems: []session.Problem{}}
 		if r.Err != nil {
 			v.Error = r.Err.Error()
 			failed++
+			unreadable++
 		} else if r.Problems != nil {
 			v.Problems = r.Problems
 		}
-		if len(r.Problems) == 0 || r.Problems[0].Kind != session.ProblemSymlink {
+		if r.Err == nil && (len(r.Problems) == 0 || r.Problems[0].Kind != session.ProblemSymlink) {
 			checked++
 		}
 		if len(r.Problems) > 0 {
 			nProblems += len(r.Problems)
 			nFiles++
-			if o.repair && r.Problems[0].Kind != session.ProblemSymlink {
+			if o.repair && noRepair[r.Path] != nil {
+				v.Error = "no repaired copy: " + noRepair[r.Path].Error()
+				failed++
+			} else if o.repair && r.Problems[0].Kind != session.ProblemSymlink {
 				changes, err := session.Repair(r.Path, "")
 				switch {
 				case err != nil:
@@ -115,8 +140,12 @@ func (o *verifyOptions) run(e *env) error {
 				fmt.Fprintf(e.stderr, "%s: %s\n", v.Path, v.Error)
 			}
 		}
-		if e.tty || nProblems > 0 {
-			fmt.Fprintf(e.stderr, "%s checked: %s in %s\n", plural(checked, "file"), plural(nProblems, "problem"), plural(nFiles, "file"))
+		if e.tty || nProblems > 0 || failed > 0 {
+			unread := ""
+			if unreadable > 0 {
+				unread = fmt.Sprintf("; %s could not be checked", plural(unreadable, "file"))
+			}
+			fmt.Fprintf(e.stderr, "%s checked: %s in %s%s\n", plural(checked, "file"), plural(nProblems, "problem"), plural(nFiles, "file"), unread)
 		}
 	}
 	switch {

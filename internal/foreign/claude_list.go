@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/xdev/xdev/internal/jsonx"
+	"github.com/xdev/xdev/internal/regularfile"
 )
 
 // claudeHistory is what Claude's history.jsonl (the prompts typed, one
@@ -169,15 +170,11 @@ func ClaudeSessionAt(root, path string) (Session, error) {
 var claudeTitleLine = regexp.MustCompile(`"type"\s*:\s*"(custom-title|ai-title)"`)
 
 func claudeListed(path, projectCwd string, history map[string]*claudeHistory) (Session, bool) {
-	f, err := os.Open(path)
+	f, fi, err := regularfile.Open(path, 0)
 	if err != nil {
 		return Session{}, false
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return Session{}, false
-	}
 	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	s := Session{Harness: HarnessClaude, ID: id, Path: path, Size: fi.Size()}
 	mtime := mtimeMillis(fi)

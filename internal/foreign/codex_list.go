@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/xdev/xdev/internal/jsonx"
+	"github.com/xdev/xdev/internal/regularfile"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -187,7 +188,7 @@ func truncMillis(ms float64) float64 {
 // read a line at a time (a session_meta line carries Codex's instructions
 // and can run to tens of KiB).
 func firstRecord(path string) (jsonx.Value, fs.FileInfo, error) {
-	fi, err := os.Stat(path)
+	fi, err := regularfile.Stat(path)
 	if err != nil {
 		return jsonx.Value{}, nil, err
 	}
@@ -204,8 +205,11 @@ func firstRecord(path string) (jsonx.Value, fs.FileInfo, error) {
 				return v, fi, nil
 			}
 		}
-		if err != nil {
+		if errors.Is(err, io.EOF) {
 			return jsonx.Value{}, fi, err
+		}
+		if err != nil {
+			return jsonx.Value{}, fi, fmt.Errorf("%s: %w", path, err)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/xdev/xdev/internal/atomicfile"
 	"github.com/xdev/xdev/internal/jsonx"
+	"github.com/xdev/xdev/internal/regularfile"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -210,7 +211,7 @@ func Imported(dataDir string, src Provenance) (string, error) {
 }
 
 func holdsImport(path string, marker []byte, src Provenance) (bool, error) {
-	fh, err := os.Open(path)
+	fh, _, err := regularfile.Open(path, 0)
 	if err != nil {
 		return false, err
 	}

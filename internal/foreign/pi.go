@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/xdev/xdev/internal/jsonx"
+	"github.com/xdev/xdev/internal/regularfile"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -69,15 +70,11 @@ func piSession(i session.SessionInfo) Session {
 // entry's name in the file's last 64 KiB (pi appends one when a session
 // is named with /name), else "".
 func PiName(path string) string {
-	f, err := os.Open(path)
+	f, fi, err := regularfile.Open(path, 0)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return ""
-	}
 	off := max(0, fi.Size()-claudeHeadBytes)
 	tail, err := io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off))
 	if err != nil {

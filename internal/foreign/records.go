@@ -12,6 +12,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/xdev/xdev/internal/jsonx"
+	"github.com/xdev/xdev/internal/regularfile"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -24,7 +25,7 @@ type record struct {
 // openTranscript opens a foreign transcript for reading, through zstd
 // when its name ends in .zst (Codex compresses old rollouts).
 func openTranscript(path string) (io.ReadCloser, error) {
-	f, err := os.Open(path)
+	f, _, err := regularfile.Open(path, 0)
 	if err != nil {
 		return nil, err
 	}

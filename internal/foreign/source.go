@@ -1,11 +1,15 @@
 package foreign
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
-	"os"
+	"io"
 	"time"
 
 	"github.com/xdev/xdev/internal/jsonx"
+	"github.com/xdev/xdev/internal/regularfile"
+	"github.com/xdev/xdev/internal/session"
 )
 
 // The harnesses whose sessions this package reads.
@@ -129,37 +133,86 @@ func (s Session) Provenance() Provenance {
 	return Provenance{Harness: s.Harness, ID: s.ID, Path: s.Path, Cwd: s.Cwd}
 }
 
-// Detect names the harness that wrote the transcript at path, from its
-// first readable line: "codex" for a session_meta record, "claude" for a
-// Claude Code record (one with a sessionId, or a summary line), "" for an
-// omp-format session (a title slot or header, which xdev opens as it is,
-// pi's included). A file it cannot tell is an error naming it.
+// Detect names the harness that wrote the transcript at path from what it
+// holds: "codex" for Codex records (session_meta, response_item, …),
+// "claude" for Claude Code records (any record with a sessionId, or one of
+// the types Claude Code writes: user, assistant, summary,
+// file-history-snapshot, progress, queue-operation, custom-title…), ""
+// for an omp-format session (a title slot or header, which xdev opens as
+// it is, pi's included). The first record that tells decides; records
+// that tell nothing (another harness's bookkeeping, a type this reader
+// does not know) are passed over, up to detectRecords records or
+// detectBytes bytes. A file it cannot tell is an error naming it.
 func Detect(path string) (string, error) {
-	first, _, err := firstRecord(path)
+	fi, err := regularfile.Stat(path)
 	if err != nil {
-		if fi, serr := os.Stat(path); serr == nil && fi.Size() == 0 {
-			return "", fmt.Errorf("%s: empty file", path)
+		return "", err
+	}
+	if fi.Size() == 0 {
+		return "", fmt.Errorf("%s: empty file", path)
+	}
+	r, err := openTranscript(path)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	br := bufio.NewReaderSize(io.LimitReader(r, detectBytes), 64<<10)
+	objects := 0
+	for n := 0; n < detectRecords; n++ {
+		line, _, err := readLineBounded(br, session.DefaultMaxLineBytes)
+		if len(line) > 0 {
+			if v, perr := jsonx.Parse(line); perr == nil && v.Kind() == jsonx.Object {
+				objects++
+				if h := harnessOf(v); h != "?" {
+					return h, nil
+				}
+			}
 		}
-		return "", fmt.Errorf("%s: no JSON object on any line: not a session", path)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", path, err)
+		}
 	}
-	if h := harnessOf(first); h != "?" {
-		return h, nil
+	if objects == 0 {
+		return "", fmt.Errorf("%s: no JSON object in its first %s: not a session", path, sizeText(detectBytes))
 	}
-	return "", fmt.Errorf("%s: line 1 is neither an omp, pi, Claude Code nor Codex record", path)
+	return "", fmt.Errorf("%s: its first records are neither omp's, pi's, Claude Code's nor Codex's", path)
 }
 
-// harnessOf names the harness whose record a transcript's first object
-// is: "" for omp's format (a title slot or header), "?" when it cannot
-// tell.
-func harnessOf(first jsonx.Value) string {
-	typ := first.Get("type")
+// How far Detect reads.
+const (
+	detectRecords = 200
+	detectBytes   = 64 << 20
+)
+
+func sizeText(n int64) string { return fmt.Sprintf("%d MiB", n>>20) }
+
+// claudeTypes are the record types Claude Code writes, as its transcripts
+// show them (../shared/fixtures/real and the versions issue 23 lists).
+var claudeTypes = map[string]bool{
+	"user": true, "assistant": true, "system": true, "summary": true, "attachment": true,
+	"file-history-snapshot": true, "progress": true, "queue-operation": true,
+	"custom-title": true, "ai-title": true, "away_summary": true, "agent-name": true,
+	"last-prompt": true, "pr-link": true, "tag": true, "mode": true, "worktree-state": true,
+}
+
+// codexTypes are the record types of a Codex rollout.
+var codexTypes = map[string]bool{
+	"session_meta": true, "response_item": true, "event_msg": true, "turn_context": true, "compacted": true,
+}
+
+// harnessOf names the harness whose record v is: "" for omp's format (a
+// title slot or header), "?" when the record does not tell.
+func harnessOf(v jsonx.Value) string {
+	typ, _ := v.Get("type").Text()
 	switch {
-	case typ.Is("session") || typ.Is("title"):
+	case (typ == "session" || typ == "title") && v.Get("sessionId").Kind() != jsonx.String:
 		return ""
-	case typ.Is("session_meta") || typ.Is("response_item") || typ.Is("event_msg") || typ.Is("turn_context"):
+	case codexTypes[typ] && v.Get("payload").Kind() != jsonx.Undefined:
 		return HarnessCodex
-	case first.Get("sessionId").Kind() == jsonx.String || typ.Is("summary") || typ.Is("user") || typ.Is("assistant") ||
-		typ.Is("custom-title") || typ.Is("ai-title"):
+	case v.Get("sessionId").Kind() == jsonx.String || claudeTypes[typ]:
 		return HarnessClaude
 	}
 	return "?"

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/xdev/xdev/internal/regularfile"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -53,14 +54,11 @@ func (db *DB) pushNew(ctx context.Context, origin string, files []session.Sessio
 		}
 	}()
 	for i, f := range files {
-		fh, err := os.Open(f.Path)
+		fh, fi, err := regularfile.Open(f.Path, 0)
 		if err != nil {
 			return nil, problem(err)
 		}
-		opened[i].fh = fh
-		if opened[i].fi, err = fh.Stat(); err != nil {
-			return nil, problem(err)
-		}
+		opened[i].fh, opened[i].fi = fh, fi
 		if opened[i].slot, err = readSlot(fh, opened[i].fi.Size()); err != nil {
 			return nil, problem(fmt.Errorf("%s: %w", f.Path, err))
 		}

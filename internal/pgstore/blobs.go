@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/xdev/xdev/internal/regularfile"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -108,7 +109,7 @@ func (db *DB) pullBlobs(ctx context.Context, dataDir string, names map[string]bo
 
 // referencedBlobs are the blobs a session file names.
 func referencedBlobs(path string, into map[string]bool) error {
-	f, err := os.Open(path)
+	f, _, err := regularfile.Open(path, 0)
 	if err != nil {
 		return err
 	}

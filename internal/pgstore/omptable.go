@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/xdev/xdev/internal/atomicfile"
+	"github.com/xdev/xdev/internal/regularfile"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -278,7 +279,7 @@ func (o *OmpTable) Push(ctx context.Context, dataDir string, opts OmpPushOptions
 
 func (o *OmpTable) pushFile(ctx context.Context, f session.SessionFile, key string, row *OmpRow) (fileResult, error) {
 	var res fileResult
-	data, err := os.ReadFile(f.Path)
+	data, err := regularfile.ReadFile(f.Path, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return res, nil
 	}
@@ -409,7 +410,7 @@ func (o *OmpTable) pullRow(ctx context.Context, r *OmpRow, dst string, lock sess
 		return err
 	}
 	content = content[:bytes.LastIndexByte(content, '\n')+1]
-	local, err := os.ReadFile(dst)
+	local, err := regularfile.ReadFile(dst, 0)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		if err := mkdirs(filepath.Dir(dst)); err != nil {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/xdev/xdev/internal/atomicfile"
+	"github.com/xdev/xdev/internal/regularfile"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -106,7 +107,7 @@ func localPath(root, rel string) (string, error) {
 }
 
 func (db *DB) pullOne(ctx context.Context, s *Session, path string, lock session.LockOptions, st *PullStats) error {
-	f, err := os.Open(path)
+	f, fi, err := regularfile.Open(path, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		if err := mkdirs(filepath.Dir(path)); err != nil {
 			return err
@@ -126,14 +127,7 @@ func (db *DB) pullOne(ctx context.Context, s *Session, path string, lock session
 	if err != nil {
 		return err
 	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s: not a regular file", path)
-	}
-	var end int64
-	if err == nil {
-		end, err = completeEnd(f, fi.Size())
-	}
+	end, err := completeEnd(f, fi.Size())
 	if err != nil {
 		f.Close()
 		return err

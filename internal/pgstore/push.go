@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/xdev/xdev/internal/regularfile"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -327,7 +328,7 @@ func (db *DB) pushOnce(ctx context.Context, origin string, f session.SessionFile
 	if !utf8.ValidString(rel) {
 		return res, problem(fmt.Errorf("%s: the file name is not UTF-8, which a stored path must be", f.Path))
 	}
-	fh, err := os.Open(f.Path)
+	fh, fi, err := regularfile.Open(f.Path, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return res, nil // deleted since it was listed: nothing to push
 	}
@@ -335,10 +336,6 @@ func (db *DB) pushOnce(ctx context.Context, origin string, f session.SessionFile
 		return res, problem(err)
 	}
 	defer fh.Close()
-	fi, err := fh.Stat()
-	if err != nil {
-		return res, problem(err)
-	}
 	size := fi.Size()
 	local, err := readSlot(fh, size)
 	if err != nil {

@@ -9,10 +9,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 
 	"github.com/ncruces/go-sqlite3"
 
+	"github.com/xdev/xdev/internal/regularfile"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -318,7 +318,7 @@ func tailHash(f io.ReaderAt, off, end int64) ([]byte, error) {
 // stillThere reports whether the file at path still holds, where the index
 // stopped, the last line it indexed.
 func stillThere(path string, r *fileRow) bool {
-	f, err := os.Open(path)
+	f, _, err := regularfile.Open(path, 0)
 	if err != nil {
 		return false
 	}

@@ -1,10 +1,9 @@
 package search
 
 import (
-	"os"
-
 	"github.com/ncruces/go-sqlite3"
 
+	"github.com/xdev/xdev/internal/regularfile"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -199,7 +198,7 @@ func (w *writer) file(f session.SessionFile, row *fileRow, st *RefreshStats) (in
 	r.cur = cur
 	r.malformed += int64(rs.Malformed)
 	r.indexedB = cur.Offset
-	if fh, err := os.Open(f.Path); err == nil {
+	if fh, _, err := regularfile.Open(f.Path, 0); err == nil {
 		r.tailOff = max(0, cur.Offset-tailBytes)
 		r.tailHash, err = tailHash(fh, r.tailOff, cur.Offset)
 		fh.Close()

@@ -125,7 +125,7 @@ func isDigest(s string) bool {
 // collectRefs adds the digest of every blob reference in the file at p,
 // reading it in chunks that overlap by a reference's length.
 func collectRefs(p string, refs map[string]bool) error {
-	f, err := openRead(p)
+	f, _, err := openRegular(p, 0)
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,19 @@ import (
 // dst appears atomically and an existing file is never replaced. The source
 // is only read.
 func ForkSession(src, dst, label string) (*Store, error) {
+	return forkSession(src, dst, "", label)
+}
+
+// ForkSessionInto is ForkSession with the copy put into dataDir, in the
+// project directory of the source's cwd (see Slug), wherever the source
+// lies: the way to copy a session kept elsewhere (another harness's
+// directory, a file handed over) into a data dir without writing a byte
+// beside it.
+func ForkSessionInto(src, dataDir, label string) (*Store, error) {
+	return forkSession(src, "", dataDir, label)
+}
+
+func forkSession(src, dst, dataDir, label string) (*Store, error) {
 	f, fi, err := openRegular(src, 0)
 	if err != nil {
 		return nil, fmt.Errorf("fork: %w", err)
@@ -44,9 +57,7 @@ func ForkSession(src, dst, label string) (*Store, error) {
 		return nil, err
 	}
 	child.cacheKey(pre.header)
-	if dst == "" {
-		dst = filepath.Join(filepath.Dir(src), FileName(child.created, child.id))
-	}
+	dst = child.dest(dst, dataDir, src, pre.header.Cwd)
 
 	var body func(w io.Writer) error
 	switch v := pre.header.FormatVersion(); {
@@ -81,6 +92,16 @@ func ForkSession(src, dst, label string) (*Store, error) {
 // the whole file, last write wins) differs from its label in the copy. So
 // the copy has every label the path's entries had, and an unbroken chain.
 func ForkBranch(src, dst, entryID string) (*Store, error) {
+	return forkBranch(src, dst, "", entryID)
+}
+
+// ForkBranchInto is ForkBranch with the copy put into dataDir, as
+// ForkSessionInto puts a whole copy.
+func ForkBranchInto(src, dataDir, entryID string) (*Store, error) {
+	return forkBranch(src, "", dataDir, entryID)
+}
+
+func forkBranch(src, dst, dataDir, entryID string) (*Store, error) {
 	x, err := OpenIndex(src, nil)
 	if err != nil {
 		return nil, err
@@ -112,9 +133,7 @@ func ForkBranch(src, dst, entryID string) (*Store, error) {
 		return nil, err
 	}
 	child.header, _ = jsonx.RemoveMember(child.header, "providerPromptCacheKey")
-	if dst == "" {
-		dst = filepath.Join(filepath.Dir(src), FileName(child.created, child.id))
-	}
+	dst = child.dest(dst, dataDir, src, x.Header().Cwd)
 	err = child.write(dst, func(w io.Writer) error {
 		if err := x.writeMigrated(w, path, nil); err != nil {
 			return err
@@ -228,6 +247,20 @@ func (c *child) cacheKey(src Header) {
 	if h, err := jsonx.Edit(c.header).Set("providerPromptCacheKey", key).Bytes(); err == nil {
 		c.header = h
 	}
+}
+
+// dest is where the child goes: dst when given, else a fresh name in
+// dataDir's project directory for cwd when dataDir is given, else a fresh
+// name beside src.
+func (c *child) dest(dst, dataDir, src, cwd string) string {
+	name := FileName(c.created, c.id)
+	switch {
+	case dst != "":
+		return dst
+	case dataDir != "":
+		return filepath.Join(SessionsDir(dataDir), Slug(cwd), name)
+	}
+	return filepath.Join(filepath.Dir(src), name)
 }
 
 // write creates dst atomically: slot, header, then what body writes.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -147,6 +148,12 @@ func TestInteropResolve(t *testing.T) {
 	for _, arg := range args {
 		got, err := Resolve(agent, cwd, arg)
 		want := omp.Resume[arg]
+		if strings.HasSuffix(arg, ".jsonl") && want == nil {
+			// omp matches a file name without its .jsonl only; xdev
+			// takes the whole name too, as its help says a file name
+			// works (issue 22).
+			want = &paths[1]
+		}
 		switch {
 		case want == nil && err == nil:
 			t.Errorf("resume %q: xdev %s, omp nothing", arg, got.Path)

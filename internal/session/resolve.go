@@ -48,9 +48,12 @@ func MostRecent(dataDir, cwd string) (SessionInfo, error) {
 
 // Resolve finds the session arg names, as --resume <arg> would: a path to a
 // session file, or a prefix (case-insensitive) of a session id, of a file
-// name, or of the id part of a file name. The project of cwd is searched
-// first, then every project. An exact id or file name wins over prefixes;
-// otherwise several matches are an *AmbiguousError.
+// name (.jsonl included: "NAME.json" is a prefix of NAME.jsonl), or of the
+// id part of a file name; a file name with or without its .jsonl matches
+// exactly (omp's --resume takes a name without .jsonl only). The project
+// of cwd is searched first, then every project, then the subagent
+// transcripts. An exact id or file name wins over prefixes; otherwise
+// several matches are an *AmbiguousError.
 func Resolve(dataDir, cwd, arg string) (SessionInfo, error) {
 	if arg == "" {
 		return SessionInfo{}, errors.New("resolve: empty session argument")
@@ -60,7 +63,9 @@ func Resolve(dataDir, cwd, arg string) (SessionInfo, error) {
 		info := Stat(abs)
 		return info, info.Err
 	}
-	scopes := []*ListOptions{{Cwd: cwd}, {}}
+	// Subagent transcripts last: --resume never picks one, but a name that
+	// matches nothing else names it (show, export and verify read them).
+	scopes := []*ListOptions{{Cwd: cwd}, {}, {Subagents: true}}
 	if cwd == "" {
 		scopes = scopes[1:]
 	}
@@ -94,22 +99,25 @@ func SessionPath(arg string) bool {
 // pick applies omp's resume match to infos; nil, nil means no match.
 func pick(arg string, infos []SessionInfo) (*SessionInfo, error) {
 	a := strings.ToLower(arg)
+	// "NAME.jsonl" names the file NAME.jsonl, and so does "NAME".
+	bare := strings.TrimSuffix(a, ".jsonl")
 	var matches, exact []SessionInfo
 	for _, i := range infos {
 		if i.Err != nil {
 			continue
 		}
 		id := strings.ToLower(i.ID)
-		stem := strings.ToLower(strings.TrimSuffix(filepath.Base(i.Path), ".jsonl"))
+		name := strings.ToLower(filepath.Base(i.Path))
+		stem := strings.TrimSuffix(name, ".jsonl")
 		fileID := stem
 		if k := strings.LastIndexByte(stem, '_'); k >= 0 {
 			fileID = stem[k+1:]
 		}
 		switch {
-		case id == a || stem == a || fileID == a:
+		case id == a || stem == bare || fileID == bare:
 			exact = append(exact, i)
 			matches = append(matches, i)
-		case strings.HasPrefix(id, a) || strings.HasPrefix(stem, a) || strings.HasPrefix(fileID, a):
+		case strings.HasPrefix(id, a) || strings.HasPrefix(name, a) || strings.HasPrefix(fileID, a):
 			matches = append(matches, i)
 		}
 	}

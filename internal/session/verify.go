@@ -225,7 +225,7 @@ func sortProblems(p []Problem) {
 
 // firstLine returns line 1 of path with its newline, at most 64 KiB.
 func firstLine(path string) ([]byte, error) {
-	f, err := openRead(path)
+	f, _, err := openRegular(path, 0)
 	if err != nil {
 		return nil, err
 	}

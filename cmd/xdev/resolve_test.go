@@ -1,0 +1,173 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xdev/xdev/internal/realfixtures"
+)
+
+// listed is one row of `xdev list --json`.
+type listed struct {
+	Harness, ID, Path string
+	Subagent          bool
+}
+
+// names are the ways a person names the session s: its path (absolute
+// and relative to wd), its file name with and without .jsonl and a
+// prefix of it (for the data dir's), its id and an id prefix no other
+// session shares, upper-cased too.
+func names(t *testing.T, s listed, ids []string, wd string) []string {
+	var out []string
+	out = append(out, s.Path)
+	if rel, err := filepath.Rel(wd, s.Path); err == nil && strings.Contains(rel, "/") {
+		out = append(out, rel)
+	}
+	if s.Harness == "xdev" {
+		base := filepath.Base(s.Path)
+		out = append(out, base, strings.TrimSuffix(base, ".jsonl"), strings.TrimSuffix(base, "l"))
+	}
+	out = append(out, s.ID, strings.ToUpper(s.ID))
+	for n := 8; n < len(s.ID); n++ {
+		shared := false
+		for _, other := range ids {
+			if other != s.ID && strings.HasPrefix(strings.ToLower(other), strings.ToLower(s.ID[:n])) {
+				shared = true
+				break
+			}
+		}
+		if !shared {
+			out = append(out, s.ID[:n])
+			break
+		}
+	}
+	return out
+}
+
+// TestEveryNameResolves walks every session `list --from all --all
+// --subagents` shows (omp's samples in the data dir, and the real Claude
+// Code, Codex and pi sessions laid out where those harnesses keep them)
+// through show, show --tree, export, verify and fork, named every way a
+// person names one: each name finds the same session, and fork never
+// writes outside the data dir. The harnesses' directories are unchanged.
+func TestEveryNameResolves(t *testing.T) {
+	real := realfixtures.Dir(t)
+	work := t.TempDir()
+	home := filepath.Join(work, "home")
+	data := filepath.Join(work, "agent")
+	corpus, _ := filepath.Abs("../../internal/session/testdata/omp")
+	copyTree(t, corpus, data)
+	copyTree(t, filepath.Join(real, "claude"), filepath.Join(home, ".claude", "projects"))
+	copyTree(t, filepath.Join(real, "codex"), filepath.Join(home, ".codex", "sessions"))
+	for _, pi := range []string{"pi-v1-before-compaction.jsonl", "pi-v1-large-session.jsonl"} {
+		dst := filepath.Join(home, ".pi", "agent", "sessions", "--pi--", "2025-12-09T00-00-00-000Z_"+pi)
+		os.MkdirAll(filepath.Dir(dst), 0o700)
+		copyFile(t, filepath.Join(real, pi), dst)
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("XDEV_DATA_DIR", data)
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	t.Setenv("CODEX_HOME", "")
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(work, "cache"))
+	t.Chdir(work)
+	before := treeDigest(t, home)
+
+	out, errs, code := xdev(t, "", "list", "--from", "all", "--all", "--subagents", "--json")
+	if code != 0 {
+		t.Fatalf("list: %d %s", code, errs)
+	}
+	var rows []listed
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	harnesses := map[string]int{}
+	for _, r := range rows {
+		ids = append(ids, r.ID)
+		harnesses[r.Harness]++
+	}
+	for _, h := range []string{"xdev", "claude", "codex", "pi"} {
+		if harnesses[h] == 0 {
+			t.Errorf("list shows no %s session: %v", h, harnesses)
+		}
+	}
+	for _, s := range rows {
+		converted := s.Harness == "claude" || s.Harness == "codex"
+		for _, name := range names(t, s, ids, work) {
+			out, errs, code := xdev(t, "", "show", "--json", name)
+			if code != 0 {
+				t.Errorf("show %q (%s %s): %d %s", name, s.Harness, s.Path, code, errs)
+				continue
+			}
+			var shown struct{ Path string }
+			if err := json.Unmarshal([]byte(out), &shown); err != nil || shown.Path != s.Path {
+				t.Errorf("show %q: path %q, want %q (%v)", name, shown.Path, s.Path, err)
+			}
+			if _, errs, code := xdev(t, "", "show", "--tree", name); code != 0 {
+				t.Errorf("show --tree %q: %d %s", name, code, errs)
+			}
+			if out, errs, code := xdev(t, "", "export", name); code != 0 || out == "" {
+				t.Errorf("export %q: %d %s", name, code, errs)
+			}
+			_, errs, code = xdev(t, "", "verify", name)
+			switch {
+			case converted && (code != exitError || !strings.Contains(errs, "xdev import")):
+				t.Errorf("verify %q of a %s session: %d %s, want a pointer to xdev import", name, s.Harness, code, errs)
+			case !converted && code != exitOK && code != exitProblems:
+				t.Errorf("verify %q: %d %s", name, code, errs)
+			}
+			out, errs, code = xdev(t, "", "fork", name)
+			switch {
+			case converted && (code != exitError || !strings.Contains(errs, "xdev import")):
+				t.Errorf("fork %q of a %s session: %d %s, want a pointer to xdev import", name, s.Harness, code, errs)
+			case !converted && code != exitOK:
+				t.Errorf("fork %q: %d %s", name, code, errs)
+			case !converted && !strings.HasPrefix(strings.TrimSpace(out), filepath.Join(data, "sessions")+"/"):
+				t.Errorf("fork %q wrote %q, outside the data dir %s", name, out, data)
+			}
+		}
+	}
+	if after := treeDigest(t, home); after != before {
+		t.Errorf("the harnesses' directories changed:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// copyTree copies the files under src to dst.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// treeDigest lists every file under dir with its size and bytes' digest.
+func treeDigest(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		data, _ := os.ReadFile(p)
+		if d.Type().IsRegular() {
+			b.WriteString(p + " " + digest(data) + "\n")
+		} else {
+			b.WriteString(p + " " + d.Type().String() + "\n")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}

@@ -1,0 +1,352 @@
+// Package catalog knows where sessions live on this machine and how to find
+// the one a person names.
+//
+// # Places
+//
+// A Catalog is made from a Config: the data dir (xdev's, or omp's with
+// --omp, or one a flag names), the working directory, and the roots of the
+// other harnesses whose sessions xdev reads in place (Claude Code, Codex,
+// pi; each root defaults to where that harness keeps them). Everything
+// xdev writes goes into the data dir; the other places are only read.
+//
+// # Naming a session
+//
+// Resolve turns a SESSION argument into a Ref by one rule, the same for
+// every command:
+//
+//  1. An empty argument is an error (ErrEmptyArgument).
+//  2. A path: an argument that holds a path separator or ends in .jsonl
+//     (or .jsonl.zst) and names something that is there. It must be a
+//     regular file (a directory, FIFO or device is refused before it is
+//     read). Whose session it is follows from where it lies (under the
+//     data dir, or under a harness's root), else from what it holds.
+//  3. A session of the data dir, as omp's --resume matches one: its id, its
+//     file name (with or without .jsonl) or the id part of the file name,
+//     exactly, else as a prefix (case-insensitive); the working
+//     directory's project first, then every project. Several prefix
+//     matches are an *session.AmbiguousError.
+//  4. Unless a flag chose the data dir (Config.Explicit): a session of
+//     another harness, by its id or an id prefix, exact ids first; several
+//     matches are an *AmbiguousError.
+//
+// The first rule that matches decides; a rule that finds several sessions
+// is an error, never a guess.
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/xdev/xdev/internal/foreign"
+	"github.com/xdev/xdev/internal/regularfile"
+	"github.com/xdev/xdev/internal/session"
+)
+
+// Harness names who wrote a session.
+type Harness string
+
+// The harnesses.
+const (
+	Xdev   Harness = "xdev"   // the data dir (xdev's own)
+	Omp    Harness = "omp"    // omp's agent dir
+	Claude Harness = "claude" // Claude Code
+	Codex  Harness = "codex"  // Codex
+	Pi     Harness = "pi"     // pi
+	// File is an omp-format session file that lies in no known place.
+	File Harness = "file"
+)
+
+// Foreign are the harnesses read in place, in the order Resolve looks
+// through them.
+var Foreign = []Harness{Claude, Codex, Pi}
+
+// Converted reports whether h's sessions are converted to be read (they
+// are in another format than omp's).
+func (h Harness) Converted() bool { return h == Claude || h == Codex }
+
+// Name is how a person calls h.
+func (h Harness) Name() string {
+	switch h {
+	case Claude:
+		return "Claude Code"
+	case Codex:
+		return "Codex"
+	}
+	return string(h)
+}
+
+// Config says where the catalog looks.
+type Config struct {
+	// DataDir is the data dir (absolute); DataDirHarness says whose it is,
+	// Xdev or Omp (Xdev when empty).
+	DataDir        string
+	DataDirHarness Harness
+	// Explicit: a flag chose the data dir, so a name is looked for there
+	// only.
+	Explicit bool
+	// Cwd is the working directory: its project's sessions match first.
+	Cwd string
+	// Roots moves a harness's root (Claude, Codex, Pi) from its default.
+	Roots map[Harness]string
+}
+
+// Catalog is the places of one Config.
+type Catalog struct {
+	cfg     Config
+	sources map[Harness]foreign.Source
+}
+
+// New makes the catalog of cfg.
+func New(cfg Config) (*Catalog, error) {
+	if cfg.DataDirHarness == "" {
+		cfg.DataDirHarness = Xdev
+	}
+	c := &Catalog{cfg: cfg, sources: map[Harness]foreign.Source{}}
+	for _, h := range Foreign {
+		root := cfg.Roots[h]
+		if root == "" {
+			var err error
+			if root, err = foreign.DefaultRoot(string(h)); err != nil {
+				continue // no home directory: the harness is not here
+			}
+		}
+		if abs, err := filepath.Abs(root); err == nil {
+			root = abs
+		}
+		src, err := foreign.NewSource(string(h), root)
+		if err != nil {
+			return nil, err
+		}
+		c.sources[h] = src
+	}
+	return c, nil
+}
+
+// DataDir is the data dir.
+func (c *Catalog) DataDir() string { return c.cfg.DataDir }
+
+// Source is the source of a foreign harness's sessions, or nil.
+func (c *Catalog) Source(h Harness) foreign.Source { return c.sources[h] }
+
+// Root is where harness h keeps its sessions ("" if unknown).
+func (c *Catalog) Root(h Harness) string {
+	switch h {
+	case Xdev, Omp:
+		if h == c.cfg.DataDirHarness {
+			return c.cfg.DataDir
+		}
+		return ""
+	}
+	if s := c.sources[h]; s != nil {
+		return s.Root()
+	}
+	return ""
+}
+
+// Ref is a session Resolve found.
+type Ref struct {
+	// Harness is who wrote it; Path is its file, absolute.
+	Harness Harness
+	Path    string
+	// ID is the session's id as its harness gives it.
+	ID string
+	// InDataDir: the file lies in the data dir's sessions directory, where
+	// xdev may write.
+	InDataDir bool
+	// Foreign is the session as its harness's source lists it (Claude,
+	// Codex, Pi); nil for the data dir's and other omp-format files.
+	Foreign *foreign.Session
+}
+
+// ErrEmptyArgument is Resolve's error for an empty SESSION.
+var ErrEmptyArgument = errors.New("SESSION is empty: give an id, an id prefix, a file name or a path")
+
+// ErrNotFound wraps every error for a name nothing matches.
+var ErrNotFound = session.ErrNotFound
+
+// AmbiguousError is Resolve's error for a name several other harnesses'
+// sessions match.
+type AmbiguousError struct {
+	Arg     string
+	Matches []Ref
+}
+
+func (e *AmbiguousError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%q matches %d sessions; give more of the id:", e.Arg, len(e.Matches))
+	for i, m := range e.Matches {
+		if i == 5 {
+			fmt.Fprintf(&b, "\n  … and %d more", len(e.Matches)-i)
+			break
+		}
+		fmt.Fprintf(&b, "\n  %s %s  %s", m.Harness, m.ID, m.Path)
+	}
+	return b.String()
+}
+
+// Resolve finds the session arg names, by the rule in the package comment.
+func (c *Catalog) Resolve(arg string) (Ref, error) {
+	if arg == "" {
+		return Ref{}, ErrEmptyArgument
+	}
+	if session.SessionPath(arg) {
+		abs, err := filepath.Abs(arg)
+		if err != nil {
+			return Ref{}, err
+		}
+		return c.At(abs)
+	}
+	info, err := session.Resolve(c.cfg.DataDir, c.cfg.Cwd, arg)
+	if err == nil {
+		return Ref{Harness: c.cfg.DataDirHarness, Path: info.Path, ID: info.ID, InDataDir: true}, nil
+	}
+	if !errors.Is(err, session.ErrNotFound) || c.cfg.Explicit {
+		return Ref{}, err
+	}
+	ref, ferr := c.resolveForeign(arg)
+	if errors.Is(ferr, session.ErrNotFound) {
+		return Ref{}, fmt.Errorf("%w (nor is it a Claude Code, Codex or pi session's)", err)
+	}
+	return ref, ferr
+}
+
+// resolveForeign finds the other harnesses' session of id or id prefix
+// arg: an exact id wins over prefixes.
+func (c *Catalog) resolveForeign(arg string) (Ref, error) {
+	var exact, prefix []Ref
+	a := strings.ToLower(arg)
+	for _, h := range Foreign {
+		src := c.sources[h]
+		if src == nil {
+			continue
+		}
+		list, err := src.List(true)
+		if err != nil {
+			continue // a harness that cannot be read holds nothing to find
+		}
+		for i := range list {
+			s := &list[i]
+			id := strings.ToLower(s.ID)
+			if s.Err != nil || !strings.HasPrefix(id, a) {
+				continue
+			}
+			r := Ref{Harness: h, Path: s.Path, ID: s.ID, Foreign: s}
+			if id == a {
+				exact = append(exact, r)
+			} else {
+				prefix = append(prefix, r)
+			}
+		}
+	}
+	switch {
+	case len(exact) == 1:
+		return exact[0], nil
+	case len(exact) > 1:
+		return Ref{}, &AmbiguousError{Arg: arg, Matches: exact}
+	case len(prefix) == 1:
+		return prefix[0], nil
+	case len(prefix) > 1:
+		return Ref{}, &AmbiguousError{Arg: arg, Matches: prefix}
+	}
+	return Ref{}, fmt.Errorf("%w: no Claude Code, Codex or pi session %q", session.ErrNotFound, arg)
+}
+
+// At describes the session file at path (absolute): whose it is, from
+// where it lies and what it holds. It must be a regular file.
+func (c *Catalog) At(path string) (Ref, error) {
+	if _, err := regularfile.Stat(path); err != nil {
+		return Ref{}, err
+	}
+	format, err := foreign.Detect(path)
+	if err != nil {
+		return Ref{}, err
+	}
+	if format != "" {
+		h := Harness(format)
+		src := c.sources[h]
+		if src == nil || !within(path, src.Root()) {
+			// Read by its format wherever it lies; the harness's root
+			// only adds what its indexes know (titles, times).
+			if src, err = foreign.NewSource(format, rootOf(h, path)); err != nil {
+				return Ref{}, err
+			}
+		}
+		s, err := src.At(path)
+		if err != nil {
+			return Ref{}, err
+		}
+		return Ref{Harness: h, Path: path, ID: s.ID, Foreign: &s}, nil
+	}
+	// A file that does not read as a session still names one: verify
+	// says what is wrong with it, show says why it cannot be shown.
+	ref := Ref{Harness: File, Path: path, ID: session.Stat(path).ID}
+	switch {
+	case c.cfg.DataDir != "" && within(path, session.SessionsDir(c.cfg.DataDir)):
+		ref.Harness, ref.InDataDir = c.cfg.DataDirHarness, true
+	case c.otherDataDir(Omp) != "" && within(path, session.SessionsDir(c.otherDataDir(Omp))):
+		ref.Harness = Omp
+	case c.otherDataDir(Xdev) != "" && within(path, session.SessionsDir(c.otherDataDir(Xdev))):
+		ref.Harness = Xdev
+	case c.sources[Pi] != nil && within(path, c.sources[Pi].Root()):
+		s, err := c.sources[Pi].At(path)
+		if err != nil {
+			return Ref{}, err
+		}
+		ref.Harness, ref.Foreign = Pi, &s
+	}
+	return ref, nil
+}
+
+// otherDataDir is the default data dir of h (Xdev or Omp) when it is not
+// the catalog's data dir: a session there is that program's, not one xdev
+// may write as the data dir's.
+func (c *Catalog) otherDataDir(h Harness) string {
+	if h == c.cfg.DataDirHarness && !c.cfg.Explicit {
+		return ""
+	}
+	var dir string
+	var err error
+	if h == Omp {
+		dir, err = session.OmpDataDir()
+	} else {
+		dir, err = session.DefaultDataDir()
+	}
+	if err != nil || dir == c.cfg.DataDir {
+		return ""
+	}
+	return dir
+}
+
+// rootOf guesses the root of harness h's data dir from one of its files
+// outside the configured root: the directory above Claude Code's
+// projects/, or Codex's sessions/; else the file's own directory.
+func rootOf(h Harness, path string) string {
+	mark := map[Harness]string{Claude: "projects", Codex: "sessions"}[h]
+	for dir := filepath.Dir(path); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+		if filepath.Base(dir) == mark {
+			return filepath.Dir(dir)
+		}
+	}
+	return filepath.Dir(path)
+}
+
+// within reports whether path is root or lies under it, comparing the
+// two as they are and through their symlinks.
+func within(path, root string) bool {
+	if root == "" {
+		return false
+	}
+	if under(path, root) {
+		return true
+	}
+	rp, err1 := filepath.EvalSymlinks(path)
+	rr, err2 := filepath.EvalSymlinks(root)
+	return err1 == nil && err2 == nil && under(rp, rr)
+}
+
+func under(path, root string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}

@@ -1,0 +1,45 @@
+// Package realfixtures finds the real sessions of other harnesses that the
+// tests build on: ../shared/fixtures/real beside the repository, sessions
+// nobody here wrote (its README says where each comes from, FORMATS.md
+// what they hold).
+//
+// A test that needs them calls Dir. Without the folder a developer's run
+// skips the test, saying why; under CI ($CI set) the test fails instead,
+// so a missing folder can never pass for a green run.
+package realfixtures
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// Dir returns the absolute path of ../shared/fixtures/real, or skips (fails
+// under CI) when it is not there.
+func Dir(t testing.TB) string {
+	t.Helper()
+	dir, ok := Find()
+	if !ok {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the real fixtures are missing at %s; CI must have them", dir)
+		}
+		t.Skipf("no real fixtures at %s", dir)
+	}
+	return dir
+}
+
+// Path is Dir joined with elem.
+func Path(t testing.TB, elem ...string) string {
+	t.Helper()
+	return filepath.Join(append([]string{Dir(t)}, elem...)...)
+}
+
+// Find returns where the real fixtures are looked for, and whether they
+// are there.
+func Find() (string, bool) {
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "fixtures", "real")
+	fi, err := os.Stat(dir)
+	return dir, err == nil && fi.IsDir()
+}
