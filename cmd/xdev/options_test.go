@@ -79,7 +79,7 @@ func TestParseOptions(t *testing.T) {
 		args []string
 	}{
 		{listCommand, []string{"--bogus"}},
-		{showCommand, []string{"-bogus", "s1"}}, // SESSION is no free text: a typo stays an error
+		{showCommand, []string{"-bogus", "s1"}},   // SESSION is no free text: a typo stays an error
 		{searchCommand, []string{"x", "--bogus"}}, // two dashes are a flag's, in free text too
 		{forkCommand, []string{"s1", "--title"}},  // a value is missing
 	} {

@@ -85,3 +85,46 @@ func SyncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// MkdirAll makes dir and its missing parents (0700: they will hold
+// transcripts) and returns undo, which removes the directories it made,
+// deepest first, if they are still empty: a write that fails after making
+// its directory leaves no empty directory behind. undo is never nil.
+func MkdirAll(dir string) (undo func(), err error) {
+	var made []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		made = append(made, d)
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	undo = func() {
+		for _, d := range made {
+			if os.Remove(d) != nil { // not empty, or gone: leave the rest
+				return
+			}
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		undo()
+		return func() {}, err
+	}
+	return undo, nil
+}
+
+// CreateAll is Create that first makes path's directory and its missing
+// parents, and removes those again if the file could not be made.
+func CreateAll(path string, fill func(w io.Writer) error) error {
+	undo, err := MkdirAll(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	if err := Create(path, fill); err != nil {
+		undo()
+		return err
+	}
+	return nil
+}
