@@ -50,7 +50,7 @@ func (o *contextOptions) run(e *env) error {
 		return usagef("want one FILE (with --db, one SESSION)")
 	}
 	if o.db.on() {
-		return o.db.with(o.args[0], func(ctx context.Context, d *dbSession) error {
+		return o.db.with(e, o.args[0], func(ctx context.Context, d *dbSession) error {
 			s, err := d.open(ctx)
 			if err != nil {
 				return err

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -45,17 +46,31 @@ func (f *dbFlags) check() error {
 	return nil
 }
 
-// open connects: to xdev's schema (made or migrated on first use), or
-// without touching it for omp's table.
-func (f *dbFlags) open(ctx context.Context) (*pgstore.DB, error) {
+// open connects for reading: to xdev's schema, which must be there at
+// this version (a read never creates or migrates it), or to omp's table.
+func (f *dbFlags) open(e *env, ctx context.Context) (*pgstore.DB, error) {
+	return f.connect(e, ctx, pgstore.OpenRead)
+}
+
+// openForSync connects for a sync, which makes or migrates xdev's schema
+// on first use (omp's table is never touched but by its rows).
+func (f *dbFlags) openForSync(e *env, ctx context.Context) (*pgstore.DB, error) {
+	return f.connect(e, ctx, pgstore.Open)
+}
+
+func (f *dbFlags) connect(e *env, ctx context.Context, open func(context.Context, string, *pgstore.Options) (*pgstore.DB, error)) (*pgstore.DB, error) {
 	if err := f.check(); err != nil {
 		return nil, err
 	}
-	opts := &pgstore.Options{Schema: f.schema}
+	opts := &pgstore.Options{Schema: f.schema, URLSource: "--db's URL",
+		Warn: func(msg string) { fmt.Fprintf(e.stderr, "xdev: warning: %s\n", msg) }}
+	if f.url == "" {
+		opts.URLSource = "$" + pgstore.EnvURL
+	}
 	if f.ompTable {
 		return pgstore.Connect(ctx, f.url, opts)
 	}
-	return pgstore.Open(ctx, f.url, opts)
+	return open(ctx, f.url, opts)
 }
 
 // dbSession is one session found in a database: a stored revision, or a
@@ -70,8 +85,8 @@ type dbSession struct {
 
 // find opens the database and finds the session arg names, as a local
 // session is named: an id, an id prefix, a path or a file name.
-func (f *dbFlags) find(ctx context.Context, arg string) (*dbSession, error) {
-	db, err := f.open(ctx)
+func (f *dbFlags) find(e *env, ctx context.Context, arg string) (*dbSession, error) {
+	db, err := f.open(e, ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -100,10 +115,10 @@ func (d *dbSession) close() { d.db.Close() }
 // with finds the session arg names and runs fn with it, interruptible,
 // the connection open until fn returns (a store opened from it fetches
 // image blobs as it builds the context).
-func (f *dbFlags) with(arg string, fn func(ctx context.Context, d *dbSession) error) error {
+func (f *dbFlags) with(e *env, arg string, fn func(ctx context.Context, d *dbSession) error) error {
 	ctx, cancel := interruptible()
 	defer cancel()
-	d, err := f.find(ctx, arg)
+	d, err := f.find(e, ctx, arg)
 	if err != nil {
 		return err
 	}
@@ -151,8 +166,8 @@ func (d *dbSession) readable(ctx context.Context) (readable, error) {
 }
 
 // dbListRows lists the database's sessions in `xdev list`'s shape.
-func dbListRows(ctx context.Context, f *dbFlags, cwd string, subagents bool) ([]listJSON, error) {
-	db, err := f.open(ctx)
+func dbListRows(e *env, ctx context.Context, f *dbFlags, cwd string, subagents bool) ([]listJSON, error) {
+	db, err := f.open(e, ctx)
 	if err != nil {
 		return nil, err
 	}

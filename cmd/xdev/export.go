@@ -70,7 +70,7 @@ func (o *exportOptions) run(e *env) error {
 		return usagef("want one SESSION")
 	}
 	if o.db.on() {
-		return o.db.with(o.args[0], func(ctx context.Context, d *dbSession) error {
+		return o.db.with(e, o.args[0], func(ctx context.Context, d *dbSession) error {
 			r, err := d.readable(ctx)
 			if err != nil {
 				return err

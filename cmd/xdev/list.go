@@ -128,7 +128,7 @@ func (o *listOptions) run(e *env) error {
 		switch h {
 		case "db":
 			ctx, cancel := interruptible()
-			rows, err = dbListRows(ctx, o.db, cwd, o.subagents)
+			rows, err = dbListRows(e, ctx, o.db, cwd, o.subagents)
 			cancel()
 		case "xdev", "omp":
 			store := *o.store

@@ -23,7 +23,7 @@ func (o *searchOptions) runDB(e *env, ctx context.Context, q search.Query) error
 	case o.thinking || o.tool != "" || o.model != "":
 		return usagef("--thinking, --tool and --model search a local index; the database indexes entries' text by role")
 	}
-	db, err := o.db.open(ctx)
+	db, err := o.db.open(e, ctx)
 	if err != nil {
 		return err
 	}

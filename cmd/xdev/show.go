@@ -94,7 +94,7 @@ func (o *showOptions) run(e *env) error {
 		// windowed; the views of every entry read a temp copy.
 		ctx, cancel := interruptible()
 		defer cancel()
-		d, err := o.db.find(ctx, o.args[0])
+		d, err := o.db.find(e, ctx, o.args[0])
 		if err != nil {
 			return err
 		}

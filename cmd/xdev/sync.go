@@ -73,7 +73,7 @@ func (o *syncOptions) run(e *env) error {
 	}
 	ctx, cancel := interruptible()
 	defer cancel()
-	db, err := o.db.open(ctx)
+	db, err := o.db.openForSync(e, ctx)
 	if err != nil {
 		return err
 	}

@@ -128,3 +128,19 @@ func CreateAll(path string, fill func(w io.Writer) error) error {
 	}
 	return nil
 }
+
+// Scratch returns a new, empty temp file that has no name: it is gone
+// when closed, or when the process dies, so a killed command leaves
+// nothing behind in the temp directory. (On Linux, an O_TMPFILE file;
+// elsewhere, a temp file unlinked at once.)
+func Scratch() (*os.File, error) {
+	if f, err := os.OpenFile(os.TempDir(), os.O_RDWR|oTmpfile, 0o600); err == nil {
+		return f, nil
+	}
+	f, err := os.CreateTemp("", "xdev-scratch-")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name())
+	return f, nil
+}

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"regexp"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -32,15 +30,20 @@ type Options struct {
 	Schema string
 	// MaxConns bounds the connections Open's pool makes (4 when zero).
 	MaxConns int32
+	// URLSource names where the URL came from ("--db", "$XDEV_DATABASE_URL")
+	// in the message for one that does not parse.
+	URLSource string
+	// Warn, when not nil, is told what a person should know but that does
+	// not stop the connection (a password file others may read).
+	Warn func(msg string)
 }
 
 // DB is a connection pool to a PostgreSQL database holding sessions.
 type DB struct {
 	pool      *pgxpool.Pool
 	schema    string
-	schemaSet bool   // Options.Schema named it (omp's table is then looked for there too)
-	secret    string // the URL's password, never printed (see redact)
-	shown     string // the URL without its password
+	schemaSet bool     // Options.Schema named it (omp's table is then looked for there too)
+	conn      connInfo // the connection string: secrets, and how to print it
 }
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
@@ -61,16 +64,33 @@ func Connect(ctx context.Context, rawURL string, opts *Options) (*DB, error) {
 	if rawURL == "" {
 		return nil, ErrNoURL
 	}
-	db := &DB{schema: opts.Schema, schemaSet: opts.Schema != "", secret: urlPassword(rawURL), shown: redactURL(rawURL)}
+	info := parseConnInfo(rawURL)
+	db := &DB{schema: opts.Schema, schemaSet: opts.Schema != "", conn: info}
 	if db.schema == "" {
 		db.schema = DefaultSchema
 	}
 	if !identRE.MatchString(db.schema) {
 		return nil, fmt.Errorf("schema %q: want a name of letters, digits and _, at most 63 bytes", db.schema)
 	}
+	if info.problem != "" {
+		src := "the database URL"
+		if opts.URLSource != "" {
+			src = opts.URLSource
+		}
+		return nil, fmt.Errorf("%s does not parse: %s (see docs/teams.md; the string is not shown, as it may hold a password)", src, info.problem)
+	}
 	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
-		return nil, db.redact(fmt.Errorf("database URL %s: %w", db.shown, err))
+		return nil, info.parseError(err)
+	}
+	if warning := info.passfileWarning(); warning != "" {
+		if opts.Warn != nil {
+			opts.Warn(warning)
+		}
+		// pgx read the file all the same: forget what it found there.
+		if cfg.ConnConfig.Password != "" && !info.password {
+			cfg.ConnConfig.Password = ""
+		}
 	}
 	cfg.MaxConns = opts.MaxConns
 	if cfg.MaxConns <= 0 {
@@ -79,11 +99,11 @@ func Connect(ctx context.Context, rawURL string, opts *Options) (*DB, error) {
 	cfg.ConnConfig.RuntimeParams["application_name"] = "xdev"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, db.redact(fmt.Errorf("database %s: %w", db.shown, err))
+		return nil, db.redact(fmt.Errorf("database %s: %w", db.conn.shown, err))
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, db.redact(fmt.Errorf("database %s: %w", db.shown, err))
+		return nil, db.redact(fmt.Errorf("database %s: %w", db.conn.shown, err))
 	}
 	db.pool = pool
 	return db, nil
@@ -105,60 +125,46 @@ func Open(ctx context.Context, rawURL string, opts *Options) (*DB, error) {
 	return db, nil
 }
 
+// OpenRead connects to the database at rawURL for reading xdev's tables
+// and checks that the schema is there at this version, writing nothing:
+// a read command must never create a schema (a mistyped --schema would
+// otherwise leave one behind on a shared server) nor migrate one. A
+// schema that is missing, older or newer is an error naming it and
+// saying what to do.
+func OpenRead(ctx context.Context, rawURL string, opts *Options) (*DB, error) {
+	db, err := Connect(ctx, rawURL, opts)
+	if err != nil {
+		return nil, err
+	}
+	v, err := db.version(ctx)
+	switch {
+	case err != nil:
+	case v == 0:
+		err = fmt.Errorf("%w %q is not in database %s: no session was synced there (xdev sync makes it; --schema names another)", ErrSchema, db.schema, db.URL())
+	case v < SchemaVersion:
+		err = fmt.Errorf("%w %q is at version %d; this xdev reads version %d: run xdev sync once, as a role that may change the schema, to migrate it", ErrSchema, db.schema, v, SchemaVersion)
+	case v > SchemaVersion:
+		err = fmt.Errorf("%w %q is at version %d; this xdev knows up to %d: upgrade xdev", ErrSchema, db.schema, v, SchemaVersion)
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
 // Close closes the pool.
 func (db *DB) Close() { db.pool.Close() }
 
-// URL is the database's URL without its password: safe to print.
-func (db *DB) URL() string { return db.shown }
+// URL is the database's connection string without its secrets: safe to
+// print.
+func (db *DB) URL() string { return db.conn.shown }
 
 // t names table in xdev's schema, quoted.
 func (db *DB) t(table string) string { return `"` + db.schema + `".` + table }
 
-// redact removes the URL's password from err's message.
-func (db *DB) redact(err error) error {
-	if err == nil || db.secret == "" || !strings.Contains(err.Error(), db.secret) {
-		return err
-	}
-	return &redacted{msg: strings.ReplaceAll(err.Error(), db.secret, "xxxxx"), err: err}
-}
-
-// redacted is an error whose message has the password taken out; Unwrap
-// still reaches the cause (a *pgconn.PgError, say) for errors.As.
-type redacted struct {
-	msg string
-	err error
-}
-
-func (e *redacted) Error() string { return e.msg }
-func (e *redacted) Unwrap() error { return e.err }
-
-// urlPassword is rawURL's password, "" if none or not a URL.
-func urlPassword(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.User == nil {
-		// A key=value DSN: password=...
-		for _, f := range strings.Fields(rawURL) {
-			if v, ok := strings.CutPrefix(f, "password="); ok {
-				return strings.Trim(v, "'")
-			}
-		}
-		return ""
-	}
-	p, _ := u.User.Password()
-	return p
-}
-
-// redactURL is rawURL with its password replaced, for messages.
-func redactURL(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Scheme == "" {
-		if p := urlPassword(rawURL); p != "" {
-			return strings.ReplaceAll(rawURL, p, "xxxxx")
-		}
-		return "(a key=value connection string)"
-	}
-	return u.Redacted()
-}
+// redact takes the connection string's secrets out of err's message.
+func (db *DB) redact(err error) error { return db.conn.scrubErr(err) }
 
 // tx runs fn in a transaction, committed when fn returns nil and rolled
 // back otherwise: a failed or cancelled push leaves nothing half-written.
@@ -193,5 +199,6 @@ const (
 	codeDeadlock             = "40P01"
 	codeUndefinedTable       = "42P01"
 	codeInsufficientPriv     = "42501"
+	codeReadOnlyTx           = "25006"
 	codeInvalidSchema        = "3F000"
 )

@@ -29,10 +29,15 @@ func ompSQL(t *testing.T, url string, args ...string) jsonx.Value {
 	return v
 }
 
-// ompFileContexts runs omp's context.ts on files: omp's view of each.
-func ompFileContexts(t *testing.T, files ...string) map[string]jsonx.Value {
+// ompFileContexts runs omp's context.ts on files: omp's view of each,
+// with its agent dir (where it finds image blobs) agentDir, or an empty
+// one when "".
+func ompFileContexts(t *testing.T, agentDir string, files ...string) map[string]jsonx.Value {
 	t.Helper()
-	v, err := jsonx.Parse(omptest.Run(t, t.TempDir(), "context.ts", files...))
+	if agentDir == "" {
+		agentDir = t.TempDir()
+	}
+	v, err := jsonx.Parse(omptest.Run(t, agentDir, "context.ts", files...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,6 +164,12 @@ func TestOmpTable(t *testing.T) {
 		b, _ := os.ReadFile(f)
 		os.WriteFile(dst, b, 0o600)
 	}
+	// Their images are in the data dir's blob store, where omp finds them
+	// reading the files; omp reading the table on another machine has no
+	// blob store, and must get them all the same (issue 22).
+	if err := os.CopyFS(session.BlobsDir(dir), os.DirFS("../session/testdata/omp/blobs")); err != nil {
+		t.Fatal(err)
+	}
 	p, _, _ := session.NewSessionPath(dir, "/work/xdev")
 	s, err := session.Create(p, session.NewOptions{Cwd: "/work/xdev", Title: "written by xdev"})
 	if err != nil {
@@ -224,7 +235,7 @@ func TestOmpTable(t *testing.T) {
 	for _, k := range keys {
 		paths = append(paths, local[k])
 	}
-	for f, v := range ompFileContexts(t, paths...) {
+	for f, v := range ompFileContexts(t, dir, paths...) {
 		fromFiles[f] = v
 	}
 	fromTable := byFile(ompSQL(t, url, append([]string{"context"}, keys...)...))
@@ -234,6 +245,9 @@ func TestOmpTable(t *testing.T) {
 			continue // omp refuses the file itself
 		}
 		sameView(t, k, want, fromTable[k])
+		if strings.Contains(string(fromTable[k].Get("messages").JSON()), session.BlobRefPrefix) {
+			t.Errorf("%s: omp reading the table, with no blob store, gets a blob reference where an image was", k)
+		}
 		r, err := tbl.Find(ctx, k)
 		if err != nil {
 			t.Fatal(err)
@@ -308,7 +322,7 @@ func TestOmpTable(t *testing.T) {
 		}
 		pulledFiles = append(pulledFiles, file)
 	}
-	ompViews := ompFileContexts(t, pulledFiles...)
+	ompViews := ompFileContexts(t, "", pulledFiles...)
 	for _, f := range pulledFiles {
 		key := root + filepath.ToSlash(strings.TrimPrefix(f, session.SessionsDir(pulled)))
 		sameView(t, f, byFile(ompSQL(t, url, "context", key))[key], ompViews[f])
@@ -342,7 +356,7 @@ func TestPulledResumeInOmp(t *testing.T) {
 	if len(pushed) < 10 {
 		t.Fatalf("only %d sessions to resume", len(pushed))
 	}
-	views := ompFileContexts(t, append(append([]string(nil), pushed...), pulled...)...)
+	views := ompFileContexts(t, "", append(append([]string(nil), pushed...), pulled...)...)
 	resumed := 0
 	for i := range pushed {
 		want := views[pushed[i]]

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -59,20 +60,53 @@ func (db *DB) OmpTable(name string) (*OmpTable, error) {
 func (o *OmpTable) Create(ctx context.Context) error {
 	if o.db.schemaSet {
 		if _, err := o.db.pool.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS "`+o.db.schema+`"`); err != nil {
-			return o.db.redact(err)
+			return o.privileges(err, "create schema "+o.db.schema)
 		}
 	}
-	_, err := o.db.pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+o.table+` (path TEXT PRIMARY KEY, content TEXT NOT NULL, mtime_ms BIGINT NOT NULL, title TEXT, title_source TEXT, title_updated_at TEXT)`)
+	var exists bool
+	if err := o.db.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, o.table).Scan(&exists); err != nil {
+		return o.db.redact(err)
+	}
+	if !exists {
+		_, err := o.db.pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+o.table+` (path TEXT PRIMARY KEY, content TEXT NOT NULL, mtime_ms BIGINT NOT NULL, title TEXT, title_source TEXT, title_updated_at TEXT)`)
+		if err != nil {
+			return o.privileges(err, "create table "+o.table)
+		}
+	}
+	// The title columns omp adds to a table made before they existed;
+	// asked for first, since only the table's owner may add them.
+	rows, err := o.db.pool.Query(ctx, `SELECT attname FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped`, o.table)
+	if err != nil {
+		return o.db.redact(err)
+	}
+	have, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return o.db.redact(err)
 	}
 	for _, col := range []string{"title", "title_source", "title_updated_at"} {
-		_, err := o.db.pool.Exec(ctx, `ALTER TABLE `+o.table+` ADD COLUMN IF NOT EXISTS `+col+` TEXT`)
-		if err != nil {
-			return o.db.redact(err)
+		if slices.Contains(have, col) {
+			continue
+		}
+		if _, err := o.db.pool.Exec(ctx, `ALTER TABLE `+o.table+` ADD COLUMN IF NOT EXISTS `+col+` TEXT`); err != nil {
+			return o.privileges(err, "add column "+col+" to "+o.table)
 		}
 	}
 	return nil
+}
+
+// privileges says what to grant when the role may not do what: since
+// PostgreSQL 15 only a database's owner may create in schema public.
+func (o *OmpTable) privileges(err error, what string) error {
+	if pgCode(err) != codeInsufficientPriv {
+		return o.db.redact(err)
+	}
+	schema := "public"
+	if o.db.schemaSet {
+		schema = o.db.schema
+	}
+	return o.db.redact(fmt.Errorf("this role may not %s (%v): PostgreSQL 15 and later let only the database's owner create in schema public; "+
+		"as the owner, run GRANT USAGE, CREATE ON SCHEMA %s TO <this role>, or create the table once yourself (docs/teams.md, omp's table), or give --schema a schema this role owns",
+		what, err, schema))
 }
 
 // OmpRow is one row of omp's table, without its content.
@@ -240,6 +274,7 @@ func (o *OmpTable) Push(ctx context.Context, dataDir string, opts OmpPushOptions
 	}
 	st.Files = len(files)
 	root := session.SessionsDir(dataDir)
+	blobs := session.NewBlobStore(session.BlobsDir(dataDir))
 	keyOf := func(p string) string {
 		if opts.Root == "" {
 			abs, _ := filepath.Abs(p)
@@ -260,7 +295,7 @@ func (o *OmpTable) Push(ctx context.Context, dataDir string, opts OmpPushOptions
 		if err := ctx.Err(); err != nil {
 			return st, err
 		}
-		res, err := o.pushFile(ctx, f, keyOf(f.Path), idx[keyOf(f.Path)])
+		res, err := o.pushFile(ctx, f, keyOf(f.Path), idx[keyOf(f.Path)], blobs)
 		var fp *fileProblem
 		switch {
 		case errors.As(err, &fp):
@@ -277,7 +312,7 @@ func (o *OmpTable) Push(ctx context.Context, dataDir string, opts OmpPushOptions
 	return st, nil
 }
 
-func (o *OmpTable) pushFile(ctx context.Context, f session.SessionFile, key string, row *OmpRow) (fileResult, error) {
+func (o *OmpTable) pushFile(ctx context.Context, f session.SessionFile, key string, row *OmpRow, blobs *session.BlobStore) (fileResult, error) {
 	var res fileResult
 	data, err := regularfile.ReadFile(f.Path, 0)
 	if errors.Is(err, os.ErrNotExist) {
@@ -286,7 +321,7 @@ func (o *OmpTable) pushFile(ctx context.Context, f session.SessionFile, key stri
 	if err != nil {
 		return res, problem(err)
 	}
-	data = data[:bytes.LastIndexByte(data, '\n')+1]
+	data = rowForm(data[:bytes.LastIndexByte(data, '\n')+1], blobs)
 	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
 		return res, problem(fmt.Errorf("%s: holds NUL or bytes that are not UTF-8, which omp's TEXT column cannot hold", f.Path))
 	}
@@ -377,6 +412,7 @@ func nullable(s string) any {
 func (o *OmpTable) Pull(ctx context.Context, dataDir, root string, lock session.LockOptions) (PullStats, error) {
 	var st PullStats
 	sessions := session.SessionsDir(dataDir)
+	blobs := session.NewBlobStore(session.BlobsDir(dataDir))
 	if root == "" {
 		root = sessions
 	}
@@ -392,7 +428,7 @@ func (o *OmpTable) Pull(ctx context.Context, dataDir, root string, lock session.
 		st.Sessions++
 		dst, err := localPath(sessions, rel)
 		if err == nil {
-			err = o.pullRow(ctx, r, dst, lock, &st)
+			err = o.pullRow(ctx, r, dst, lock, blobs, &st)
 		}
 		if err != nil {
 			if errors.Is(err, ErrDiverged) {
@@ -404,7 +440,7 @@ func (o *OmpTable) Pull(ctx context.Context, dataDir, root string, lock session.
 	return st, nil
 }
 
-func (o *OmpTable) pullRow(ctx context.Context, r *OmpRow, dst string, lock session.LockOptions, st *PullStats) error {
+func (o *OmpTable) pullRow(ctx context.Context, r *OmpRow, dst string, lock session.LockOptions, blobs *session.BlobStore, st *PullStats) error {
 	content, err := o.Content(ctx, r)
 	if err != nil {
 		return err
@@ -421,13 +457,16 @@ func (o *OmpTable) pullRow(ctx context.Context, r *OmpRow, dst string, lock sess
 		}
 		st.Written++
 		st.Bytes += int64(len(content))
-		return nil
+		return stampRowMtime(dst, r)
 	case err != nil:
 		return err
 	}
 	// As DB.Pull: the bytes both hold must agree, the title slot aside,
 	// which both have or neither; a newer slot of the row's is put in
-	// place as a retitle writes it.
+	// place as a retitle writes it. The file's images are compared as
+	// the row holds them, inline.
+	fileEnd := bytes.LastIndexByte(local, '\n') + 1
+	local = append(rowForm(local[:fileEnd], blobs), local[fileEnd:]...)
 	end := bytes.LastIndexByte(local, '\n') + 1
 	mine := slotOf(local[:min(len(local), slotLen)])
 	theirs := slotOf(content[:min(len(content), slotLen)])
@@ -446,13 +485,41 @@ func (o *OmpTable) pullRow(ctx context.Context, r *OmpRow, dst string, lock sess
 		st.UpToDate++
 		return nil
 	}
-	k, err := session.AppendRaw(dst, int64(end), bytes.NewReader(content[end:]), lock)
+	k, err := session.AppendRaw(dst, int64(fileEnd), bytes.NewReader(content[end:]), lock)
 	if err != nil {
 		return err
 	}
 	st.Appended++
 	st.Bytes += k
-	return nil
+	return stampRowMtime(dst, r)
+}
+
+// stampRowMtime gives a pulled file its row's mtime_ms, as DB.Pull gives
+// a file its stored modification time.
+func stampRowMtime(path string, r *OmpRow) error {
+	if r.MtimeMs <= 0 {
+		return nil
+	}
+	return os.Chtimes(path, time.Time{}, time.UnixMilli(r.MtimeMs))
+}
+
+// rowForm is a file's content as omp's table holds it: each line with the
+// images it references inlined from blobs (session.InlineImages). omp
+// 18.2.3's SqlSessionStorage keeps no blobs: a reference would reach omp
+// on another machine as the text "blob:sha256:…" where the image was.
+func rowForm(data []byte, blobs *session.BlobStore) []byte {
+	if !bytes.Contains(data, []byte(session.BlobRefPrefix)) {
+		return data
+	}
+	out := make([]byte, 0, len(data))
+	for line := range bytes.Lines(data) {
+		body := bytes.TrimSuffix(line, []byte("\n"))
+		if in, _, err := session.InlineImages(body, blobs); err == nil {
+			body = in
+		}
+		out = append(append(out, body...), '\n')
+	}
+	return out
 }
 
 // WriteContent writes the row's file to w, as Content returns it.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/xdev/xdev/internal/atomicfile"
 	"github.com/xdev/xdev/internal/regularfile"
@@ -122,7 +123,7 @@ func (db *DB) pullOne(ctx context.Context, s *Session, path string, lock session
 		}
 		st.Written++
 		st.Bytes += w.n
-		return nil
+		return stampMtime(path, s)
 	}
 	if err != nil {
 		return err
@@ -152,13 +153,24 @@ func (db *DB) pullOne(ctx context.Context, s *Session, path string, lock session
 	if err == nil && same && end < s.Size {
 		same, err = db.lineStarts(ctx, db.pool, s.Key, end)
 	}
+	// A torn last line is brought up to date when it is the start of the
+	// stored line there (the write finished elsewhere): the file is a
+	// byte prefix of the stored revision. Any other torn line is a
+	// different write, and appending after it would glue lines together.
+	from := end
+	if err == nil && same && fi.Size() != end && end < s.Size {
+		if fi.Size() <= s.Size {
+			same, err = db.sameBytes(ctx, db.pool, s, f, end, fi.Size())
+		} else {
+			same = false
+		}
+		from = fi.Size()
+	}
 	f.Close()
 	switch {
 	case err != nil:
 		return err
-	case !same || fi.Size() != end && end < s.Size:
-		// A torn last line here is a write in progress: appending after it
-		// would glue lines together.
+	case !same:
 		return fmt.Errorf("%s: %w (stored %s is %d bytes, the file %d): xdev sync pushes the file as a new revision",
 			path, ErrDiverged, s.Name(), s.Size, fi.Size())
 	}
@@ -175,26 +187,37 @@ func (db *DB) pullOne(ctx context.Context, s *Session, path string, lock session
 		return nil
 	}
 	// Fetch the missing lines whole before touching the file, so a failed
-	// fetch leaves it as it was.
-	tmp, err := os.CreateTemp("", "xdev-pull-")
+	// fetch leaves it as it was (into a file with no name: a killed pull
+	// leaves nothing behind).
+	tmp, err := atomicfile.Scratch()
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
 	defer tmp.Close()
 	if err := db.writeLines(ctx, s.Key, end, tmp); err != nil {
 		return err
 	}
-	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+	// From where the file ends: past its torn line's start, if it has one.
+	if _, err := tmp.Seek(from-end, io.SeekStart); err != nil {
 		return err
 	}
-	k, err := session.AppendRaw(path, end, tmp, lock)
+	k, err := session.AppendRaw(path, from, tmp, lock)
 	if err != nil {
 		return err
 	}
 	st.Appended++
 	st.Bytes += k
-	return nil
+	return stampMtime(path, s)
+}
+
+// stampMtime gives a pulled file the stored session's modification time,
+// so that "newest first" here is the order the sessions were written in,
+// not the order they were pulled in.
+func stampMtime(path string, s *Session) error {
+	if s.Updated.IsZero() {
+		return nil
+	}
+	return os.Chtimes(path, time.Time{}, s.Updated)
 }
 
 // mkdirs makes dir and its missing parents, mode 0700: transcripts hold

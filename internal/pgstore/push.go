@@ -197,7 +197,7 @@ func (db *DB) Push(ctx context.Context, dataDir string, opts PushOptions) (PushS
 			st.Failed = append(st.Failed, FileError{f.Path, fp.err})
 		case err != nil:
 			if fatal == nil && ctx.Err() == nil {
-				fatal = fmt.Errorf("%s: %w", f.Path, err)
+				fatal = db.pushError(f.Path, err)
 			}
 			cancel()
 		default:
@@ -243,6 +243,17 @@ func (db *DB) Push(ctx context.Context, dataDir string, opts PushOptions) (PushS
 		return st, err
 	}
 	return st, db.pushBlobs(ctx, dataDir, &st)
+}
+
+// pushError is the error that stops a push at a file: the database's,
+// which names the file, unless it is the role's (the role may not write
+// xdev's tables), which no file caused.
+func (db *DB) pushError(path string, err error) error {
+	if pgCode(err) == codeInsufficientPriv || pgCode(err) == codeReadOnlyTx {
+		return fmt.Errorf("this role may not push to schema %s (%w): a read-only role lists, shows and searches; "+
+			"sync as a role granted INSERT, UPDATE and DELETE on the schema's tables (docs/teams.md)", db.schema, err)
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }
 
 // fileResult is what pushing one file did.

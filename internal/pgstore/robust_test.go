@@ -140,8 +140,25 @@ func TestReadOnlyRole(t *testing.T) {
 	if _, err := ro.Search(ctx, Query{Text: "the"}); err != nil {
 		t.Error(err)
 	}
-	if _, err := ro.Push(ctx, dir, PushOptions{Origin: "ro"}); err == nil || !strings.Contains(err.Error(), "permission denied") {
-		t.Errorf("push as a reader: %v, want permission denied", err)
+	// The push is refused for the role, not for some file it happened to
+	// try first.
+	_, err = ro.Push(ctx, dir, PushOptions{Origin: "ro"})
+	if err == nil || !strings.Contains(err.Error(), "permission denied") || !strings.Contains(err.Error(), "this role may not push") ||
+		strings.Contains(err.Error(), ".jsonl") {
+		t.Errorf("push as a reader: %v, want the role named as the cause", err)
+	}
+	// omp's table lives in schema public, where since PostgreSQL 15 only
+	// the owner creates: the error says what to grant.
+	tbl, err := ro.OmpTable("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.Create(ctx); err == nil || !strings.Contains(err.Error(), "GRANT USAGE, CREATE ON SCHEMA public TO") {
+		t.Errorf("omp's table as a role that may not create it: %v", err)
+	}
+	// A revision that is not there is named as the missing part.
+	if _, err := ro.Find(ctx, list[0].ID+"@7"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "has no revision 7; its revisions are 1 to 1") {
+		t.Errorf("a missing revision: %v", err)
 	}
 }
 

@@ -150,8 +150,14 @@ ORDER BY (id = $1 OR path = $1) DESC, updated DESC LIMIT 11`, args...)
 		return nil, err
 	}
 	switch {
+	case len(found) == 0 && rev > 0:
+		cur, err := db.Find(ctx, arg)
+		if err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w %s@%d: %s has no revision %d; its revisions are 1 to %d", ErrNotFound, arg, rev, cur.Name(), rev, cur.Revision)
 	case len(found) == 0:
-		return nil, fmt.Errorf("%w named %q in %s", ErrNotFound, arg, db.shown)
+		return nil, fmt.Errorf("%w named %q in %s", ErrNotFound, arg, db.conn.shown)
 	case len(found) == 1, found[0].ID == arg || found[0].Path == arg:
 		return found[0], nil
 	}

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"encoding/base64"
 	"os"
 	"path/filepath"
@@ -234,4 +235,26 @@ func decodeBase64Lenient(s string) []byte {
 	}
 	out, _ := base64.RawStdEncoding.DecodeString(string(clean))
 	return out
+}
+
+// InlineImages returns entry (one JSON line) with every blob reference in
+// an image position, where omp resolves them on load, replaced by the
+// data it names from blobs: the line as omp holds it once loaded, for a
+// store that keeps no blobs (omp's SQL table). A line without a reference
+// comes back as it is, byte for byte. A reference whose blob is missing
+// stays, and is counted.
+func InlineImages(entry []byte, blobs *BlobStore) (line []byte, missing int, err error) {
+	if !bytes.Contains(entry, []byte(BlobRefPrefix)) {
+		return entry, 0, nil
+	}
+	v, err := jsonx.Parse(entry)
+	if err != nil {
+		return entry, 0, nil // not JSON: omp skips it; carried as it is
+	}
+	r := &blobResolver{store: blobs}
+	out := r.resolve(v, "").JSON()
+	if bytes.Equal(out, v.JSON()) {
+		return entry, r.missing, nil
+	}
+	return out, r.missing, nil
 }
