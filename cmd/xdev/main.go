@@ -15,6 +15,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"unicode"
+
+	"golang.org/x/sys/unix"
 )
 
 // Exit codes scripts can rely on.
@@ -95,8 +97,10 @@ type env struct {
 	// rawErr is stderr unfiltered, for the progress line's own escapes.
 	rawOut, rawErr io.Writer
 	// tty: stdout is a terminal, so print for a person (aligned tables,
-	// relative times, progress on stderr) rather than for a script.
-	tty bool
+	// relative times) rather than for a script. errTTY: stderr is one, so
+	// long work may show progress there (a progress bar in a log file
+	// would be noise).
+	tty, errTTY bool
 	// width is the terminal's width in columns, when tty.
 	width int
 
@@ -106,7 +110,7 @@ type env struct {
 // newEnv returns the env of a command writing to out and errOut.
 func newEnv(in io.Reader, out, errOut io.Writer, tty bool, width int) *env {
 	o, e := &escapeWriter{w: out}, &escapeWriter{w: errOut}
-	return &env{stdin: in, stdout: o, stderr: e, rawOut: out, rawErr: errOut, tty: tty, width: width,
+	return &env{stdin: in, stdout: o, stderr: e, rawOut: out, rawErr: errOut, tty: tty, errTTY: tty, width: width,
 		flushers: []*escapeWriter{o, e}}
 }
 
@@ -145,12 +149,15 @@ const memoryLimit = 48 << 20
 
 // osEnv is the env of the process: its standard streams and terminal.
 func osEnv() *env {
-	tty := isTerminal(os.Stdout)
-	return newEnv(os.Stdin, os.Stdout, os.Stderr, tty, terminalWidth(os.Stdout))
+	e := newEnv(os.Stdin, os.Stdout, os.Stderr, isTerminal(os.Stdout), terminalWidth(os.Stdout))
+	e.errTTY = isTerminal(os.Stderr)
+	return e
 }
 
-// isTerminal reports whether f is a terminal; XDEV_FORCE_TTY=1 says yes
-// (for tests and pagers), XDEV_FORCE_TTY=0 says no.
+// isTerminal reports whether f is a terminal: a device that answers a
+// terminal's ioctl (not merely a character device, as /dev/null is);
+// XDEV_FORCE_TTY=1 says yes (for tests and pagers), XDEV_FORCE_TTY=0 says
+// no.
 func isTerminal(f *os.File) bool {
 	switch os.Getenv("XDEV_FORCE_TTY") {
 	case "1", "true":
@@ -158,8 +165,8 @@ func isTerminal(f *os.File) bool {
 	case "0", "false":
 		return false
 	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }
 
 func run(e *env, args []string) int {

@@ -235,7 +235,7 @@ func (p *byteProgress) update(pr search.Progress) {
 	if p.start.IsZero() {
 		p.start = now
 	}
-	if !p.e.tty || now.Sub(p.start) < 300*time.Millisecond || now.Sub(p.last) < 100*time.Millisecond && pr.Files != pr.FilesTotal {
+	if !p.e.errTTY || now.Sub(p.start) < 300*time.Millisecond || now.Sub(p.last) < 100*time.Millisecond && pr.Files != pr.FilesTotal {
 		return
 	}
 	p.last, p.shown = now, true

@@ -246,7 +246,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // truncate cuts s to one line of at most n display columns.
 func truncate(s string, n int) string { return fitWidth(oneLine(s), n) }
 
-// progress reports long work on stderr when stdout is a terminal.
+// progress reports long work on stderr when stderr is a terminal.
 type progress struct {
 	e     *env
 	what  string
@@ -255,7 +255,7 @@ type progress struct {
 }
 
 func (p *progress) update(done, total int) {
-	if !p.e.tty || (time.Since(p.last) < 100*time.Millisecond && done != total) {
+	if !p.e.errTTY || (time.Since(p.last) < 100*time.Millisecond && done != total) {
 		return
 	}
 	p.last, p.shown = time.Now(), true

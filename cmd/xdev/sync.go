@@ -50,6 +50,7 @@ type syncJSON struct {
 	Push     *pgstore.PushStats `json:"push,omitempty"`
 	Pull     *pgstore.PullStats `json:"pull,omitempty"`
 	Failed   []failedJSON       `json:"failed"`
+	Error    string             `json:"error,omitempty"` // why the sync stopped, if it did
 }
 
 type failedJSON struct {
@@ -73,21 +74,32 @@ func (o *syncOptions) run(e *env) error {
 	}
 	ctx, cancel := interruptible()
 	defer cancel()
+	out := syncJSON{DataDirs: dirs, Failed: []failedJSON{}}
+	// A sync that stops still says, with --json, what it did and why it
+	// stopped (the error also goes to stderr).
+	stopped := func(err error) error {
+		if o.asJSON {
+			out.Error = err.Error()
+			writeJSON(e, out)
+		}
+		return err
+	}
 	db, err := o.db.openForSync(e, ctx)
 	if err != nil {
-		return err
+		return stopped(err)
 	}
 	defer db.Close()
 	prog := &progress{e: e, what: "syncing"}
-	out := syncJSON{Database: db.URL(), DataDirs: dirs, Failed: []failedJSON{}}
+	out.Database = db.URL()
 	var failed []pgstore.FileError
 	if o.pull {
 		st, err := o.runPull(ctx, db, dirs[0], prog)
 		prog.done()
+		out.Pull = &st
 		if err != nil {
-			return err
+			return stopped(err)
 		}
-		out.Pull, failed = &st, st.Failed
+		failed = st.Failed
 	} else {
 		var st pgstore.PushStats
 		for _, dir := range dirs {
@@ -111,10 +123,11 @@ func (o *syncOptions) run(e *env) error {
 			}
 		}
 		prog.done()
+		out.Push = &st
 		if err != nil {
-			return err
+			return stopped(err)
 		}
-		out.Push, failed = &st, st.Failed
+		failed = st.Failed
 	}
 	for _, f := range failed {
 		out.Failed = append(out.Failed, failedJSON{f.Path, f.Err.Error()})

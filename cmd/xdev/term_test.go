@@ -189,3 +189,43 @@ func FuzzEscapeWriter(f *testing.F) {
 		}
 	})
 }
+
+// TestIsTerminal: /dev/null, a file and a pipe are no terminals, though
+// /dev/null is a character device: progress written to `2>>log` with
+// stdout on /dev/null would be noise in the log.
+func TestIsTerminal(t *testing.T) {
+	t.Setenv("XDEV_FORCE_TTY", "")
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	file, err := os.Create(filepath.Join(t.TempDir(), "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	for name, f := range map[string]*os.File{"/dev/null": null, "a file": file, "a pipe": w} {
+		if isTerminal(f) {
+			t.Errorf("%s is taken for a terminal", name)
+		}
+	}
+	// Progress follows stderr: with stdout on a terminal and stderr not,
+	// none is written.
+	var out, errb bytes.Buffer
+	e := newEnv(strings.NewReader(""), &out, &errb, true, 80)
+	e.errTTY = false
+	p := &progress{e: e, what: "working"}
+	p.update(1, 2)
+	p.update(2, 2)
+	p.done()
+	if errb.Len() != 0 {
+		t.Errorf("progress on a stderr that is no terminal: %q", errb.String())
+	}
+}

@@ -22,6 +22,7 @@ type verifyJSON struct {
 	Path     string            `json:"path"`
 	Problems []session.Problem `json:"problems"`
 	Repaired string            `json:"repaired,omitempty"`
+	Removed  bool              `json:"removed,omitzero"` // a leftover --repair removed
 	Error    string            `json:"error,omitempty"`
 }
 
@@ -96,16 +97,25 @@ func (o *verifyOptions) run(e *env) error {
 		} else if r.Problems != nil {
 			v.Problems = r.Problems
 		}
-		if r.Err == nil && (len(r.Problems) == 0 || r.Problems[0].Kind != session.ProblemSymlink) {
+		// A symlink or a leftover is reported, not checked as a session.
+		notSession := len(r.Problems) > 0 && (r.Problems[0].Kind == session.ProblemSymlink || r.Problems[0].Kind == session.ProblemLeftover)
+		if r.Err == nil && !notSession {
 			checked++
 		}
 		if len(r.Problems) > 0 {
 			nProblems += len(r.Problems)
 			nFiles++
-			if o.repair && noRepair[r.Path] != nil {
+			if o.repair && r.Problems[0].Kind == session.ProblemLeftover {
+				if err := session.RemoveLeftover(r.Path); err != nil {
+					v.Error = "repair: " + err.Error()
+					failed++
+				} else {
+					v.Removed = true
+				}
+			} else if o.repair && noRepair[r.Path] != nil {
 				v.Error = "no repaired copy: " + noRepair[r.Path].Error()
 				failed++
-			} else if o.repair && r.Problems[0].Kind != session.ProblemSymlink {
+			} else if o.repair && !notSession {
 				changes, err := session.Repair(r.Path, "")
 				switch {
 				case err != nil:
@@ -135,6 +145,9 @@ func (o *verifyOptions) run(e *env) error {
 			}
 			if v.Repaired != "" {
 				fmt.Fprintf(e.stdout, "wrote %s; the original is unchanged. Review it, then: mv %s %s\n", v.Repaired, v.Repaired, v.Path)
+			}
+			if v.Removed {
+				fmt.Fprintf(e.stdout, "removed %s\n", v.Path)
 			}
 			if v.Error != "" {
 				fmt.Fprintf(e.stderr, "%s: %s\n", v.Path, v.Error)

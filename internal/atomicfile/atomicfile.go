@@ -8,72 +8,229 @@
 // temp file is removed and the target is untouched: a failed write never
 // truncates, damages or removes a file that was there.
 //
+// The temp file has no name while it is written, where the system allows
+// (Linux's O_TMPFILE): a process killed mid-write leaves nothing behind.
+// Elsewhere it is named TempPrefix-style, ".<target>.xdev-<pid>-<n>.tmp",
+// which no session file's name (*.jsonl) can ever match, and a temp file
+// whose process is gone is a Leftover that a later command removes.
+//
 // New files are 0600: what xdev writes comes from transcripts, which hold
 // secrets.
 package atomicfile
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
 )
 
-// Create makes a new file at path holding what fill writes. It fails with
-// an error wrapping fs.ErrExist if path exists, and never replaces it.
+// Create makes a new file at path holding what fill writes, and path's
+// directory and its missing parents (0700) when it takes its name. It
+// fails with an error wrapping fs.ErrExist if path exists, and never
+// replaces it.
 func Create(path string, fill func(w io.Writer) error) error {
 	return write(path, true, fill)
 }
 
 // Replace writes what fill writes to path, replacing the file there (if
-// any) only once the new content is complete and synced.
+// any) only once the new content is complete and synced. path's
+// directory must exist.
 func Replace(path string, fill func(w io.Writer) error) error {
 	return write(path, false, fill)
 }
 
-func write(path string, exclusive bool, fill func(w io.Writer) error) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".*.tmp") // 0600 whatever the umask
+func write(path string, exclusive bool, fill func(w io.Writer) error) error {
+	t, err := NewTemp(filepath.Dir(path), filepath.Base(path))
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(tmp, 1<<20)
-	if err = fill(bw); err != nil {
-		return err
-	}
-	if err = bw.Flush(); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
+	defer t.Abort()
+	if err := fill(t); err != nil {
 		return err
 	}
 	if exclusive {
-		// A hard link, unlike a rename, fails when the name is taken.
-		if err = os.Link(tmp.Name(), path); err != nil {
-			if os.IsExist(err) {
-				return fmt.Errorf("%s: %w", path, fs.ErrExist)
-			}
-			return err
+		return t.Link(path)
+	}
+	return t.Rename(path)
+}
+
+// Temp is a file being written that takes its name only when whole: Link
+// or Rename gives it one, Abort (a no-op after either) drops it. Writes
+// are buffered.
+type Temp struct {
+	f    *os.File
+	w    *bufio.Writer
+	dir  string
+	base string
+	name string // the temp file's name, while it has one of its own
+	done bool
+}
+
+// NewTemp starts a temp file for a file to be called base in dir. dir
+// need not exist yet: the temp file is made in its nearest existing
+// parent (the same filesystem), and dir only when the file takes its
+// name, so a process killed before then leaves no empty directory.
+func NewTemp(dir, base string) (*Temp, error) {
+	if dir == "" {
+		dir = "."
+	}
+	for {
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() || dir == filepath.Dir(dir) {
+			break
 		}
-		os.Remove(tmp.Name())
-	} else if err = os.Rename(tmp.Name(), path); err != nil {
+		dir = filepath.Dir(dir)
+	}
+	t := &Temp{dir: dir, base: base}
+	f, err := os.OpenFile(dir, os.O_RDWR|oTmpfile, 0o600)
+	if err == nil && !procFD() {
+		f.Close() // no way to name it afterwards
+		err = errors.ErrUnsupported
+	}
+	if err != nil {
+		// No O_TMPFILE (another system, or a filesystem without it).
+		if f, err = os.CreateTemp(dir, tempPattern(base)); err != nil {
+			return nil, err
+		}
+		t.name = f.Name()
+	}
+	t.f, t.w = f, bufio.NewWriterSize(f, 1<<20)
+	return t, nil
+}
+
+func (t *Temp) Write(p []byte) (int, error) { return t.w.Write(p) }
+
+// WriteByte writes one byte.
+func (t *Temp) WriteByte(c byte) error { return t.w.WriteByte(c) }
+
+// finish flushes and syncs the content.
+func (t *Temp) finish() error {
+	if err := t.w.Flush(); err != nil {
 		return err
 	}
-	return SyncDir(dir)
+	return t.f.Sync()
+}
+
+// Link names the file path, making its directory if need be (undone if
+// the link fails), and fails with an error wrapping fs.ErrExist if the
+// name is taken (a link, unlike a rename, never replaces).
+func (t *Temp) Link(path string) error {
+	if err := t.finish(); err != nil {
+		return err
+	}
+	undo, err := mkdirAll(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	if t.name != "" {
+		err = os.Link(t.name, path)
+	} else {
+		err = linkAnonymous(t.f, path)
+	}
+	if err != nil {
+		undo()
+		if os.IsExist(err) {
+			return fmt.Errorf("%s: %w", path, fs.ErrExist)
+		}
+		return err
+	}
+	t.Abort() // drops the temp name, if it had one
+	return SyncDir(filepath.Dir(path))
+}
+
+// Rename names the file path, replacing what is there; path's directory
+// must exist.
+func (t *Temp) Rename(path string) error {
+	if err := t.finish(); err != nil {
+		return err
+	}
+	if t.name == "" {
+		// A name of its own first, for the rename; a crash in between
+		// leaves a Leftover.
+		for i := 0; ; i++ {
+			name := filepath.Join(t.dir, fmt.Sprintf(".%s.xdev-%d-r%d.tmp", t.base, os.Getpid(), i))
+			err := linkAnonymous(t.f, name)
+			if err == nil {
+				t.name = name
+				break
+			}
+			if !os.IsExist(err) || i > 100 {
+				return err
+			}
+		}
+	}
+	if err := os.Rename(t.name, path); err != nil {
+		return err // Abort removes the temp name
+	}
+	t.name = "" // it is path's now
+	t.Abort()
+	return SyncDir(filepath.Dir(path))
+}
+
+// Abort drops the file, unless Link or Rename named it. It may be called
+// more than once.
+func (t *Temp) Abort() {
+	if t.done {
+		return
+	}
+	t.done = true
+	t.f.Close()
+	if t.name != "" {
+		os.Remove(t.name)
+	}
+}
+
+// procFD reports whether /proc/self/fd is there to name an anonymous file
+// through.
+var procFD = sync.OnceValue(func() bool {
+	_, err := os.Stat("/proc/self/fd")
+	return err == nil
+})
+
+// tempPattern is the name of a named temp file for base: hidden, tagged
+// with this process, ending in .tmp, so it can never be taken for a
+// session file (*.jsonl) and its owner can be told alive or gone.
+func tempPattern(base string) string {
+	return "." + base + ".xdev-" + strconv.Itoa(os.Getpid()) + "-*.tmp"
+}
+
+// StaleAfter is how old a temp file of an unknown process (one named by
+// an older xdev, ".<name>.<n>.tmp") must be to be taken for a leftover.
+const StaleAfter = time.Hour
+
+// Leftover reports whether the file called name in a directory, with
+// info, is a temp file of ours whose writer is gone: one tagged with a
+// process that no longer runs, or an untagged one of an older xdev not
+// written to for StaleAfter. It never matches a name ending in .jsonl.
+func Leftover(name string, info fs.FileInfo) bool {
+	if !strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".tmp") || !info.Mode().IsRegular() {
+		return false
+	}
+	rest := strings.TrimSuffix(name, ".tmp")
+	if i := strings.LastIndex(rest, ".xdev-"); i >= 0 {
+		pid, _, ok := strings.Cut(rest[i+len(".xdev-"):], "-")
+		n, err := strconv.Atoi(pid)
+		if ok && err == nil && n > 0 {
+			return n != os.Getpid() && errors.Is(syscall.Kill(n, 0), syscall.ESRCH)
+		}
+	}
+	// An older xdev's: ".<file>.jsonl.<digits>.tmp".
+	i := strings.LastIndexByte(rest, '.')
+	if i < 0 || !strings.HasSuffix(rest[:i], ".jsonl") {
+		return false
+	}
+	if _, err := strconv.ParseUint(rest[i+1:], 10, 64); err != nil {
+		return false
+	}
+	return time.Since(info.ModTime()) > StaleAfter
 }
 
 // SyncDir makes a rename or link in dir durable.
@@ -86,11 +243,11 @@ func SyncDir(dir string) error {
 	return d.Sync()
 }
 
-// MkdirAll makes dir and its missing parents (0700: they will hold
+// mkdirAll makes dir and its missing parents (0700: they will hold
 // transcripts) and returns undo, which removes the directories it made,
 // deepest first, if they are still empty: a write that fails after making
 // its directory leaves no empty directory behind. undo is never nil.
-func MkdirAll(dir string) (undo func(), err error) {
+func mkdirAll(dir string) (undo func(), err error) {
 	var made []string
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
 		if _, err := os.Lstat(d); err == nil {
@@ -113,20 +270,6 @@ func MkdirAll(dir string) (undo func(), err error) {
 		return func() {}, err
 	}
 	return undo, nil
-}
-
-// CreateAll is Create that first makes path's directory and its missing
-// parents, and removes those again if the file could not be made.
-func CreateAll(path string, fill func(w io.Writer) error) error {
-	undo, err := MkdirAll(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	if err := Create(path, fill); err != nil {
-		undo()
-		return err
-	}
-	return nil
 }
 
 // Scratch returns a new, empty temp file that has no name: it is gone

@@ -2,11 +2,15 @@ package atomicfile
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 func content(s string) func(io.Writer) error {
@@ -48,5 +52,110 @@ func TestCreateAndReplace(t *testing.T) {
 	}
 	if err := Replace(filepath.Join(dir, "missing", "f"), content("x")); err == nil {
 		t.Error("Replace into a missing directory succeeded")
+	}
+	// Create makes the directories a new file goes in, and a Create that
+	// fails leaves none of them.
+	if err := Create(filepath.Join(dir, "a", "b", "f"), content("x")); err != nil {
+		t.Errorf("Create into a missing directory: %v", err)
+	}
+	if err := Create(filepath.Join(dir, "c", "d", "f"), func(w io.Writer) error { return errFill }); !errors.Is(err, errFill) {
+		t.Errorf("a failed fill: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "c")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a failed Create left its directory: %v", err)
+	}
+}
+
+// TestKilledWriterLeavesNothing: a process killed while it writes a file
+// (Create or Replace) leaves no temp file in the target's directory, and
+// the target as it was.
+func TestKilledWriterLeavesNothing(t *testing.T) {
+	if dir := os.Getenv("ATOMICFILE_CHILD"); dir != "" {
+		replace := os.Getenv("ATOMICFILE_REPLACE") != ""
+		fill := func(w io.Writer) error {
+			io.WriteString(w, strings.Repeat("x", 3<<20)) // past the buffer: on disk
+			os.WriteFile(filepath.Join(dir, "..", "ready"), nil, 0o600)
+			select {} // killed here
+		}
+		if replace {
+			Replace(filepath.Join(dir, "f.jsonl"), fill)
+		}
+		Create(filepath.Join(dir, "new.jsonl"), fill)
+		return
+	}
+	for _, replace := range []bool{false, true} {
+		root := t.TempDir()
+		dir := filepath.Join(root, "d")
+		os.Mkdir(dir, 0o700)
+		os.WriteFile(filepath.Join(dir, "f.jsonl"), []byte("old\n"), 0o600)
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestKilledWriterLeavesNothing$")
+		cmd.Env = append(os.Environ(), "ATOMICFILE_CHILD="+dir)
+		if replace {
+			cmd.Env = append(cmd.Env, "ATOMICFILE_REPLACE=1")
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; ; i++ {
+			if _, err := os.Stat(filepath.Join(root, "ready")); err == nil {
+				break
+			}
+			if i > 500 {
+				cmd.Process.Kill()
+				t.Fatal("the writer never got going")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+		ents, _ := os.ReadDir(dir)
+		if len(ents) != 1 || ents[0].Name() != "f.jsonl" {
+			var names []string
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			t.Errorf("replace %v: after the kill the directory holds %q, want only f.jsonl", replace, names)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "f.jsonl")); string(b) != "old\n" {
+			t.Errorf("replace %v: the target holds %q", replace, b)
+		}
+	}
+}
+
+// TestLeftover: temp files of a process that is gone are leftovers, of a
+// live one (this) are not; nothing that is not a temp file of ours is,
+// a session file least of all.
+func TestLeftover(t *testing.T) {
+	dir := t.TempDir()
+	dead := exec.Command("true")
+	dead.Run()
+	gone := dead.Process.Pid
+	old := time.Now().Add(-2 * StaleAfter)
+	tests := []struct {
+		name string
+		old  bool
+		want bool
+	}{
+		{fmt.Sprintf(".s.jsonl.xdev-%d-123.tmp", gone), false, true},
+		{fmt.Sprintf(".s.jsonl.xdev-%d-r0.tmp", gone), false, true},
+		{fmt.Sprintf(".s.jsonl.xdev-%d-123.tmp", os.Getpid()), true, false},
+		{".s.jsonl.12345.tmp", true, true},
+		{".s.jsonl.12345.tmp", false, false},
+		{fmt.Sprintf("s.jsonl.xdev-%d-1.tmp", gone), true, false}, // not hidden
+		{fmt.Sprintf(".s.xdev-%d-1.jsonl", gone), true, false},    // a session's name
+		{".s.jsonl.lock", true, false},
+		{".notes.12345.tmp", true, false},
+	}
+	for _, tt := range tests {
+		p := filepath.Join(dir, tt.name)
+		os.WriteFile(p, nil, 0o600)
+		if tt.old {
+			os.Chtimes(p, old, old)
+		}
+		fi, _ := os.Stat(p)
+		if got := Leftover(tt.name, fi); got != tt.want {
+			t.Errorf("Leftover(%q, old %v) = %v, want %v", tt.name, tt.old, got, tt.want)
+		}
+		os.Remove(p)
 	}
 }

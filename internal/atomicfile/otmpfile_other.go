@@ -2,4 +2,15 @@
 
 package atomicfile
 
+import (
+	"errors"
+	"os"
+)
+
 const oTmpfile = 0
+
+// linkAnonymous is never called: without O_TMPFILE every temp file has a
+// name.
+func linkAnonymous(f *os.File, path string) error {
+	return errors.New("atomicfile: no anonymous temp files here")
+}

@@ -5,7 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 
 	"github.com/xdev/xdev/internal/atomicfile"
@@ -81,20 +81,12 @@ func ImportStream(dataDir string, src Provenance, conv Stream) (path, id string,
 func writeSession(target func(*Converted) (path, id string, err error), replace bool, blobs *session.BlobStore,
 	src Provenance, conv Stream) error {
 	var (
-		w       *bufio.Writer
-		tmp     *os.File
-		path    string
-		title   string
-		meta    *Converted
-		last    string
-		written bool
+		w     *atomicfile.Temp
+		path  string
+		title string
+		meta  *Converted
+		last  string
 	)
-	defer func() {
-		if tmp != nil && !written {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
 	begin := func(c *Converted) error {
 		meta = c
 		var id string
@@ -116,13 +108,10 @@ func writeSession(target func(*Converted) (path, id string, err error), replace 
 		if err != nil {
 			return err
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		session.SweepLeftovers(filepath.Dir(path))
+		if w, err = atomicfile.NewTemp(filepath.Dir(path), filepath.Base(path)); err != nil {
 			return err
 		}
-		if tmp, err = os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp"); err != nil {
-			return err
-		}
-		w = bufio.NewWriterSize(tmp, 1<<20)
 		_, err = w.Write(pre)
 		return err
 	}
@@ -138,18 +127,32 @@ func writeSession(target func(*Converted) (path, id string, err error), replace 
 		w.Write(e)
 		return w.WriteByte('\n')
 	}
-	if err := conv(begin, emit); err != nil {
-		return err
+	err := conv(begin, emit)
+	if err == nil && meta == nil {
+		err = errors.New("conversion gave no session")
 	}
-	if meta == nil {
-		return errors.New("conversion gave no session")
+	if err == nil {
+		writeTrailer(w, title, meta, src, last)
+		if replace {
+			err = w.Rename(path)
+		} else {
+			err = w.Link(path)
+		}
 	}
-	// omp's trailing entries, each with a fresh id, chained to the last.
+	if err != nil && w != nil {
+		w.Abort()
+	}
+	return err
+}
+
+// writeTrailer writes omp's trailing entries of an import, each with a
+// fresh id, chained to the last entry (last): the title_change, when
+// there is a title, and the provenance entry.
+func writeTrailer(w io.Writer, title string, meta *Converted, src Provenance, last string) {
 	trailer := func(ms ...jsonx.Member) {
 		id := session.NewID()
 		ms = append(ms, member("id", jsonx.Str(id)), member("parentId", parentValue(last)), member("timestamp", jsonx.Str(session.Now())))
-		w.Write(jsonx.ObjectOf(ms...).JSON())
-		w.WriteByte('\n')
+		w.Write(append(jsonx.ObjectOf(ms...).JSON(), '\n'))
 		last = id
 	}
 	if title != "" {
@@ -164,28 +167,6 @@ func writeSession(target func(*Converted) (path, id string, err error), replace 
 		member("customType", jsonx.Str(ImportType)), member("data", jsonx.ObjectOf(
 			member("source", jsonx.Str(src.Harness)), member("sourceId", jsonx.Str(src.ID)),
 			member("sourcePath", jsonx.Str(src.Path)), member("sourceCwd", jsonx.Str(src.Cwd)))))
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if replace {
-		if err := os.Rename(tmp.Name(), path); err != nil {
-			return err
-		}
-	} else {
-		// A hard link, unlike a rename, fails when the name is taken.
-		if err := os.Link(tmp.Name(), path); err != nil {
-			return err
-		}
-		os.Remove(tmp.Name())
-	}
-	written = true
-	return atomicfile.SyncDir(filepath.Dir(path))
 }
 
 // Imported finds an earlier import of src among dataDir's sessions: the

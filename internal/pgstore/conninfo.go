@@ -69,7 +69,9 @@ func parseConnInfo(s string) connInfo {
 		}
 		c.shown = "(a connection string that does not parse)"
 	}
-	c.addSecret(s) // the whole string, should an error quote it
+	if len(c.secrets) > 0 {
+		c.addSecret(s) // the whole string, should an error quote it
+	}
 	slices.SortFunc(c.secrets, func(a, b string) int { return len(b) - len(a) })
 	c.secrets = slices.Compact(c.secrets)
 	return c

@@ -16,7 +16,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/xdev/xdev/internal/atomicfile"
 	"github.com/xdev/xdev/internal/regularfile"
 	"github.com/xdev/xdev/internal/session"
 )
@@ -449,10 +448,7 @@ func (o *OmpTable) pullRow(ctx context.Context, r *OmpRow, dst string, lock sess
 	local, err := regularfile.ReadFile(dst, 0)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		if err := mkdirs(filepath.Dir(dst)); err != nil {
-			return err
-		}
-		if err := atomicfile.Create(dst, func(w io.Writer) error { _, err := w.Write(content); return err }); err != nil {
+		if err := createFile(dst, func(w io.Writer) error { _, err := w.Write(content); return err }); err != nil {
 			return err
 		}
 		st.Written++

@@ -110,11 +110,8 @@ func localPath(root, rel string) (string, error) {
 func (db *DB) pullOne(ctx context.Context, s *Session, path string, lock session.LockOptions, st *PullStats) error {
 	f, fi, err := regularfile.Open(path, 0)
 	if errors.Is(err, os.ErrNotExist) {
-		if err := mkdirs(filepath.Dir(path)); err != nil {
-			return err
-		}
 		w := &countWriter{}
-		err := atomicfile.Create(path, func(out io.Writer) error {
+		err := createFile(path, func(out io.Writer) error {
 			w.w = out
 			return db.WriteSession(ctx, s, w)
 		})
@@ -210,6 +207,14 @@ func (db *DB) pullOne(ctx context.Context, s *Session, path string, lock session
 	return stampMtime(path, s)
 }
 
+// createFile makes a new session file at path, and its directory, once
+// whole (atomicfile.Create), removing first what killed writers left
+// there.
+func createFile(path string, fill func(io.Writer) error) error {
+	session.SweepLeftovers(filepath.Dir(path))
+	return atomicfile.Create(path, fill)
+}
+
 // stampMtime gives a pulled file the stored session's modification time,
 // so that "newest first" here is the order the sessions were written in,
 // not the order they were pulled in.
@@ -219,10 +224,6 @@ func stampMtime(path string, s *Session) error {
 	}
 	return os.Chtimes(path, time.Time{}, s.Updated)
 }
-
-// mkdirs makes dir and its missing parents, mode 0700: transcripts hold
-// secrets.
-func mkdirs(dir string) error { return os.MkdirAll(dir, 0o700) }
 
 // countWriter counts what it passes on.
 type countWriter struct {

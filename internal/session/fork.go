@@ -3,7 +3,6 @@ package session
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -265,9 +264,7 @@ func (c *child) dest(dst, dataDir, src, cwd string) string {
 
 // write creates dst atomically: slot, header, then what body writes.
 func (c *child) write(dst string, body func(io.Writer) error) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-		return err
-	}
+	SweepLeftovers(filepath.Dir(dst))
 	return createFile(dst, func(w io.Writer) error {
 		if _, err := w.Write(c.slot); err != nil {
 			return err

@@ -57,6 +57,7 @@ const (
 	ProblemCorruptBlob    ProblemKind = "corrupt-blob"    // a blob whose bytes no longer hash to its name; omp still sends them
 	ProblemBadBlob        ProblemKind = "bad-blob-ref"    // an image ref that is not a valid blob ref
 	ProblemSymlink        ProblemKind = "symlink"         // a session path that is a symlink; never followed in a data dir walk
+	ProblemLeftover       ProblemKind = "leftover"        // a temp file or lockfile a killed writer left; --repair removes it
 )
 
 // VerifyOptions tune Verify. The zero value is ready to use.
@@ -352,6 +353,13 @@ func parseTitleSlotLenient(line []byte) (TitleSlot, bool) {
 	return TitleSlot{}, looksLikeSlot(line)
 }
 
+func sizeOf(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+}
+
 // RepairedPath is where Repair writes the repaired copy of path by default:
 // beside it, under a name no listing takes for a session.
 func RepairedPath(path string) string { return path + ".repaired" }
@@ -382,6 +390,12 @@ func VerifyDataDir(dataDir string, opts *VerifyOptions, progress func(done, tota
 				Detail: "a symlink in the data dir; not followed (it could lead anywhere)"}}})
 		case !d.IsDir() && strings.HasSuffix(p, ".jsonl"):
 			files = append(files, p)
+		case d.Type().IsRegular() && strings.HasPrefix(d.Name(), "."):
+			if fi, err := d.Info(); err == nil && IsLeftover(p, fi) {
+				reports = append(reports, FileReport{Path: p, Problems: []Problem{{Path: p, Kind: ProblemLeftover,
+					Detail: fmt.Sprintf("a temp file or lockfile a killed writer left (%s)", sizeOf(fi.Size())),
+					Repair: "remove it"}}})
+			}
 		}
 		return nil
 	})

@@ -153,9 +153,7 @@ func (s *Store) ensureOnDisk() error {
 		body.Write(e.raw)
 		body.WriteByte('\n')
 	}
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
-		return err
-	}
+	SweepLeftovers(filepath.Dir(s.path))
 	if err := writeNewFile(s.path, body.Bytes()); err != nil {
 		return err
 	}
