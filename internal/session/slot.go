@@ -261,7 +261,7 @@ func (s *Store) SetTitle(title string, source TitleSource) (bool, error) {
 		if !inPlace {
 			return s.rewriteWithSlot(slot, e)
 		}
-		size, lines := s.size, s.lines
+		size, lines, torn := s.size, s.lines, s.tornTail
 		if err := s.appendLines(e.raw); err != nil {
 			return err
 		}
@@ -269,7 +269,7 @@ func (s *Store) SetTitle(title string, source TitleSource) (bool, error) {
 			return errors.Join(err, s.truncateBack(size, lines))
 		}
 		e.line = s.lines
-		s.addAll([]*Entry{e})
+		s.took([]*Entry{e}, torn)
 		return nil
 	})
 	if err != nil || !changed {
@@ -340,6 +340,9 @@ func (s *Store) writeSlotInPlace(slot, old []byte) error {
 func (s *Store) rewriteWithSlot(slot []byte, e *Entry) error {
 	f := s.w.f
 	size := s.size
+	if err := refuseOpenWriters(s.path, f); err != nil {
+		return err
+	}
 	err := replaceFile(s.path, func(w io.Writer) error {
 		if _, err := w.Write(slot); err != nil {
 			return err
@@ -359,12 +362,18 @@ func (s *Store) rewriteWithSlot(slot []byte, e *Entry) error {
 	if err != nil {
 		return err
 	}
+	// Bytes another writer appended to the old file while it was copied
+	// (one that ignores the lockfile) are carried over, not lost.
+	carried, err := carryOver(f, size, s.path)
+	f.Close()
+	s.w = nil
+	if err != nil {
+		return err
+	}
 	fi, err := os.Stat(s.path)
 	if err != nil {
 		return err
 	}
-	f.Close()
-	s.w = nil
 	s.ino = fi.Sys().(*syscall.Stat_t).Ino
 	s.size = size + int64(len(slot)) + int64(len(e.raw)) + 1
 	s.headerLine++
@@ -372,6 +381,65 @@ func (s *Store) rewriteWithSlot(slot []byte, e *Entry) error {
 	s.tornTail = false
 	e.line = s.lines
 	s.addAll([]*Entry{e})
+	if carried > 0 {
+		return s.reload()
+	}
 	// The next write opens the new file; nothing else changed it.
 	return nil
+}
+
+// ErrOpenElsewhere is returned by a write that must rewrite a session
+// file (a retitle of a file without a title slot) while another process
+// holds it open for writing without omp's lockfile: what that process
+// writes next would go to the old file, unlinked by the rewrite, and be
+// lost. Nothing is changed; try again once it is done.
+var ErrOpenElsewhere = errors.New("another process holds the file open for writing")
+
+// refuseOpenWriters fails with ErrOpenElsewhere when a process other than
+// this one holds the file f (of path) open for writing.
+func refuseOpenWriters(path string, f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	pids := otherWriters(fi)
+	if len(pids) == 0 {
+		return nil
+	}
+	var who []string
+	for _, p := range pids[:min(len(pids), 5)] {
+		who = append(who, strings.TrimSpace(fmt.Sprintf("%d %s", p, processName(p))))
+	}
+	return fmt.Errorf("%s: %w (pid %s): the file has no title slot, so a retitle rewrites it, and that process's next writes would go to the old file; nothing was changed, try again once it is done",
+		path, ErrOpenElsewhere, strings.Join(who, ", pid "))
+}
+
+// carryOver appends to the file at path what was appended to old (the
+// file it replaced, still open) past size, until old stops growing, and
+// returns how many bytes it carried.
+func carryOver(old *os.File, size int64, path string) (int64, error) {
+	var carried int64
+	for range 100 {
+		fi, err := old.Stat()
+		if err != nil {
+			return carried, err
+		}
+		if fi.Size() <= size {
+			return carried, nil
+		}
+		dst, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return carried, err
+		}
+		n, err := io.Copy(dst, io.NewSectionReader(old, size, fi.Size()-size))
+		carried += n
+		size += n
+		if cerr := dst.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return carried, fmt.Errorf("%s: carrying over what was appended during the rewrite: %w", path, err)
+		}
+	}
+	return carried, nil
 }

@@ -95,7 +95,7 @@ func (s *Store) SetSync(m SyncMode) {
 func (s *Store) EnsureOnDisk() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.ensureOnDisk()
+	return s.ensureOnDisk(nil)
 }
 
 // EnableAutoPersist makes a memory-only session write itself to disk when
@@ -133,7 +133,7 @@ func Preamble(opts NewOptions) ([]byte, error) {
 	return append(append(slot, header...), '\n'), nil
 }
 
-func (s *Store) ensureOnDisk() error {
+func (s *Store) ensureOnDisk(pending []*Entry) error {
 	if !s.memoryOnly {
 		return nil
 	}
@@ -149,7 +149,7 @@ func (s *Store) ensureOnDisk() error {
 	body.Write(slot)
 	body.Write(header)
 	body.WriteByte('\n')
-	for _, e := range s.entries {
+	for _, e := range append(s.entries[:len(s.entries):len(s.entries)], pending...) {
 		body.Write(e.raw)
 		body.WriteByte('\n')
 	}
@@ -163,7 +163,7 @@ func (s *Store) ensureOnDisk() error {
 	}
 	s.header.raw = header
 	s.headerLine = 2
-	s.lines = 2 + len(s.entries)
+	s.lines = 2 + len(s.entries) + len(pending)
 	s.size, s.ino = int64(body.Len()), fi.Sys().(*syscall.Stat_t).Ino
 	s.memoryOnly = false
 	return nil
@@ -248,14 +248,11 @@ func (s *Store) commit(es []*Entry, prepare func() error) error {
 			return err
 		}
 		if s.autoPersist && slices.ContainsFunc(es, isAssistant) {
-			n := len(s.entries)
-			s.entries = append(s.entries, es...)
-			if err := s.ensureOnDisk(); err != nil {
-				s.entries = s.entries[:n]
+			if err := s.ensureOnDisk(es); err != nil {
 				return err
 			}
 			for _, e := range es {
-				s.index(e)
+				s.add(e)
 			}
 			return nil
 		}
@@ -270,14 +267,14 @@ func (s *Store) commit(es []*Entry, prepare func() error) error {
 		for i, e := range es {
 			lines[i] = e.raw
 		}
-		first := s.lines + 1
+		first, torn := s.lines+1, s.tornTail
 		if err := s.appendLines(lines...); err != nil {
 			return err
 		}
 		for i, e := range es {
 			e.line = first + i
 		}
-		s.addAll(es)
+		s.took(es, torn)
 		return nil
 	})
 }
@@ -296,8 +293,7 @@ func (s *Store) addAll(es []*Entry) {
 		if e.ParentID != "" && s.byID[e.ParentID] == nil {
 			outside = true
 		}
-		s.entries = append(s.entries, e)
-		s.index(e)
+		s.add(e)
 	}
 	if outside && !s.memoryOnly && s.windowed() {
 		// The write succeeded; should the reload fail, the store still
@@ -306,7 +302,25 @@ func (s *Store) addAll(es []*Entry) {
 	}
 }
 
-func (s *Store) index(e *Entry) {
+// took takes in es, just appended. If the append closed a torn last line
+// (torn), what that line now is (an entry, or a malformed line) is read
+// as a fresh Open reads it: the file is loaded anew.
+func (s *Store) took(es []*Entry, torn bool) {
+	if torn {
+		// The write succeeded; should the reload fail, the store still
+		// holds what it held, and the file is right.
+		if s.reload() == nil {
+			return
+		}
+	}
+	s.addAll(es)
+}
+
+// add puts e, the entry after the last one in memory, into the store:
+// the one place a store's tree grows (a load builds it, reload replaces
+// it), so entries, byID and leaf always agree.
+func (s *Store) add(e *Entry) {
+	s.entries = append(s.entries, e)
 	s.byID[e.ID] = e
 	s.leaf = e.ID
 	s.stats.Seen++
@@ -697,66 +711,64 @@ func (s *Store) reload() error {
 }
 
 // catchUp reads the entries another writer appended, from s.size to size,
-// into the store. The rules are Open's: blank lines are skipped, malformed
-// ones counted; a line torn at the end is left for the next append to
-// close. If a new entry hangs from an entry outside the store's window,
-// the file is reloaded instead, so the store's view stays whole.
+// into the store, by the forward step every forward reader takes
+// (ReadFromReader): blank lines skipped, malformed ones counted. A v1
+// file (whose ids are positions among all its entries), a store whose
+// window a new entry reaches outside of, and a file that ended or ends in
+// a torn line (which a load reads as an entry or counts as malformed,
+// depending on what it holds) are loaded anew instead, so the store
+// always shows what a fresh Open shows.
 func (s *Store) catchUp(size int64) error {
+	if s.version < 2 {
+		return s.reload()
+	}
 	f := s.w.f
-	skipFirst := false
+	c := Cursor{Offset: s.size, Line: s.lines, Header: s.header, HeaderLine: s.headerLine, Version: s.version}
 	if s.size > 0 {
 		var last [1]byte
 		if _, err := f.ReadAt(last[:], s.size-1); err != nil {
 			return fmt.Errorf("%s: %w", s.path, err)
 		}
-		// We stopped inside a torn line; its rest is no entry.
-		skipFirst = last[0] != '\n'
-	}
-	lr := newLineReaderSize(io.NewSectionReader(f, s.size, size-s.size), s.size, s.opts.MaxLineBytes, 64<<10)
-	var sc scanner
-	windowed := s.stats.Engaged || s.windowRoot != ""
-	for {
-		l, err := lr.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("%s: reading what another writer appended: %w", s.path, err)
-		}
-		if skipFirst {
-			skipFirst = false
-			continue
-		}
-		num := s.lines + l.num
-		if !l.eol {
-			s.tornTail = true
-			break
-		}
-		if l.tooLong {
-			s.skip(lineTooLong(num, lr.max))
-			continue
-		}
-		if blank(l.data) {
-			continue
-		}
-		env, err := sc.scan(l.data)
-		if err != nil {
-			s.skip(lineError(num, err))
-			continue
-		}
-		e := &Entry{Type: env.typ, ID: env.id, ParentID: env.parentID, raw: append([]byte(nil), env.entryBytes(l.data)...), line: num}
-		if err := s.decodeEntry(e, env.firstKept); err != nil {
-			s.skip(lineError(num, err)) // see decodeRecords
-			continue
-		}
-		if windowed && e.ParentID != "" && s.byID[e.ParentID] == nil {
+		if last[0] != '\n' {
+			// We stopped inside a torn line, which another writer may
+			// have finished into an entry: read it all again, as a fresh
+			// Open would.
 			return s.reload()
 		}
-		s.tornTail = false
-		s.index(e)
 	}
-	s.lines += lr.lineNum
-	s.size = size
+	windowed := s.windowed()
+	outside := errors.New("outside the window")
+	cur, st, err := ReadFromReader(s.path, f, size, c, &s.opts, func(r Read) error {
+		switch e := r.Entry; {
+		case e == nil:
+			return nil // a line over the bound, counted in st
+		case r.Err != nil:
+			s.skip(lineError(r.Line, r.Err))
+		case windowed && e.ParentID != "" && s.byID[e.ParentID] == nil:
+			return outside
+		default:
+			s.add(e)
+		}
+		return nil
+	})
+	if errors.Is(err, outside) {
+		return s.reload()
+	}
+	if err != nil {
+		return fmt.Errorf("%s: reading what another writer appended: %w", s.path, err)
+	}
+	s.malformed += st.Malformed
+	for _, b := range st.BadLines {
+		if len(s.badLines) < maxBadLines {
+			s.badLines = append(s.badLines, b)
+		}
+	}
+	if cur.Offset < size {
+		// It ends in a torn line, which a load reads as it reads any line
+		// (an entry if it parses, else malformed): read it so.
+		return s.reload()
+	}
+	s.size, s.lines, s.tornTail = size, cur.Line, false
 	return nil
 }
 

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/base64"
 	"errors"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -377,4 +380,86 @@ func TestAppendJSONLinesImages(t *testing.T) {
 	// same data dir.
 	agent := filepath.Dir(blobDir)
 	compareWithOmp(t, path, NewBlobStore(blobDir), ompContexts(t, agent, path)[path])
+}
+
+// TestRewriteKeepsOtherWriters: a retitle of a file without a slot
+// rewrites it, which a writer that ignores omp's lockfile would never
+// see. A process holding the file open for writing (tee -a) makes the
+// retitle refuse, changing nothing, and every line it writes lands; bytes
+// another writer appended while the rewrite copied the file are carried
+// over into the new one.
+func TestRewriteKeepsOtherWriters(t *testing.T) {
+	if _, err := exec.LookPath("tee"); err != nil {
+		t.Skip("no tee")
+	}
+	body := testHeader + testUser("00000001", "", "x")
+	path := writeFile(t, t.TempDir(), "noslot.jsonl", body)
+	s, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	// A long-lived writer: tee -a, fed 1,500 lines while retitles are
+	// tried.
+	tee := exec.Command("tee", "-a", path)
+	in, err := tee.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tee.Stdout = io.Discard
+	if err := tee.Start(); err != nil {
+		t.Fatal(err)
+	}
+	refused := 0
+	for i := range 1500 {
+		fmt.Fprintf(in, `{"type":"custom","customType":"tee","id":"t%07d","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z"}`+"\n", i)
+		if i%100 == 50 {
+			if _, err := s.SetTitle(fmt.Sprintf("try %d", i), TitleManual); errors.Is(err, ErrOpenElsewhere) {
+				refused++
+			} else if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	in.Close()
+	tee.Wait()
+	if refused == 0 {
+		t.Error("no retitle was refused while tee held the file open")
+	}
+	b, _ := os.ReadFile(path)
+	if n := bytes.Count(b, []byte(`"customType":"tee"`)); n != 1500 {
+		t.Errorf("%d of tee's 1,500 lines are in the file", n)
+	}
+
+	// Appends during the copy by a writer that opens, writes and closes.
+	path2 := writeFile(t, t.TempDir(), "noslot.jsonl", body)
+	s2, err := Open(path2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	extra := testUser("00000002", "00000001", "appended during the rewrite")
+	orig := diskFill
+	defer func() { diskFill = orig }()
+	once := false
+	diskFill = func(w io.Writer, b []byte) (int, error) {
+		if !once {
+			once = true
+			f, _ := os.OpenFile(path2, os.O_WRONLY|os.O_APPEND, 0)
+			io.WriteString(f, extra)
+			f.Close()
+		}
+		return w.Write(b)
+	}
+	if _, err := s2.SetTitle("Titled", TitleManual); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(path2)
+	if !bytes.HasSuffix(after, []byte(extra)) || !bytes.Contains(after, []byte(body)) {
+		t.Errorf("the rewrite lost what was appended meanwhile:\n%s", after)
+	}
+	if fresh, err := Open(path2, nil); err != nil || s2.LeafID() != fresh.LeafID() || s2.LeafID() != "00000002" {
+		t.Errorf("after the rewrite the store's leaf is %q, a fresh Open's %q (%v); want the other writer's", s2.LeafID(), fresh.LeafID(), err)
+	}
 }
