@@ -181,7 +181,11 @@ func (f *indexFlags) openFresh(e *env, ctx context.Context) ([]*search.DB, []sea
 	f.opened = nil
 	for _, s := range srcs {
 		if s.mirror != nil {
-			st, err := s.mirror.Refresh(ctx)
+			refresh := s.mirror.Refresh
+			if f.reindex {
+				refresh = s.mirror.Rebuild
+			}
+			st, err := refresh(ctx)
 			if err != nil {
 				return dbs, stats, fmt.Errorf("reading %s sessions: %w", s.harness, err)
 			}
@@ -193,7 +197,13 @@ func (f *indexFlags) openFresh(e *env, ctx context.Context) ([]*search.DB, []sea
 		if err != nil {
 			return dbs, stats, err
 		}
-		db, err := search.Open(path, s.dir)
+		db, err := search.Open(path, s.dir, &search.OpenOptions{Waiting: func(holder int) {
+			who := "another xdev"
+			if holder > 0 {
+				who = fmt.Sprintf("another xdev (pid %d)", holder)
+			}
+			fmt.Fprintf(e.stderr, "xdev: waiting for %s to finish with the search index %s…\n", who, homePath(path))
+		}})
 		if err != nil {
 			return dbs, stats, err
 		}
@@ -207,8 +217,12 @@ func (f *indexFlags) openFresh(e *env, ctx context.Context) ([]*search.DB, []sea
 			what = homePath(s.mirror.Source.Root())
 		}
 		bar := &byteProgress{e: e, what: "Indexing " + what}
+		notice := db.Notice
 		st, err := db.Refresh(ctx, search.RefreshOptions{Harness: s.harness, Reindex: f.reindex, Progress: bar.update})
 		bar.done()
+		if db.Notice != notice {
+			fmt.Fprintln(e.stderr, "xdev: "+db.Notice)
+		}
 		if err != nil {
 			return dbs, stats, fmt.Errorf("indexing %s: %w", s.dir, err)
 		}

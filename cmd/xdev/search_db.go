@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/xdev/xdev/internal/pgstore"
 	"github.com/xdev/xdev/internal/search"
@@ -34,15 +34,17 @@ func (o *searchOptions) runDB(e *env, ctx context.Context, q search.Query) error
 		pq.Limit = 100000
 	}
 	found, err := db.Search(ctx, pq)
+	if errors.Is(err, search.ErrQuery) {
+		return usagef("%v", err)
+	}
 	if err != nil {
 		return err
 	}
 	hits := make([]search.Hit, 0, len(found))
 	for _, h := range found {
-		snippet, marks := unmark(h.Snippet)
 		hits = append(hits, search.Hit{Harness: "xdev", Path: h.Session.Name(), SessionID: h.Session.ID, Title: h.Session.Title,
 			Cwd: h.Session.Cwd, Subagent: h.Session.Subagent, Modified: h.Session.Updated, EntryID: h.EntryID, Line: h.Line,
-			Offset: h.Offset, Role: h.Role, Timestamp: h.Time, Snippet: snippet, Highlights: marks,
+			Offset: h.Offset, Role: h.Role, Timestamp: h.Time, Snippet: h.Snippet, Highlights: h.Highlights,
 			OnActiveBranch: true, InContext: true})
 	}
 	if o.sessionsOnly {
@@ -77,29 +79,4 @@ func (o *searchOptions) printDBSessions(e *env, hits []search.Hit, q search.Quer
 		fmt.Fprintln(e.stdout, s.Path)
 	}
 	return nil
-}
-
-// unmark takes the « » marks PostgreSQL's headline puts around matches
-// out of a snippet, as byte ranges; the snippet is made one line.
-func unmark(s string) (string, [][2]int) {
-	s = strings.Join(strings.Fields(s), " ")
-	var b strings.Builder
-	var marks [][2]int
-	for {
-		i := strings.Index(s, "«")
-		if i < 0 {
-			break
-		}
-		j := strings.Index(s[i:], "»")
-		if j < 0 {
-			break
-		}
-		b.WriteString(s[:i])
-		start := b.Len()
-		b.WriteString(s[i+len("«") : i+j])
-		marks = append(marks, [2]int{start, b.Len()})
-		s = s[i+j+len("»"):]
-	}
-	b.WriteString(s)
-	return b.String(), marks
 }

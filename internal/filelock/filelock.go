@@ -1,29 +1,72 @@
 // Package filelock takes advisory locks on files, for work that two
 // processes must not do at once (refreshing one search index, one mirror
 // of another harness's sessions). The kernel drops an flock with the
-// process, so a crash leaves no lock behind.
+// process, so a crash leaves no lock behind. The holder writes its pid
+// into the file, so a process that waits can say whom it waits for.
 package filelock
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strconv"
 	"syscall"
 	"time"
 )
 
+// Options tune Lock. The zero value waits until the context ends and says
+// nothing.
+type Options struct {
+	// Waiting, when set, is called once when the lock is still held
+	// after NoticeAfter, with the holder's pid (0 if unknown): a person
+	// should not wait in silence.
+	Waiting func(holder int)
+	// Timeout, when positive, bounds the wait: past it Lock fails with a
+	// *BusyError.
+	Timeout time.Duration
+}
+
+// NoticeAfter is how long Lock waits before it calls Options.Waiting.
+const NoticeAfter = time.Second
+
+// BusyError is Lock's error when the lock stays held past the timeout.
+type BusyError struct {
+	Path   string
+	Holder int // the holder's pid, 0 if unknown
+	Waited time.Duration
+}
+
+func (e *BusyError) Error() string {
+	who := "another process"
+	if e.Holder > 0 {
+		who = "process " + strconv.Itoa(e.Holder)
+	}
+	return fmt.Sprintf("%s is held by %s; gave up after %v", e.Path, who, e.Waited.Round(time.Second))
+}
+
 // Lock takes an exclusive flock on path, creating the file (mode 0600) if
-// need be, and waits for another holder until ctx ends. unlock releases
-// it.
-func Lock(ctx context.Context, path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+// need be, and waits for another holder until ctx ends (or opts.Timeout).
+// unlock releases it.
+func Lock(ctx context.Context, path string, opts *Options) (unlock func(), err error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, err
 	}
+	start := time.Now()
+	noticed := false
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
+			// Say who holds it, for those who wait.
+			if f.Truncate(0) == nil {
+				f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+			}
 			return func() {
 				syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 				f.Close()
@@ -33,6 +76,16 @@ func Lock(ctx context.Context, path string) (unlock func(), err error) {
 			f.Close()
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
+		waited := time.Since(start)
+		if !noticed && opts.Waiting != nil && waited >= NoticeAfter {
+			noticed = true
+			opts.Waiting(holder(f))
+		}
+		if opts.Timeout > 0 && waited >= opts.Timeout {
+			h := holder(f)
+			f.Close()
+			return nil, &BusyError{Path: path, Holder: h, Waited: waited}
+		}
 		select {
 		case <-ctx.Done():
 			f.Close()
@@ -40,4 +93,18 @@ func Lock(ctx context.Context, path string) (unlock func(), err error) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// holder is the pid the lock's holder wrote into it, 0 if none.
+func holder(f *os.File) int {
+	b := make([]byte, 32)
+	n, err := f.ReadAt(b, 0)
+	if err != nil && err != io.EOF {
+		return 0
+	}
+	pid, err := strconv.Atoi(string(bytes.TrimSpace(b[:n])))
+	if err != nil {
+		return 0
+	}
+	return pid
 }

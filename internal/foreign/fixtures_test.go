@@ -31,7 +31,7 @@ func TestEveryFixtureReads(t *testing.T) {
 		if _, err := m.Refresh(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		db, err := search.Open(filepath.Join(t.TempDir(), "index.db"), m.Dir)
+		db, err := search.Open(filepath.Join(t.TempDir(), "index.db"), m.Dir, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

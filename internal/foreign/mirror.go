@@ -12,6 +12,7 @@ import (
 
 	"github.com/xdev/xdev/internal/atomicfile"
 	"github.com/xdev/xdev/internal/filelock"
+	"github.com/xdev/xdev/internal/regularfile"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -41,6 +42,10 @@ type mirrorRow struct {
 	ModTime int64  `json:"mtimeNs"`
 	Mirror  string `json:"mirror"` // file name under sessions/mirror
 	Err     string `json:"error,omitempty"`
+	// The mirror file's stat when it was written: a mirror file changed
+	// since (cut short, replaced, edited) is converted again.
+	MirrorSize  int64 `json:"mirrorSize,omitempty"`
+	MirrorMtime int64 `json:"mirrorMtimeNs,omitempty"`
 }
 
 // MirrorStats say what a refresh did.
@@ -70,19 +75,33 @@ const mirrorSub = "mirror" // the one project directory under sessions/
 
 // Refresh brings the mirror up to date with the harness's sessions,
 // subagent transcripts included. Two refreshes of one mirror run one
-// after the other (an flock beside the manifest).
+// after the other (an flock beside the manifest). A mirror file whose
+// stat is not the one it was written with is converted again.
 func (m *Mirror) Refresh(ctx context.Context) (MirrorStats, error) {
+	return m.refresh(ctx, false)
+}
+
+// Rebuild converts every session again, trusting nothing of the mirror:
+// what `--reindex` does, and the cure for a mirror damaged in place.
+func (m *Mirror) Rebuild(ctx context.Context) (MirrorStats, error) {
+	return m.refresh(ctx, true)
+}
+
+func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error) {
 	var st MirrorStats
 	files := filepath.Join(session.SessionsDir(m.Dir), mirrorSub)
 	if err := os.MkdirAll(files, 0o700); err != nil {
 		return st, err
 	}
-	unlock, err := filelock.Lock(ctx, filepath.Join(m.Dir, "lock"))
+	unlock, err := filelock.Lock(ctx, filepath.Join(m.Dir, "lock"), nil)
 	if err != nil {
 		return st, err
 	}
 	defer unlock()
 	old := m.readManifest()
+	if rebuild {
+		old = nil
+	}
 	list, err := m.Source.List(true)
 	if err != nil {
 		return st, err
@@ -106,8 +125,10 @@ func (m *Mirror) Refresh(ctx context.Context) (MirrorStats, error) {
 			Mirror: mirrorName(s.Path)}
 		target := filepath.Join(files, row.Mirror)
 		if prev, ok := old[s.Path]; ok && prev.Size == row.Size && prev.ModTime == row.ModTime && prev.ID == row.ID {
-			if _, err := os.Stat(target); err == nil || prev.Err != "" {
-				row.Err = prev.Err
+			mfi, err := os.Lstat(target)
+			intact := err == nil && mfi.Mode().IsRegular() && mfi.Size() == prev.MirrorSize && mfi.ModTime().UnixNano() == prev.MirrorMtime
+			if intact || prev.Err != "" {
+				row.Err, row.MirrorSize, row.MirrorMtime = prev.Err, prev.MirrorSize, prev.MirrorMtime
 				rows = append(rows, row)
 				keep[row.Mirror] = row.Err == ""
 				continue
@@ -118,6 +139,9 @@ func (m *Mirror) Refresh(ctx context.Context) (MirrorStats, error) {
 			st.Errors = append(st.Errors, err)
 		} else {
 			st.Converted++
+			if mfi, err := os.Stat(target); err == nil {
+				row.MirrorSize, row.MirrorMtime = mfi.Size(), mfi.ModTime().UnixNano()
+			}
 		}
 		rows = append(rows, row)
 		keep[row.Mirror] = row.Err == ""
@@ -192,7 +216,7 @@ func (m *Mirror) manifestPath() string { return filepath.Join(m.Dir, "manifest.j
 // manifest is an empty one (everything is converted again).
 func (m *Mirror) readManifest() map[string]mirrorRow {
 	out := map[string]mirrorRow{}
-	data, err := os.ReadFile(m.manifestPath())
+	data, err := regularfile.ReadFile(m.manifestPath(), 0)
 	if err != nil {
 		return out
 	}

@@ -37,13 +37,13 @@ func (db *DB) Append(ctx context.Context, s *Session, line []byte) error {
 	row := rows[0]
 	tag, err := db.pool.Exec(ctx, `
 WITH moved AS (
-	UPDATE `+db.t("sessions")+` SET size = $11, lines = $12, entries = $13, last_id = $14, updated = now()
+	UPDATE `+db.t("sessions")+` SET size = $12, lines = $13, entries = $14, last_id = $15, updated = now()
 	WHERE key = $1 AND size = $2 AND current
 	RETURNING key
 )
-INSERT INTO `+db.t("lines")+` (session, off, seq, entry_id, parent_id, type, role, ts, line, doc)
-SELECT key, $2, $3, $4, $5, $6, $7, $8, $9, $10 FROM moved`,
-		s.Key, row.off, row.seq, row.entryID, row.parentID, row.typ, row.role, row.ts, row.line, row.doc,
+INSERT INTO `+db.t("lines")+` (session, off, seq, entry_id, parent_id, type, role, ts, line, doc, terms)
+SELECT key, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM moved`,
+		s.Key, row.off, row.seq, row.entryID, row.parentID, row.typ, row.role, row.ts, row.line, row.doc, row.terms,
 		next.Offset, next.Line, next.Entries, next.LastID())
 	if err != nil {
 		return db.redact(fmt.Errorf("%s: append: %w", s.Name(), err))

@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/xdev/xdev/internal/search"
+	"github.com/xdev/xdev/internal/searchtext"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -23,19 +23,20 @@ type lineRow struct {
 	ts       *int64
 	line     []byte // without its '\n'
 	doc      *string
+	terms    *string // doc's tokens, as the server's search reads them (terms.go)
 }
 
 // lineColumns are the lines table's columns a push writes, in lineRow's
 // order (values).
-var lineColumns = []string{"session", "off", "seq", "entry_id", "parent_id", "type", "role", "ts", "line", "doc"}
+var lineColumns = []string{"session", "off", "seq", "entry_id", "parent_id", "type", "role", "ts", "line", "doc", "terms"}
 
 func (r *lineRow) values(key int64) []any {
-	return []any{key, r.off, r.seq, r.entryID, r.parentID, r.typ, r.role, r.ts, r.line, r.doc}
+	return []any{key, r.off, r.seq, r.entryID, r.parentID, r.typ, r.role, r.ts, r.line, r.doc, r.terms}
 }
 
 // readOptions are how a push reads session files: as the search index
 // reads them, so that the searchable text is the same.
-var readOptions = &session.OpenOptions{MaxLineBytes: search.MaxLineBytes}
+var readOptions = searchtext.ReadOptions
 
 // maxLine bounds the one line a push holds whole: PostgreSQL takes a
 // value whole. A longer line fails the push of its file, naming it.
@@ -107,11 +108,12 @@ func scanLines(name string, r io.ReaderAt, size int64, c session.Cursor, emit fu
 			if e.ParentID != "" {
 				row.parentID = &parent
 			}
-			if role, text, ts := search.Searchable(e); role != "" {
-				text = pgText(text)
-				row.role, row.doc = &role, &text
-				if ts != 0 {
-					row.ts = &ts
+			if d := searchtext.Of(e); d.Role != "" {
+				text := pgText(d.Text)
+				t := terms(text)
+				row.role, row.doc, row.terms = &d.Role, &text, &t
+				if d.TS != 0 {
+					row.ts = &d.TS
 				}
 			}
 		}

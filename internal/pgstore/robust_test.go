@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/xdev/xdev/internal/corpus"
 	"github.com/xdev/xdev/internal/pgtest"
 	"github.com/xdev/xdev/internal/search"
+	"github.com/xdev/xdev/internal/searchtext"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -217,10 +219,10 @@ func TestSearch(t *testing.T) {
 		roles[rel] = map[string]bool{}
 		session.ReadFrom(f.Path, session.Cursor{}, nil, func(r session.Read) error {
 			if r.Entry != nil {
-				role, text, _ := search.Searchable(r.Entry)
-				sb.WriteString(" " + strings.ToLower(text) + " ")
-				if role != "" {
-					roles[rel][role] = true
+				d := searchtext.Of(r.Entry)
+				sb.WriteString(" " + strings.ToLower(d.Text) + " ")
+				if d.Role != "" {
+					roles[rel][d.Role] = true
 				}
 			}
 			return nil
@@ -236,8 +238,8 @@ func TestSearch(t *testing.T) {
 		found := map[string]bool{}
 		for _, h := range hits {
 			found[h.Session.Path] = true
-			if !strings.Contains(strings.ToLower(h.Snippet), "«"+w+"»") {
-				t.Errorf("%q: snippet %q does not mark the word", w, h.Snippet)
+			if !slices.ContainsFunc(h.Highlights, func(m [2]int) bool { return strings.EqualFold(h.Snippet[m[0]:m[1]], w) }) {
+				t.Errorf("%q: snippet %q does not mark the word (%v)", w, h.Snippet, h.Highlights)
 			}
 		}
 		for p, text := range texts {
@@ -258,8 +260,9 @@ func TestSearch(t *testing.T) {
 			t.Errorf("--role user gave a %s hit", h.Role)
 		}
 	}
-	if _, err := db.Search(ctx, Query{Text: `"unclosed OR -`}); err != nil {
-		t.Errorf("a malformed query: %v (websearch_to_tsquery never fails)", err)
+	// A query that cannot run is refused, as the local index refuses it.
+	if _, err := db.Search(ctx, Query{Text: `"unclosed OR -`}); !errors.Is(err, searchtext.ErrQuery) {
+		t.Errorf("a malformed query: %v, want a QueryError", err)
 	}
 }
 
@@ -275,7 +278,12 @@ func TestMigrate(t *testing.T) {
 	}
 	defer db.Close()
 	old := strings.ReplaceAll(migrations[0], "{{s}}", `"xdev"`)
-	for _, sql := range []string{`CREATE SCHEMA xdev`, `CREATE TABLE xdev.schema_version (version int NOT NULL)`, `INSERT INTO xdev.schema_version VALUES (1)`, old} {
+	for _, sql := range []string{`CREATE SCHEMA xdev`, `CREATE TABLE xdev.schema_version (version int NOT NULL)`, `INSERT INTO xdev.schema_version VALUES (1)`, old,
+		// A line stored at version 1, before the terms column: found by
+		// search once migrated.
+		`INSERT INTO xdev.sessions (path, revision, id, origin) VALUES ('-p/old.jsonl', 1, 'old', 'o')`,
+		`INSERT INTO xdev.lines (session, off, seq, entry_id, type, role, line, doc) SELECT key, 0, 1, 'aaaaaaaa', 'message', 'user', '{}', 'the Überprüfung of snake_case and 日本語' FROM xdev.sessions`,
+	} {
 		if _, err := db.pool.Exec(ctx, sql); err != nil {
 			t.Fatal(err)
 		}
@@ -290,6 +298,12 @@ func TestMigrate(t *testing.T) {
 		}
 		if _, err := db2.Push(ctx, shapes(t, 2), PushOptions{}); err != nil {
 			t.Fatal(err)
+		}
+		for _, q := range []string{"uberprufung", "snake_case", "日本", "Überpr*"} {
+			hits, err := db2.Search(ctx, Query{Text: q, Session: "old"})
+			if err != nil || len(hits) != 1 {
+				t.Errorf("after the migration, %q finds %d hits (%v), want the line stored before it", q, len(hits), err)
+			}
 		}
 		db2.Close()
 	}

@@ -77,6 +77,60 @@ CREATE TABLE {{s}}.blobs (
 	data bytea NOT NULL
 );
 `,
+	// 3: search reads the local index's tokens (terms.go), not
+	// PostgreSQL's parse of the text: the terms of the rows there are
+	// written by backfillTerms, in the same transaction.
+	`
+ALTER TABLE {{s}}.lines ADD COLUMN terms text;
+DROP INDEX {{s}}.lines_tsv;
+ALTER TABLE {{s}}.lines DROP COLUMN tsv;
+ALTER TABLE {{s}}.lines ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple', coalesce(terms, ''))) STORED;
+CREATE INDEX lines_tsv ON {{s}}.lines USING gin (tsv);
+`,
+}
+
+// afterMigration is Go work a migration needs, by the version it makes:
+// what SQL alone cannot compute.
+var afterMigration = map[int]func(ctx context.Context, tx pgx.Tx, db *DB) error{
+	3: backfillTerms,
+}
+
+// backfillTerms writes the terms of the lines stored before migration 3,
+// from their searchable text.
+func backfillTerms(ctx context.Context, tx pgx.Tx, db *DB) error {
+	for {
+		rows, err := tx.Query(ctx, `SELECT session, off, doc FROM `+db.t("lines")+` WHERE doc IS NOT NULL AND terms IS NULL LIMIT 2000`)
+		if err != nil {
+			return err
+		}
+		type row struct {
+			session, off int64
+			doc          string
+		}
+		var batch []row
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.session, &r.off, &r.doc); err != nil {
+				rows.Close()
+				return err
+			}
+			batch = append(batch, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		b := &pgx.Batch{}
+		for _, r := range batch {
+			b.Queue(`UPDATE `+db.t("lines")+` SET terms = $3 WHERE session = $1 AND off = $2`, r.session, r.off, terms(r.doc))
+		}
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+	}
 }
 
 // SchemaVersion is the version of the schema this code reads and writes.
@@ -125,6 +179,11 @@ func (db *DB) migrate(ctx context.Context) error {
 			sql := strings.ReplaceAll(migrations[i], "{{s}}", `"`+db.schema+`"`)
 			if _, err := tx.Exec(ctx, sql); err != nil {
 				return fmt.Errorf("migration %d: %w", i+1, err)
+			}
+			if after := afterMigration[i+1]; after != nil {
+				if err := after(ctx, tx, db); err != nil {
+					return fmt.Errorf("migration %d: %w", i+1, err)
+				}
 			}
 		}
 		_, err = tx.Exec(ctx, `UPDATE `+db.t("schema_version")+` SET version = $1`, SchemaVersion)

@@ -5,14 +5,16 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/xdev/xdev/internal/searchtext"
 )
 
 // Query is a search of the stored sessions.
 type Query struct {
-	// Text is the query in web search form, as PostgreSQL's
-	// websearch_to_tsquery reads it: words (all must match), "a phrase",
-	// OR, and -word to exclude. Words are matched whole, case folded,
-	// without stemming (the 'simple' configuration).
+	// Text is the query in the local index's language (searchtext.Parse),
+	// meaning what it means there: words (all must match), "a phrase",
+	// prefix*, OR, and -word to exclude, on the same tokens (case and
+	// diacritics folded, '_' in a word, each CJK character one token).
 	Text      string
 	Cwd       string // only sessions started in this directory
 	Role      string // only entries of this role (search.RoleUser, …)
@@ -31,7 +33,10 @@ type Hit struct {
 	Offset  int64 // where the line starts
 	Role    string
 	Time    time.Time // zero when unknown
-	Snippet string    // the text around the match, the matched words between « and »
+	// Snippet is the text around the first match, on one line, and
+	// Highlights the byte ranges in it that matched (searchtext.Cut).
+	Snippet    string
+	Highlights [][2]int
 }
 
 // commonMatches is how many matching entries make a query's words
@@ -42,10 +47,11 @@ const commonMatches = 500
 // lines' tsvector column and its GIN index: the server does the work,
 // so a team's search scales with it, not with a laptop.
 func (db *DB) Search(ctx context.Context, q Query) ([]Hit, error) {
-	if strings.TrimSpace(q.Text) == "" {
-		return nil, fmt.Errorf("empty query")
+	parsed, err := searchtext.Parse(q.Text)
+	if err != nil {
+		return nil, err
 	}
-	args := []any{q.Text}
+	args := []any{tsquery(parsed)}
 	lineWhere := []string{"l.tsv @@ q.q"}
 	sessWhere := []string{"s.current"}
 	add := func(where *[]string, cond string, v any) {
@@ -81,8 +87,8 @@ func (db *DB) Search(ctx context.Context, q Query) ([]Hit, error) {
 	// A probe of at most commonMatches matches tells which, since the
 	// planner cannot know how rare a word is that it has no statistics of.
 	var common bool
-	err := db.pool.QueryRow(ctx, `SELECT count(*) >= $2 FROM (SELECT 1 FROM `+db.t("lines")+` l
-WHERE l.tsv @@ websearch_to_tsquery('simple', $1) LIMIT $2) m`, q.Text, commonMatches).Scan(&common)
+	err = db.pool.QueryRow(ctx, `SELECT count(*) >= $2 FROM (SELECT 1 FROM `+db.t("lines")+` l
+WHERE l.tsv @@ $1::tsquery LIMIT $2) m`, args[0], commonMatches).Scan(&common)
 	if err != nil {
 		return nil, db.redact(err)
 	}
@@ -96,14 +102,14 @@ WHERE l.tsv @@ websearch_to_tsquery('simple', $1) LIMIT $2) m`, q.Text, commonMa
 	WHERE ` + strings.Join(sessWhere, " AND ") + `
 	ORDER BY m.ts DESC NULLS LAST, m.session DESC, m.off DESC LIMIT $` + fmt.Sprint(len(args))
 	}
-	// The headlines are cut only for the hits returned.
+	// Snippets are cut here, by the local index's rule, from the text
+	// of the hits returned.
 	query := `
-WITH q AS (SELECT websearch_to_tsquery('simple', $1) AS q),
+WITH q AS (SELECT $1::tsquery AS q),
 hits AS (` + found + `)
-SELECT h.off, h.seq, coalesce(h.entry_id, ''), coalesce(h.role, ''), h.ts,
-	ts_headline('simple', left(h.doc, 100000), q.q, 'StartSel=«, StopSel=», MaxWords=24, MinWords=10, MaxFragments=1'),
+SELECT h.off, h.seq, coalesce(h.entry_id, ''), coalesce(h.role, ''), h.ts, left(coalesce(h.doc, ''), ` + fmt.Sprint(maxTermsText) + `),
 	` + prefixed("s.", sessionColumns) + `
-FROM hits h JOIN ` + db.t("sessions") + ` s ON s.key = h.session, q
+FROM hits h JOIN ` + db.t("sessions") + ` s ON s.key = h.session
 ORDER BY h.ts DESC NULLS LAST, h.session DESC, h.off DESC`
 	rows, err := db.pool.Query(ctx, query, args...)
 	if err != nil {
@@ -111,14 +117,17 @@ ORDER BY h.ts DESC NULLS LAST, h.session DESC, h.off DESC`
 	}
 	defer rows.Close()
 	var hits []Hit
+	highlights := parsed.Highlights()
 	byKey := map[int64]*Session{}
 	for rows.Next() {
 		var h Hit
 		var ts *int64
-		s, err := scanSession(rows, &h.Offset, &h.Line, &h.EntryID, &h.Role, &ts, &h.Snippet)
+		var doc string
+		s, err := scanSession(rows, &h.Offset, &h.Line, &h.EntryID, &h.Role, &ts, &doc)
 		if err != nil {
 			return nil, db.redact(err)
 		}
+		h.Snippet, h.Highlights = searchtext.Cut(doc, highlights)
 		if ts != nil {
 			h.Time = time.UnixMilli(*ts)
 		}

@@ -27,7 +27,7 @@ func indexedDir(b *testing.B, n int) (string, *DB) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	db, err := Open(filepath.Join(corpus.CacheDir(), fmt.Sprintf("search-%d.db", n)), dir)
+	db, err := Open(filepath.Join(corpus.CacheDir(), fmt.Sprintf("search-%d.db", n)), dir, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func BenchmarkIndex(b *testing.B) {
 			var text, size, read int64
 			for b.Loop() {
 				path := filepath.Join(b.TempDir(), "index.db")
-				db, err := Open(path, dir)
+				db, err := Open(path, dir, nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -108,7 +108,7 @@ func BenchmarkRefreshAppend(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			db, err := Open(dir+".db", dir)
+			db, err := Open(dir+".db", dir, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

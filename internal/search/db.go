@@ -4,20 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/ext/fts5"
+	"github.com/xdev/xdev/internal/regularfile"
 )
 
 func init() { sqlite3.AutoExtension(fts5.Register) }
 
 // schemaVersion is PRAGMA user_version of the index this code writes. An
 // index of another version is rebuilt: it is a cache.
-const schemaVersion = 2
+const schemaVersion = 3 // 3: CJK characters are tokens of their own
 
 // schema is the index. files has one row per session file, with where its
 // indexed part ends (a session.Cursor) and how to tell that part is still
@@ -82,8 +86,12 @@ type DB struct {
 	path    string
 	dataDir string
 	conn    *sqlite3.Conn
-	// Notice, when not empty, says why Open rebuilt the index (another
-	// schema version, a corrupt file), in one line.
+	opts    OpenOptions
+	// last is what the last Refresh was asked to do, for the refresh of
+	// an index rebuilt when a query found it damaged.
+	last RefreshOptions
+	// Notice, when not empty, says why the index was rebuilt (another
+	// schema version, a damaged file), in one line.
 	Notice string
 }
 
@@ -106,11 +114,28 @@ func DefaultPath(dataDir string) (string, error) {
 	return filepath.Join(cache, "xdev", "search", dirKey(abs)+".db"), nil
 }
 
+// OpenOptions tune Open. The zero value is ready to use.
+type OpenOptions struct {
+	// Waiting, when set, is told (once) that the index is locked by
+	// another process (its pid, 0 if unknown) and that this one waits.
+	Waiting func(holder int)
+	// LockTimeout bounds that wait (DefaultLockTimeout when zero): past
+	// it, the call fails with a *filelock.BusyError.
+	LockTimeout time.Duration
+}
+
+// DefaultLockTimeout is how long a search waits for another process's
+// refresh of the same index before it gives up.
+const DefaultLockTimeout = 2 * time.Minute
+
 // Open opens (creating it if need be) the index at path for the sessions
-// of dataDir. An index of another schema version, of another data dir, or
-// that SQLite finds corrupt is deleted and made anew, and Notice says so:
-// the index is a cache, and the sessions are the truth.
-func Open(path, dataDir string) (*DB, error) {
+// of dataDir. An index of another schema version, of another data dir,
+// without page checksums, or that SQLite finds damaged is set aside and
+// made anew, and Notice says so: the index is a cache, and the sessions
+// are the truth. What is at path must be a regular file, the index's own:
+// a symlink there is refused, never followed, and the mode of a file the
+// index did not create is never changed.
+func Open(path, dataDir string, opts *OpenOptions) (*DB, error) {
 	abs, err := filepath.Abs(dataDir)
 	if err != nil {
 		return nil, err
@@ -119,6 +144,12 @@ func Open(path, dataDir string) (*DB, error) {
 		return nil, fmt.Errorf("%w: %v", ErrCacheDir, err)
 	}
 	db := &DB{path: path, dataDir: abs}
+	if opts != nil {
+		db.opts = *opts
+	}
+	if db.opts.LockTimeout <= 0 {
+		db.opts.LockTimeout = DefaultLockTimeout
+	}
 	// One Open at a time sets the file up: two that found it empty would
 	// both create the schema.
 	unlock, err := db.lockRefresh(context.Background())
@@ -131,12 +162,7 @@ func Open(path, dataDir string) (*DB, error) {
 		return nil, err
 	}
 	if reason != "" {
-		db.close()
-		if err := removeIndex(path); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrCacheDir, err)
-		}
-		db.Notice = fmt.Sprintf("search index %s %s; rebuilt it", path, reason)
-		if _, err := db.open(); err != nil {
+		if err := db.rebuild(reason); err != nil {
 			return nil, err
 		}
 	}
@@ -146,19 +172,35 @@ func Open(path, dataDir string) (*DB, error) {
 // open opens the file and checks it. A non-empty reason says why the file
 // must be rebuilt; err alone is a failure to report.
 func (db *DB) open() (reason string, err error) {
+	fresh, err := db.claim()
+	if err != nil {
+		return "", err
+	}
 	// The busy timeout comes with the name, so that it holds from the
 	// first statement on, the extensions' set-up included: a connection
 	// opened as another closes (and checkpoints) would otherwise fail.
 	name := (&url.URL{Scheme: "file", Path: db.path, RawQuery: "_pragma=busy_timeout(60000)"}).String()
-	c, err := sqlite3.OpenFlags(name, sqlite3.OPEN_READWRITE|sqlite3.OPEN_CREATE|sqlite3.OPEN_URI)
+	c, err := sqlite3.OpenFlags(name, sqlite3.OPEN_READWRITE|sqlite3.OPEN_URI|sqlite3.OPEN_NOFOLLOW)
 	if err != nil {
-		if isCorrupt(err) {
+		if isDamaged(err) {
 			return "was not a readable database", err
 		}
-		return "", fmt.Errorf("%w: %s: %v", ErrCacheDir, db.path, err)
+		return "", db.cacheError(err)
 	}
 	db.conn = c
-	os.Chmod(db.path, 0o600) // transcripts hold secrets, and so does their index
+	if fresh {
+		// Every page carries a checksum, verified as it is read: damage
+		// to what the index answers from is found, not answered from.
+		// Set on the empty file, before anything else is written.
+		if err := c.EnableChecksums("main"); err != nil {
+			return "", db.cacheError(err)
+		}
+	} else if r, err := c.FileControl("main", sqlite3.FCNTL_RESERVE_BYTES); err != nil || r != 8 {
+		if err != nil && !isDamaged(err) {
+			return "", db.cacheError(err)
+		}
+		return "had no page checksums", nil
+	}
 	// WAL, so searches read while a refresh writes; it is a property of
 	// the file, set once: setting it again would want the file to itself.
 	mode, err := db.text(`PRAGMA journal_mode`)
@@ -166,17 +208,17 @@ func (db *DB) open() (reason string, err error) {
 		_, err = db.text(`PRAGMA journal_mode=WAL`)
 	}
 	if err == nil {
-		err = c.Exec(`PRAGMA synchronous=NORMAL; PRAGMA cache_size=-32000; PRAGMA journal_size_limit=8388608; PRAGMA mmap_size=1073741824`)
+		err = c.Exec(`PRAGMA synchronous=NORMAL; PRAGMA cache_size=-32000; PRAGMA journal_size_limit=8388608`)
 	}
 	if err != nil {
-		if isCorrupt(err) {
-			return "was corrupt (" + err.Error() + ")", err
+		if isDamaged(err) {
+			return "was damaged (" + err.Error() + ")", err
 		}
-		return "", fmt.Errorf("%w: %s: %v", ErrCacheDir, db.path, err)
+		return "", db.cacheError(err)
 	}
 	v, err := db.int(`PRAGMA user_version`)
 	if err != nil {
-		return "was corrupt (" + err.Error() + ")", err
+		return "was damaged (" + err.Error() + ")", err
 	}
 	switch {
 	case v == 0:
@@ -186,12 +228,34 @@ func (db *DB) open() (reason string, err error) {
 	}
 	dir, err := db.meta("data_dir")
 	if err != nil {
-		return "was corrupt (" + err.Error() + ")", err
+		return "was damaged (" + err.Error() + ")", err
 	}
 	if dir != db.dataDir {
 		return fmt.Sprintf("indexed %s, not %s", dir, db.dataDir), nil
 	}
 	return "", nil
+}
+
+// claim makes sure what is at the index's path is the index's own: a
+// regular file (made here, 0600, when there is none: fresh), never a
+// symlink or a device, which would be refused rather than followed.
+func (db *DB) claim() (fresh bool, err error) {
+	f, err := os.OpenFile(db.path, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err == nil {
+		return true, f.Close()
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return false, db.cacheError(err)
+	}
+	fi, err := os.Lstat(db.path)
+	if err != nil {
+		return false, db.cacheError(err)
+	}
+	if !fi.Mode().IsRegular() {
+		return false, fmt.Errorf("%w: %s is not a regular file (a %s); xdev neither follows nor replaces it: remove it, or set XDG_CACHE_HOME elsewhere",
+			ErrCacheDir, db.path, regularfile.Kind(fi.Mode()))
+	}
+	return fi.Size() == 0, nil
 }
 
 // create writes the schema into an empty database, in one transaction so
@@ -249,10 +313,6 @@ func removeIndex(path string) error {
 		}
 	}
 	return nil
-}
-
-func isCorrupt(err error) bool {
-	return errors.Is(err, sqlite3.CORRUPT) || errors.Is(err, sqlite3.NOTADB)
 }
 
 // tx runs fn in a write transaction (BEGIN IMMEDIATE, so that a second

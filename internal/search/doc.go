@@ -21,12 +21,13 @@
 //     the session files hold; a snippet is cut from the entry's line,
 //     read back by its offset. Tokens are FTS5's unicode61 with
 //     diacritics removed and '_' a token character, so snake_case names
-//     are one token.
+//     are one token; CJK characters are given to it spaced, so each is a
+//     token (searchtext.SpaceCJK).
 //
-// What is searchable is one rule, docOf: user and assistant text, tool
-// calls (name and argument values), tool results and shell runs,
+// What is searchable is one rule, searchtext.Of: user and assistant text,
+// tool calls (name and argument values), tool results and shell runs,
 // compaction and branch summaries, custom messages, and the title; the
-// thinking apart. At most MaxDocBytes of each.
+// thinking apart. At most searchtext.MaxDocBytes of each.
 //
 // # Refresh
 //
@@ -43,15 +44,27 @@
 //
 // Two refreshes of one index (two processes, or two handles) take turns
 // on an flock beside it; searches read the last commit meanwhile (WAL).
-// An index of another schema version, of another data dir, or corrupt, is
-// deleted and rebuilt by Open, which says so in DB.Notice.
+// A wait for another process is said (OpenOptions.Waiting) and bounded.
+//
+// # Damage
+//
+// Every page carries a checksum SQLite checks as it reads it. An index
+// SQLite finds damaged (a failed checksum, a malformed file), at Open, at
+// Refresh or at a query, is set aside and rebuilt, once, and DB.Notice
+// says so; a query that met the damage runs again on the rebuilt index.
+// So is one of another schema version, of another data dir, or without
+// checksums. Refresh with Reindex makes a new file. The index's path must
+// hold a regular file: a symlink there is refused, never followed. A
+// first build that fails leaves no index behind; a full disk is named as
+// such (damage.go).
 //
 // # Queries
 //
-// Query.Text is what people type: words (all must match), "exact
-// phrases", prefix*, OR between two terms, -excluded. Every word is passed
-// to FTS5 quoted, so no punctuation is read as FTS5 syntax; what cannot be
-// run is a *QueryError. Filters narrow by project, time, role, tool,
+// Query.Text is what people type, in searchtext's language: words (all
+// must match), "exact phrases", prefix*, OR between two terms, -excluded,
+// within bounds (searchtext.MaxQueryBytes, MaxQueryTerms), repeats counted
+// once. Every word is passed to FTS5 quoted, so no punctuation is read as
+// FTS5 syntax; what cannot be run is a *QueryError. Filters narrow by project, time, role, tool,
 // model and session; hits come by relevance (bm25) or newest first. An
 // entry found in several files under the same id and text (a fork's
 // copies) is one hit, with the others in Hit.AlsoIn.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/xdev/xdev/internal/searchtext"
 )
 
 // FuzzQuery: any query either parses into an expression FTS5 runs, or is
@@ -14,7 +16,7 @@ func FuzzQuery(f *testing.F) {
 	for _, s := range []string{`lock timeout`, `"a b" c*`, `a OR b -c`, `-"x y"`, `Open( --flag`, `"`, `OR`, `ünï 漢字 😀`, `a* OR "b c"*`, `NEAR(a b)`, `a:b`, `{text}: x`, `^a`} {
 		f.Add(s, "the lock timeout Open( ünï 漢字 😀 flag\n\tsnake_case b c")
 	}
-	db, err := Open(f.TempDir()+"/fuzz.db", f.TempDir())
+	db, err := Open(f.TempDir()+"/fuzz.db", f.TempDir(), nil)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -30,8 +32,8 @@ func FuzzQuery(f *testing.F) {
 		if _, err := db.Search(context.Background(), Query{Text: q}); err != nil {
 			t.Fatalf("%q parsed as %s, but: %v", q, p.expr, err)
 		}
-		truncatedDoc([]byte(text)) // any prefix of a line: no panic
-		s, marks := cutSnippet(text, p.tokens)
+		searchtext.OfTruncated([]byte(text)) // any prefix of a line: no panic
+		s, marks := searchtext.Cut(text, p.phrases)
 		if utf8.ValidString(text) && !utf8.ValidString(s) {
 			t.Fatalf("snippet %q of valid text is not valid UTF-8", s)
 		}
@@ -40,8 +42,8 @@ func FuzzQuery(f *testing.F) {
 			if m[0] < last || m[1] > len(s) || m[0] >= m[1] {
 				t.Fatalf("highlight %v out of %q", m, s)
 			}
-			if !matches(fold(s[m[0]:m[1]]), p.tokens) {
-				t.Fatalf("highlight %q is no match for %v", s[m[0]:m[1]], p.tokens)
+			if !searchtext.Matches(searchtext.Fold(s[m[0]:m[1]]), p.phrases) {
+				t.Fatalf("highlight %q is no match for %v", s[m[0]:m[1]], p.phrases)
 			}
 			last = m[1]
 		}

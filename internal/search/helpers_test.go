@@ -12,13 +12,14 @@ import (
 	"testing"
 
 	"github.com/xdev/xdev/internal/corpus"
+	"github.com/xdev/xdev/internal/searchtext"
 	"github.com/xdev/xdev/internal/session"
 )
 
 // openTemp opens a fresh index of dataDir in a temp dir.
 func openTemp(t testing.TB, dataDir string) *DB {
 	t.Helper()
-	db, err := Open(filepath.Join(t.TempDir(), "index.db"), dataDir)
+	db, err := Open(filepath.Join(t.TempDir(), "index.db"), dataDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +84,8 @@ func sortedKeys(m map[string]bool) []string {
 
 // corpusText is every searchable text of a data dir, by file: what the
 // brute-force scan searches. It reads the files with the core's reader and
-// docOf, and the title as List gives it.
-type corpusText map[string][]doc
+// searchtext.Of, and the title as List gives it.
+type corpusText map[string][]searchtext.Doc
 
 func readCorpus(t testing.TB, dataDir string, subagents bool) corpusText {
 	t.Helper()
@@ -94,15 +95,15 @@ func readCorpus(t testing.TB, dataDir string, subagents bool) corpusText {
 	}
 	ct := corpusText{}
 	for _, f := range files {
-		var docs []doc
+		var docs []searchtext.Doc
 		if f.Subagent && !subagents {
 			continue
 		}
 		if title := session.Stat(f.Path).ListTitle(); title != "" {
-			docs = append(docs, doc{text: title, role: RoleTitle})
+			docs = append(docs, searchtext.Doc{Text: title, Role: RoleTitle})
 		}
 		_, _, err := session.ReadFrom(f.Path, session.Cursor{}, nil, func(r session.Read) error {
-			if d := docOf(r.Entry); d.role != "" {
+			if d := searchtext.Of(r.Entry); d.Role != "" {
 				docs = append(docs, d)
 			}
 			return nil
@@ -121,14 +122,14 @@ func (ct corpusText) bruteForce(phrases [][]string, thinking bool) []string {
 	var out []string
 	folded := make([][]string, len(phrases))
 	for i, p := range phrases {
-		folded[i] = tokenize(strings.Join(p, " "))
+		folded[i] = searchtext.Tokenize(strings.Join(p, " "))
 	}
 	phrases = folded
 	for path, docs := range ct {
 		for _, d := range docs {
-			texts := []string{d.text}
+			texts := []string{d.Text}
 			if thinking {
-				texts = append(texts, d.thinking)
+				texts = append(texts, d.Thinking)
 			}
 			if allPhrases(texts, phrases) {
 				out = append(out, path)
@@ -145,7 +146,7 @@ func (ct corpusText) bruteForce(phrases [][]string, thinking bool) []string {
 func allPhrases(texts []string, phrases [][]string) bool {
 	toks := make([][]string, len(texts))
 	for i, s := range texts {
-		toks[i] = tokenize(s)
+		toks[i] = searchtext.Tokenize(s)
 	}
 	for _, p := range phrases {
 		in := false
@@ -216,7 +217,7 @@ func (ct corpusText) randomPhrases(r *rand.Rand) [][]string {
 			if len(docs) == 0 {
 				continue
 			}
-			toks := tokenize(docs[r.IntN(len(docs))].text)
+			toks := searchtext.Tokenize(docs[r.IntN(len(docs))].Text)
 			if len(toks) < 3 {
 				continue
 			}

@@ -264,7 +264,7 @@ func TestConcurrentRefresh(t *testing.T) {
 	errs := make(chan error, 100)
 	for w := range 3 {
 		wg.Go(func() {
-			db, err := Open(path, dir)
+			db, err := Open(path, dir, nil)
 			if err != nil {
 				errs <- err
 				return
@@ -299,7 +299,7 @@ func TestConcurrentRefresh(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	db, err := Open(path, dir)
+	db, err := Open(path, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

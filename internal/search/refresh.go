@@ -74,23 +74,63 @@ type fileRow struct {
 // holds the index's lock, so a second Refresh waits for the first and
 // then finds nothing to do; queries run meanwhile on the last committed
 // state. It never writes to the data dir.
+//
+// Reindex makes the index anew, a new file, whatever state the old one is
+// in. An index SQLite finds damaged is set aside and rebuilt (see
+// damage.go), once. A first build (of an empty index) that fails for
+// another reason than a cancel leaves no index at all, rather than a stub;
+// the DB is then closed.
 func (db *DB) Refresh(ctx context.Context, opts RefreshOptions) (RefreshStats, error) {
-	var st RefreshStats
+	if db.conn == nil {
+		return RefreshStats{}, errClosed
+	}
 	unlock, err := db.lockRefresh(ctx)
 	if err != nil {
-		return st, err
+		return RefreshStats{}, err
 	}
 	defer unlock()
 	if opts.Harness == "" {
 		opts.Harness = "xdev"
 	}
+	db.last = opts
+	db.last.Reindex = false
 	if opts.Reindex {
-		if err := db.tx(func() error {
-			return db.conn.Exec(`DELETE FROM docs; DELETE FROM entries; DELETE FROM files; DELETE FROM blobs;`)
-		}); err != nil {
-			return st, err
+		if err := db.rebuild(""); err != nil {
+			return RefreshStats{}, err
 		}
 	}
+	first, err := db.int(`SELECT count(*) = 0 FROM files`)
+	if isDamaged(err) {
+		if err = db.rebuild("was damaged (" + err.Error() + ")"); err == nil {
+			first = 1
+		}
+	}
+	if err != nil {
+		return RefreshStats{}, db.cacheError(err)
+	}
+	st, err := db.refresh(ctx, opts)
+	if isDamaged(err) {
+		if err = db.rebuild("was damaged (" + err.Error() + ")"); err != nil {
+			return st, err
+		}
+		first = 1
+		st, err = db.refresh(ctx, opts)
+	}
+	if err != nil && isSQLiteErr(err) {
+		err = db.cacheError(err)
+		if first == 1 && ctx.Err() == nil {
+			db.discard()
+		}
+	}
+	return st, err
+}
+
+// errClosed is the error of a DB that was closed (or discarded).
+var errClosed = errors.New("search index is closed")
+
+// refresh is Refresh's work, under its lock.
+func (db *DB) refresh(ctx context.Context, opts RefreshOptions) (RefreshStats, error) {
+	var st RefreshStats
 	// Subagent transcripts are always indexed, and left out of hits unless
 	// a query asks for them: flipping the choice costs no re-reading.
 	found, err := session.Files(db.dataDir)
@@ -179,9 +219,13 @@ func (db *DB) Refresh(ctx context.Context, opts RefreshOptions) (RefreshStats, e
 // one keeps most of its work.
 const commitBytes = 32 << 20
 
+// isSQLiteErr reports whether err is SQLite's (an *Error, or one of the
+// codes it returns bare).
 func isSQLiteErr(err error) bool {
 	var e *sqlite3.Error
-	return errors.As(err, &e)
+	var code sqlite3.ErrorCode
+	var ext sqlite3.ExtendedErrorCode
+	return errors.As(err, &e) || errors.As(err, &code) || errors.As(err, &ext)
 }
 
 // statRow is what a refresh compares with a file's stat.

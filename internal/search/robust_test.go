@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/xdev/xdev/internal/corpus"
+	"github.com/xdev/xdev/internal/searchtext"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -75,10 +76,10 @@ func TestBranchAndContext(t *testing.T) {
 }
 
 // TestBadInput: malformed lines are skipped and counted; a huge entry is
-// indexed up to MaxDocBytes; a huge line is skipped without being held.
+// indexed up to searchtext.MaxDocBytes; a huge line is skipped without being held.
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
-	huge := strings.Repeat("filler ", MaxDocBytes/7) + " lateword"
+	huge := strings.Repeat("filler ", searchtext.MaxDocBytes/7) + " lateword"
 	lines := []string{
 		`{"type":"session","version":3,"id":"s1","timestamp":"2026-11-01T00:00:00.000Z","cwd":"/p"}`,
 		`not json at all`,
@@ -118,7 +119,7 @@ func TestCacheDirUnwritable(t *testing.T) {
 	// Root writes anywhere; a directory under a file cannot be made by anyone.
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, nil, 0o600)
-	_, err := Open(filepath.Join(file, "sub", "index.db"), t.TempDir())
+	_, err := Open(filepath.Join(file, "sub", "index.db"), t.TempDir(), nil)
 	if !errors.Is(err, ErrCacheDir) {
 		t.Fatalf("got %v, want ErrCacheDir", err)
 	}
@@ -132,14 +133,14 @@ func TestCacheDirUnwritable(t *testing.T) {
 func TestRebuild(t *testing.T) {
 	dir := writeDir(t, 5, 3)
 	path := filepath.Join(t.TempDir(), "index.db")
-	db, err := Open(path, dir)
+	db, err := Open(path, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	refresh(t, db, RefreshOptions{})
 	db.conn.Exec(`PRAGMA user_version=99`)
 	db.Close()
-	db, err = Open(path, dir)
+	db, err = Open(path, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestRebuild(t *testing.T) {
 	// Garbage where the index was.
 	os.Remove(path + "-wal")
 	os.WriteFile(path, []byte(strings.Repeat("not a database ", 500)), 0o600)
-	db, err = Open(path, dir)
+	db, err = Open(path, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestRealSessions(t *testing.T) {
 			for path, docs := range ct {
 				// A rare word of each file: the scan and the index agree.
 				for _, dc := range docs {
-					toks := tokenize(dc.text)
+					toks := searchtext.Tokenize(dc.Text)
 					if len(toks) < 4 {
 						continue
 					}
@@ -254,14 +255,14 @@ func TestNotASession(t *testing.T) {
 	}
 }
 
-// TestHugeLine: a line over MaxLineBytes is never held whole; its entry is
+// TestHugeLine: a line over searchtext.MaxLineBytes is never held whole; its entry is
 // indexed from its first megabyte, found by what is said there, placed
 // in the tree, and its snippet cut from the same megabyte.
 func TestHugeLine(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(session.SessionsDir(dir), "--p--", "s.jsonl")
 	os.MkdirAll(filepath.Dir(path), 0o700)
-	filler := strings.Repeat("filler ", (MaxLineBytes+MaxLineBytes/2)/7)
+	filler := strings.Repeat("filler ", (searchtext.MaxLineBytes+searchtext.MaxLineBytes/2)/7)
 	lines := []string{
 		`{"type":"session","version":3,"id":"s1","timestamp":"2026-11-01T00:00:00.000Z","cwd":"/p"}`,
 		`{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"first"}}`,

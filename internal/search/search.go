@@ -9,6 +9,7 @@ import (
 
 	"github.com/ncruces/go-sqlite3"
 
+	"github.com/xdev/xdev/internal/searchtext"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -79,8 +80,46 @@ type Hit struct {
 }
 
 // Search runs q on the index as it is; call Refresh first for a fresh
-// answer. An unreadable query is a *QueryError.
+// answer. An unreadable query is a *QueryError. An index found damaged
+// on the way is rebuilt and refreshed, and q runs again.
 func (db *DB) Search(ctx context.Context, q Query) ([]Hit, error) {
+	return retryDamaged(db, ctx, func() ([]Hit, error) { return db.search(ctx, q) })
+}
+
+// Sessions returns every session file with at least one hit for q (its
+// Limit and order aside), most recently modified first: what grep -l
+// gives, without reading the files for snippets. An index found damaged
+// on the way is rebuilt and refreshed, and q runs again.
+func (db *DB) Sessions(ctx context.Context, q Query) ([]Session, error) {
+	return retryDamaged(db, ctx, func() ([]Session, error) { return db.sessions(ctx, q) })
+}
+
+// retryDamaged runs query; if it finds the index damaged, it rebuilds the
+// index, refreshes it as the last Refresh did, and runs query again.
+func retryDamaged[T any](db *DB, ctx context.Context, query func() (T, error)) (T, error) {
+	out, err := query()
+	if !isDamaged(err) {
+		return out, err
+	}
+	unlock, lerr := db.lockRefresh(ctx)
+	if lerr != nil {
+		return out, lerr
+	}
+	rerr := db.rebuild("was damaged (" + err.Error() + ")")
+	unlock()
+	if rerr != nil {
+		return out, rerr
+	}
+	if _, err := db.Refresh(ctx, db.last); err != nil {
+		return out, err
+	}
+	return query()
+}
+
+func (db *DB) search(ctx context.Context, q Query) ([]Hit, error) {
+	if db.conn == nil {
+		return nil, errClosed
+	}
 	p, err := parseQuery(q.Text)
 	if err != nil {
 		return nil, err
@@ -144,7 +183,7 @@ func (db *DB) Search(ctx context.Context, q Query) ([]Hit, error) {
 				return nil, err
 			}
 		}
-		hits[i].Snippet, hits[i].Highlights = snippetOf(&hits[i], p.tokens)
+		hits[i].Snippet, hits[i].Highlights = snippetOf(&hits[i], p.phrases)
 	}
 	return hits, nil
 }
@@ -195,10 +234,10 @@ type Session struct {
 	Hits                                 int // entries that matched
 }
 
-// Sessions returns every session file with at least one hit for q (its
-// Limit and order aside), most recently modified first: what grep -l
-// gives, without reading the files for snippets.
-func (db *DB) Sessions(ctx context.Context, q Query) ([]Session, error) {
+func (db *DB) sessions(ctx context.Context, q Query) ([]Session, error) {
+	if db.conn == nil {
+		return nil, errClosed
+	}
 	p, err := parseQuery(q.Text)
 	if err != nil {
 		return nil, err
@@ -246,7 +285,7 @@ func (db *DB) copies(dg uint64, path string) ([]string, error) {
 // queryErr makes an FTS5 complaint about a query a QueryError.
 func queryErr(q string, err error) error {
 	var e *sqlite3.Error
-	if errors.As(err, &e) && (strings.Contains(e.Error(), "fts5") || e.Code() == sqlite3.ERROR) {
+	if errors.As(err, &e) && !isDamaged(err) && (strings.Contains(e.Error(), "fts5") || e.Code() == sqlite3.ERROR) {
 		return &QueryError{Query: q, Reason: e.Error()}
 	}
 	return err
@@ -256,17 +295,37 @@ func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
+// snippetOf cuts the hit's snippet from its entry in the session file
+// (the index keeps no text): the stretch around the first place the
+// query's phrases meet, on one line, with the matches' ranges.
+func snippetOf(h *Hit, phrases []searchtext.Phrase) (string, [][2]int) {
+	var text string
+	if h.Role == RoleTitle {
+		text = h.Title
+	} else {
+		d, err := docAt(h)
+		if err != nil {
+			return "", nil
+		}
+		text = d.Text
+		if !searchtext.HasMatch(text, phrases) && d.Thinking != "" {
+			text = d.Thinking
+		}
+	}
+	return searchtext.Cut(text, phrases)
+}
+
 // docAt reads back the searchable text of the entry whose line starts at
 // h.Offset, by the rule the index read it.
-func docAt(h *Hit) (doc, error) {
-	var d doc
+func docAt(h *Hit) (searchtext.Doc, error) {
+	var d searchtext.Doc
 	found := false
 	c := session.Cursor{Offset: h.Offset, Line: h.Line - 1, HeaderLine: h.headerLine, Version: h.version, Entries: 1}
-	_, _, err := session.ReadFrom(h.Path, c, readOptions, func(r session.Read) error {
+	_, _, err := session.ReadFrom(h.Path, c, searchtext.ReadOptions, func(r session.Read) error {
 		if r.Entry != nil {
-			d = docOf(r.Entry)
+			d = searchtext.Of(r.Entry)
 		} else {
-			_, _, _, d = truncatedDoc(r.Truncated)
+			_, _, _, d = searchtext.OfTruncated(r.Truncated)
 		}
 		found = true
 		return errFound

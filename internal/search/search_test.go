@@ -1,13 +1,18 @@
 package search
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/xdev/xdev/internal/corpus"
+	"github.com/xdev/xdev/internal/searchtext"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -75,6 +80,19 @@ func TestParseQuery(t *testing.T) {
 		{in: "  ", err: "nothing to search"},
 		{in: "-- ((", err: "nothing to search"},
 		{in: "***", err: "no letters"},
+		// A term given twice is one; a group given twice is one group.
+		{in: "lock lock LOCK", expr: `"lock"`},
+		{in: "a OR b a OR b", expr: `("a" OR "b")`},
+		{in: "a OR a", expr: `"a"`},
+		{in: "x -y -y", expr: `("x") NOT "y"`},
+		{in: strings.Repeat("pars* ", 5000), err: "at most 4096"},
+		{in: strings.Repeat("word ", 800), expr: `"word"`},
+		{in: manyWords(searchtext.MaxQueryTerms), expr: manyExpr(searchtext.MaxQueryTerms)},
+		{in: manyWords(searchtext.MaxQueryTerms + 1), err: "at most 64"},
+		// CJK characters are tokens of their own: a word of them is a
+		// phrase of its characters.
+		{in: "日本", expr: `"日 本"`},
+		{in: "東京タワー", expr: `"東 京 タ ワ ー"`},
 	} {
 		p, err := parseQuery(tc.in)
 		switch {
@@ -88,6 +106,86 @@ func TestParseQuery(t *testing.T) {
 			t.Errorf("%q: expression %s, want %s", tc.in, p.expr, tc.expr)
 		}
 	}
+}
+
+func manyWords(n int) string {
+	var w []string
+	for i := range n {
+		w = append(w, fmt.Sprintf("w%d", i))
+	}
+	return strings.Join(w, " ")
+}
+
+func manyExpr(n int) string {
+	var w []string
+	for i := range n {
+		w = append(w, fmt.Sprintf(`"w%d"`, i))
+	}
+	return strings.Join(w, " AND ")
+}
+
+// TestCJKAndPhrases: a word of CJK characters is found inside a longer
+// run of them, wherever it stands; a snippet marks a phrase's words only
+// where they stand together, and each word of a query of several.
+func TestCJKAndPhrases(t *testing.T) {
+	dir := t.TempDir()
+	a := writeSession(t, dir, "/p/a", "日本語の文章を書く")
+	b := writeSession(t, dir, "/p/b", "東日本の天気")
+	c := writeSession(t, dir, "/p/c", "the lock is held; later a lock timeout happened, and the timeout was long")
+	db := openTemp(t, dir)
+	refresh(t, db, RefreshOptions{})
+	for _, tc := range []struct {
+		q    string
+		want []string
+	}{
+		{"日本", []string{a, b}},
+		{"本語", []string{a}},
+		{"日本語", []string{a}},
+		{"天気", []string{b}},
+		{"語日", nil},
+	} {
+		got := found(t, db, Query{Text: tc.q})
+		slices.Sort(tc.want)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%q: found %v, want %v", tc.q, got, tc.want)
+		}
+	}
+	marked := func(q string) []string {
+		hits, err := db.Search(context.Background(), Query{Text: q, Path: map[bool]string{true: a, false: c}[strings.ContainsFunc(q, searchtext.IsCJK)]})
+		if err != nil || len(hits) != 1 {
+			t.Fatalf("%q: %d hits, %v", q, len(hits), err)
+		}
+		var out []string
+		for _, m := range hits[0].Highlights {
+			out = append(out, hits[0].Snippet[m[0]:m[1]])
+		}
+		return out
+	}
+	if got := marked(`"lock timeout"`); !slices.Equal(got, []string{"lock", "timeout"}) {
+		t.Errorf("a phrase marks %q, want only the two words where they stand together", got)
+	}
+	if got := marked("lock timeout"); len(got) != 4 {
+		t.Errorf("two words mark %q, want each of their four places", got)
+	}
+	if got := marked("日本"); !slices.Equal(got, []string{"日", "本"}) {
+		t.Errorf("a CJK word marks %q", got)
+	}
+}
+
+// TestRepeatedTermsCostNothing: a query of one word given 500 times
+// answers as the word once does.
+func TestRepeatedTermsCostNothing(t *testing.T) {
+	dir := writeDir(t, 20, 4)
+	db := openTemp(t, dir)
+	refresh(t, db, RefreshOptions{})
+	w := corpus.Vocabulary(3)
+	once := listed(t, db, Query{Text: w})
+	start := time.Now()
+	many := listed(t, db, Query{Text: strings.Repeat(w+" ", 500)})
+	if !slices.Equal(once, many) {
+		t.Errorf("%q 500 times finds %d sessions, once %d", w, len(many), len(once))
+	}
+	t.Logf("500 repeats: %v", time.Since(start))
 }
 
 // TestQueryOperators: OR, NOT and prefixes find what they say, on a

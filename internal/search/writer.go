@@ -1,9 +1,12 @@
 package search
 
 import (
+	"hash/fnv"
+
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/xdev/xdev/internal/regularfile"
+	"github.com/xdev/xdev/internal/searchtext"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -160,17 +163,17 @@ func (w *writer) file(f session.SessionFile, row *fileRow, st *RefreshStats) (in
 	linear := true
 	prev := r.cur.LastID()
 	start := r.cur.Offset
-	cur, rs, err := session.ReadFrom(f.Path, r.cur, readOptions, func(rd session.Read) error {
+	cur, rs, err := session.ReadFrom(f.Path, r.cur, searchtext.ReadOptions, func(rd session.Read) error {
 		var n node
-		var d doc
+		var d searchtext.Doc
 		if rd.Entry != nil {
 			e := rd.Entry
-			n, d = node{id: e.ID, parent: e.ParentID, typ: e.Type}, docOf(e)
+			n, d = node{id: e.ID, parent: e.ParentID, typ: e.Type}, searchtext.Of(e)
 			if c, ok := e.Body.(*session.Compaction); ok && c.FirstKeptEntryID != nil {
 				n.kept = *c.FirstKeptEntryID
 			}
 		} else {
-			n.typ, n.id, n.parent, d = truncatedDoc(rd.Truncated)
+			n.typ, n.id, n.parent, d = searchtext.OfTruncated(rd.Truncated)
 			if n.id == "" {
 				return nil // not even an id in its first megabyte: skipped, and counted
 			}
@@ -180,7 +183,7 @@ func (w *writer) file(f session.SessionFile, row *fileRow, st *RefreshStats) (in
 		}
 		prev = n.id
 		st.Entries++
-		st.TextBytes += int64(len(d.text) + len(d.thinking))
+		st.TextBytes += int64(len(d.Text) + len(d.Thinking))
 		return w.entry(r.id, n, d, rd.Offset, rd.Line)
 	})
 	read := cur.Offset - start
@@ -263,7 +266,7 @@ func (w *writer) setTitle(r *fileRow, title string) error {
 		digest, on_branch, in_context) VALUES(?, '', '', 'title', '', ?, '', '', ?, 0, 0, 0, 1, 1)`, r.id, RoleTitle, r.created); err != nil {
 		return err
 	}
-	return w.exec(`INSERT INTO docs(rowid, text, thinking) VALUES(?, ?, '')`, w.db.conn.LastInsertRowID(), capText(title))
+	return w.exec(`INSERT INTO docs(rowid, text, thinking) VALUES(?, ?, '')`, w.db.conn.LastInsertRowID(), searchtext.SpaceCJK(searchtext.CapText(title)))
 }
 
 // entry indexes one entry: its entries row always (the branch walk needs
@@ -274,18 +277,36 @@ type node struct {
 	kept            string // a compaction's firstKeptEntryId
 }
 
-func (w *writer) entry(file int64, n node, d doc, off int64, line int) error {
+func (w *writer) entry(file int64, n node, d searchtext.Doc, off int64, line int) error {
 	var dg uint64
-	if d.role != "" {
+	if d.Role != "" {
 		dg = digest(n.id, d)
 	}
 	if err := w.exec(`INSERT INTO entries(file, entry_id, parent_id, type, first_kept, role, tool, model, ts, off, line,
 		digest, on_branch, in_context) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,1,1)`,
-		file, n.id, n.parent, n.typ, n.kept, d.role, d.tool, d.model, d.ts, off, line, dg); err != nil {
+		file, n.id, n.parent, n.typ, n.kept, d.Role, d.Tool, d.Model, d.TS, off, line, dg); err != nil {
 		return err
 	}
-	if d.role == "" {
+	if d.Role == "" {
 		return nil
 	}
-	return w.exec(`INSERT INTO docs(rowid, text, thinking) VALUES(?, ?, ?)`, w.db.conn.LastInsertRowID(), d.text, d.thinking)
+	return w.exec(`INSERT INTO docs(rowid, text, thinking) VALUES(?, ?, ?)`, w.db.conn.LastInsertRowID(), searchtext.SpaceCJK(d.Text), searchtext.SpaceCJK(d.Thinking))
+}
+
+// digest identifies an entry's searchable content, so that the copies a
+// fork makes (same id, same text) are found once. It is never 0.
+func digest(id string, d searchtext.Doc) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	h.Write([]byte{0})
+	h.Write([]byte(d.Text))
+	h.Write([]byte{0})
+	h.Write([]byte(d.Thinking))
+	return h.Sum64() | 1
+}
+
+func fnv64(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
 }

@@ -1,4 +1,4 @@
-package search
+package searchtext
 
 import (
 	"math"
@@ -8,13 +8,13 @@ import (
 	"github.com/xdev/xdev/internal/jsonx"
 )
 
-// truncatedDoc reads what it can of an entry cut short: the first
+// OfTruncated reads what it can of an entry cut short: the first
 // session.TruncatedBytes of a line over the index's line bound. The JSON
 // is incomplete, so it is scanned, not parsed: the top level's type, id
 // and parentId, the role, and every string value as text (those named
 // "thinking" as thinking), but the members that are not prose (ids,
 // signatures, image data, names of models and APIs).
-func truncatedDoc(b []byte) (typ, id, parent string, d doc) {
+func OfTruncated(b []byte) (typ, id, parent string, d Doc) {
 	var text, thinking []byte
 	depth := 0
 	key := ""
@@ -54,10 +54,10 @@ func truncatedDoc(b []byte) (typ, id, parent string, d doc) {
 				parent = str
 			case depth == 1 && key == "timestamp":
 				if ms := jsonx.ParseDate(str); !math.IsNaN(ms) {
-					d.ts = int64(ms)
+					d.TS = int64(ms)
 				}
 			case key == "role":
-				d.role = roleOf(ai.Role(str))
+				d.Role = roleOf(ai.Role(str))
 			case key == "thinking":
 				thinking = appendLine(thinking, str)
 			case !notProse[key]:
@@ -66,9 +66,9 @@ func truncatedDoc(b []byte) (typ, id, parent string, d doc) {
 			i = end
 		}
 	}
-	d.text, d.thinking = capText(string(text)), capText(string(thinking))
-	if d.role == "" && d.text+d.thinking != "" {
-		d.role = RoleCustom
+	d.Text, d.Thinking = CapText(string(text)), CapText(string(thinking))
+	if d.Role == "" && d.Text+d.Thinking != "" {
+		d.Role = RoleCustom
 	}
 	return
 }

@@ -1,7 +1,13 @@
-package search
+// Package searchtext is what is searchable in a session and how a search
+// reads it, for every index of sessions (the local one, package search;
+// the PostgreSQL store, package pgstore): the text of an entry (Of), the
+// tokens of a text (ForTokens: unicode61's rule, with CJK characters one
+// token each), the query language people type (Parse), and the snippet
+// cut around a match (Cut). One rule each, so that a query means the same
+// thing wherever it runs.
+package searchtext
 
 import (
-	"hash/fnv"
 	"math"
 	"strings"
 	"unicode/utf8"
@@ -18,11 +24,11 @@ const MaxDocBytes = 1 << 20
 
 // MaxLineBytes bounds the memory one entry's line takes to index: a line
 // up to 8 MiB is decoded whole; of a longer one, only the first
-// session.TruncatedBytes are read (truncatedDoc), never the line whole.
+// session.TruncatedBytes are read (OfTruncated), never the line whole.
 const MaxLineBytes = 8 << 20
 
-// readOptions are how the index reads session files.
-var readOptions = &session.OpenOptions{MaxLineBytes: MaxLineBytes}
+// ReadOptions are how an index reads session files.
+var ReadOptions = &session.OpenOptions{MaxLineBytes: MaxLineBytes}
 
 // Roles a hit can have, as --role names them.
 const (
@@ -34,34 +40,34 @@ const (
 	RoleTitle     = "title"   // the session's title
 )
 
-// doc is what the index keeps of one entry.
-type doc struct {
-	text     string // what people remember: message text, tool calls, results, summaries
-	thinking string // searched only when asked
-	role     string // one of the Role constants; "" for an entry with no text
-	tool     string // tool names, space-separated
-	model    string
-	ts       int64 // Unix milliseconds; 0 when unknown
+// Doc is what an index keeps of one entry.
+type Doc struct {
+	Text     string // what people remember: message text, tool calls, results, summaries
+	Thinking string // searched only when asked
+	Role     string // one of the Role constants; "" for an entry with no text
+	Tool     string // tool names, space-separated
+	Model    string
+	TS       int64 // Unix milliseconds; 0 when unknown
 }
 
-// docOf extracts the searchable text of an entry. It is the one rule for
-// what is searchable: the index, the snippets and the tests' brute-force
-// scan all call it.
-func docOf(e *session.Entry) doc {
-	d := doc{ts: entryTime(e)}
+// Of extracts the searchable text of an entry. It is the one rule for
+// what is searchable: the local index, the PostgreSQL store, the snippets
+// and the tests' brute-force scans all call it.
+func Of(e *session.Entry) Doc {
+	d := Doc{TS: entryTime(e)}
 	var text, thinking strings.Builder
 	switch b := e.Body.(type) {
 	case *session.Message:
 		m := &b.Message
-		if d.ts == 0 {
-			d.ts = m.Timestamp
+		if d.TS == 0 {
+			d.TS = m.Timestamp
 		}
-		d.role = roleOf(m.Role)
+		d.Role = roleOf(m.Role)
 		switch m.Role {
 		case ai.RoleUser, ai.RoleDeveloper:
 			contentText(&text, m.Content)
 		case ai.RoleAssistant:
-			d.model = m.Model
+			d.Model = m.Model
 			var tools []string
 			for _, blk := range m.Content.Blocks {
 				switch blk.Type {
@@ -78,16 +84,16 @@ func docOf(e *session.Entry) doc {
 			if m.Content.IsString {
 				add(&text, m.Content.String)
 			}
-			d.tool = strings.Join(tools, " ")
+			d.Tool = strings.Join(tools, " ")
 		case ai.RoleToolResult:
-			d.tool = m.ToolName
+			d.Tool = m.ToolName
 			contentText(&text, m.Content)
 		case ai.RoleBashExecution:
-			d.tool = "bash"
+			d.Tool = "bash"
 			add(&text, m.Command)
 			add(&text, m.Output)
 		case ai.RolePythonExecution:
-			d.tool = "python"
+			d.Tool = "python"
 			add(&text, m.Code)
 			add(&text, m.Output)
 		case ai.RoleCustom, ai.RoleHookMessage:
@@ -97,25 +103,25 @@ func docOf(e *session.Entry) doc {
 			add(&text, m.Summary)
 		}
 	case *session.Compaction:
-		d.role = RoleSummary
+		d.Role = RoleSummary
 		add(&text, b.Summary)
 		add(&text, b.ShortSummary)
 	case *session.BranchSummary:
-		d.role = RoleSummary
+		d.Role = RoleSummary
 		add(&text, b.Summary)
 	case *session.CustomMessage:
-		d.role = RoleCustom
+		d.Role = RoleCustom
 		contentText(&text, b.Content)
 	}
-	d.text, d.thinking = capText(text.String()), capText(thinking.String())
-	if d.text == "" && d.thinking == "" {
-		d.role = ""
+	d.Text, d.Thinking = CapText(text.String()), CapText(thinking.String())
+	if d.Text == "" && d.Thinking == "" {
+		d.Role = ""
 	}
 	return d
 }
 
-// roleOf is the hit role of a message role: the one mapping, for docOf
-// and for an entry read from a cut line (truncatedDoc).
+// roleOf is the hit role of a message role: the one mapping, for Of and
+// for an entry read from a cut line (OfTruncated).
 func roleOf(r ai.Role) string {
 	switch r {
 	case ai.RoleUser, ai.RoleDeveloper:
@@ -154,8 +160,8 @@ func add(sb *strings.Builder, s string) {
 	sb.WriteString(s)
 }
 
-// capText cuts s to MaxDocBytes on a character boundary.
-func capText(s string) string {
+// CapText cuts s to MaxDocBytes on a character boundary.
+func CapText(s string) string {
 	if len(s) <= MaxDocBytes {
 		return s
 	}
@@ -222,30 +228,4 @@ func entryTime(e *session.Entry) int64 {
 	return int64(ms)
 }
 
-// digest identifies an entry's searchable content, so that the copies a
-// fork makes (same id, same text) are found once. It is never 0.
-func digest(id string, d doc) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(id))
-	h.Write([]byte{0})
-	h.Write([]byte(d.text))
-	h.Write([]byte{0})
-	h.Write([]byte(d.thinking))
-	return h.Sum64() | 1
-}
 
-func fnv64(s string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(s))
-	return h.Sum64()
-}
-
-// Searchable is what a search finds an entry by, for another store that
-// indexes sessions (the PostgreSQL store): the entry's role (one of the
-// Role constants, "" for an entry with no text), its text (at most
-// MaxDocBytes; thinking is left out) and its time in Unix milliseconds
-// (0 when unknown). It is docOf, the one rule for what is searchable.
-func Searchable(e *session.Entry) (role, text string, ts int64) {
-	d := docOf(e)
-	return d.role, d.text, d.ts
-}

@@ -1,0 +1,222 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/xdev/xdev/internal/corpus"
+	"github.com/xdev/xdev/internal/filelock"
+)
+
+// TestDamagedIndexNeverAnswers damages an index many ways (random bit
+// flips, runs of zeroed bytes, zeroed pages, a cut-off file), each on a
+// fresh copy, and asks it what the undamaged one answered: every answer
+// is right (the damage was on a page no answer reads, or it was found by
+// a page checksum or by SQLite and the index rebuilt), never short, and
+// never an error; and --reindex works on every damaged copy.
+func TestDamagedIndexNeverAnswers(t *testing.T) {
+	dir := writeDir(t, 40, 9)
+	good := filepath.Join(t.TempDir(), "good.db")
+	db, err := Open(good, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refresh(t, db, RefreshOptions{})
+	words := []string{corpus.Vocabulary(0), corpus.Vocabulary(5), corpus.Vocabulary(40), corpus.Vocabulary(300), corpus.Vocabulary(2000)}
+	want := map[string][]string{}
+	for _, w := range words {
+		want[w] = listed(t, db, Query{Text: w})
+	}
+	db.conn.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	db.Close()
+	pristine, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const page = 4096
+	r := rand.New(rand.NewPCG(22, 5))
+	damage := []struct {
+		name string
+		fn   func(b []byte) []byte
+	}{
+		{"flip a bit", func(b []byte) []byte {
+			for range 1 + r.IntN(3) {
+				i := r.IntN(len(b))
+				b[i] ^= 1 << r.IntN(8)
+			}
+			return b
+		}},
+		{"flip 20 bits", func(b []byte) []byte {
+			for range 20 {
+				i := r.IntN(len(b))
+				b[i] ^= 1 << r.IntN(8)
+			}
+			return b
+		}},
+		{"zero 512-byte runs", func(b []byte) []byte {
+			for range 20 {
+				i := r.IntN(len(b) - 512)
+				clear(b[i : i+512])
+			}
+			return b
+		}},
+		{"zero pages", func(b []byte) []byte {
+			for range 1 + r.IntN(len(b)/page) {
+				i := r.IntN(len(b)/page) * page
+				clear(b[i : i+page])
+			}
+			return b
+		}},
+		{"cut short", func(b []byte) []byte { return b[:r.IntN(len(b))] }},
+	}
+	probes, rebuilt := 0, 0
+	for _, d := range damage {
+		for k := range 24 {
+			probes++
+			path := filepath.Join(t.TempDir(), "index.db")
+			os.WriteFile(path, d.fn(slices.Clone(pristine)), 0o600)
+			db, err := Open(path, dir, nil)
+			if err != nil {
+				t.Fatalf("%s #%d: open: %v", d.name, k, err)
+			}
+			if _, err := db.Refresh(context.Background(), RefreshOptions{}); err != nil {
+				t.Fatalf("%s #%d: refresh: %v", d.name, k, err)
+			}
+			for _, w := range words {
+				got, err := db.Sessions(context.Background(), Query{Text: w})
+				if err != nil {
+					t.Fatalf("%s #%d: %q: %v", d.name, k, w, err)
+				}
+				var paths []string
+				for _, s := range got {
+					paths = append(paths, s.Path)
+				}
+				slices.Sort(paths)
+				if !slices.Equal(paths, want[w]) {
+					t.Errorf("%s #%d: %q finds %d sessions, the undamaged index %d", d.name, k, w, len(paths), len(want[w]))
+				}
+			}
+			if db.Notice != "" {
+				rebuilt++
+			}
+			db.Close()
+			// --reindex works whatever the file holds.
+			os.WriteFile(path, d.fn(slices.Clone(pristine)), 0o600)
+			os.Remove(path + "-wal")
+			db, err = Open(path, dir, nil)
+			if err == nil {
+				_, err = db.Refresh(context.Background(), RefreshOptions{Reindex: true})
+			}
+			if err != nil {
+				t.Errorf("%s #%d: --reindex: %v", d.name, k, err)
+			}
+			if db != nil {
+				db.Close()
+			}
+		}
+	}
+	t.Logf("%d probes, %d found damaged and rebuilt", probes, rebuilt)
+	if rebuilt == 0 {
+		t.Error("no probe found damage")
+	}
+}
+
+// TestIndexPathNotFollowed: a symlink at the index's path (to a device,
+// to a file) is refused, never followed, and its target's mode and bytes
+// are left alone.
+func TestIndexPathNotFollowed(t *testing.T) {
+	dir := writeDir(t, 2, 1)
+	work := t.TempDir()
+	target := filepath.Join(work, "target")
+	os.WriteFile(target, []byte("someone's file"), 0o644)
+	for _, to := range []string{target, os.DevNull} {
+		path := filepath.Join(work, "index.db")
+		os.Remove(path)
+		if err := os.Symlink(to, path); err != nil {
+			t.Fatal(err)
+		}
+		before, _ := os.Stat(to)
+		_, err := Open(path, dir, nil)
+		if !errors.Is(err, ErrCacheDir) || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("a symlink to %s at the index path: %v", to, err)
+		}
+		after, _ := os.Stat(to)
+		if before.Mode() != after.Mode() {
+			t.Errorf("%s: mode %v became %v", to, before.Mode(), after.Mode())
+		}
+	}
+	if b, _ := os.ReadFile(target); string(b) != "someone's file" {
+		t.Errorf("the target holds %q", b)
+	}
+}
+
+// TestLockWaitSaid: a refresh that waits for another process's lock says
+// so after a second, and gives up at its bound with an error naming the
+// holder.
+func TestLockWaitSaid(t *testing.T) {
+	dir := writeDir(t, 2, 1)
+	path := filepath.Join(t.TempDir(), "index.db")
+	db, err := Open(path, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	// The holder: another process, as another xdev would be.
+	holder := exec.Command("flock", path+".lock", "sleep", "30")
+	if err := holder.Start(); err != nil {
+		t.Skipf("no flock(1): %v", err)
+	}
+	defer holder.Process.Kill()
+	time.Sleep(200 * time.Millisecond)
+	var said []int
+	start := time.Now()
+	_, err = Open(path, dir, &OpenOptions{Waiting: func(h int) { said = append(said, h) }, LockTimeout: 1500 * time.Millisecond})
+	var busy *filelock.BusyError
+	if !errors.As(err, &busy) {
+		t.Fatalf("waited %v: %v, want a BusyError", time.Since(start), err)
+	}
+	if len(said) != 1 {
+		t.Errorf("the wait was said %d times, want once", len(said))
+	}
+}
+
+// TestFailedFirstBuildLeavesNothing: a first build that fails part-way
+// (here, the file size limit stands for a full disk) leaves no stub index
+// behind, and says what failed, naming the index.
+func TestFailedFirstBuildLeavesNothing(t *testing.T) {
+	if dir := os.Getenv("SEARCH_FSIZE_CHILD"); dir != "" {
+		syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 1 << 20, Max: 1 << 20})
+		db, err := Open(filepath.Join(dir, "index.db"), filepath.Join(dir, "data"), nil)
+		if err == nil {
+			_, err = db.Refresh(context.Background(), RefreshOptions{})
+		}
+		fmt.Println(err)
+		return
+	}
+	work := t.TempDir()
+	if _, err := corpus.WriteDir(filepath.Join(work, "data"), 150, 3); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestFailedFirstBuildLeavesNothing$")
+	cmd.Env = append(os.Environ(), "SEARCH_FSIZE_CHILD="+work)
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), filepath.Join(work, "index.db")) || !strings.Contains(string(out), "cannot write the search index") {
+		t.Errorf("the failed build says %q", out)
+	}
+	for _, p := range []string{"index.db", "index.db-wal", "index.db-shm"} {
+		if _, err := os.Stat(filepath.Join(work, p)); err == nil {
+			t.Errorf("a failed first build left %s", p)
+		}
+	}
+}
