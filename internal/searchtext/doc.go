@@ -227,5 +227,3 @@ func entryTime(e *session.Entry) int64 {
 	}
 	return int64(ms)
 }
-
-
