@@ -20,6 +20,7 @@ import (
 func main() {
 	size := flag.String("size", "10MB", "size of one session file (KB, MB, GB suffixes)")
 	seed := flag.Uint64("seed", 1, "the same seed writes the same bytes")
+	uncompacted := flag.Bool("uncompacted", false, "write one conversation without compactions or branches: its context is the whole file")
 	sessions := flag.Int("sessions", 0, "write this many small sessions into the data dir -out instead of one file")
 	out := flag.String("out", "", "the file (or, with -sessions, the data dir) to write; must not exist")
 	vocab := flag.String("vocabulary", "", "print the vocabulary's words of these comma-separated numbers, and stop")
@@ -53,7 +54,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "xdev-corpus:", err)
 		os.Exit(2)
 	}
-	st, err := corpus.WriteFile(*out, corpus.Options{Size: n, Seed: *seed})
+	st, err := corpus.WriteFile(*out, corpus.Options{Size: n, Seed: *seed, Uncompacted: *uncompacted})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "xdev-corpus:", err)
 		os.Exit(1)

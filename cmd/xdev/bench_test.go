@@ -20,7 +20,8 @@ import (
 )
 
 // BenchmarkCommands runs every xdev command as a process of its own, as a
-// user runs it, on generated sessions of 104 MB and 500 MB (internal/corpus)
+// user runs it, on generated sessions of 10, 104 and 500 MB, and of 10 and
+// 100 MB never compacted (internal/corpus)
 // in a data dir that also holds 3,000 small sessions, and reports the
 // process's peak RSS (the kernel's ru_maxrss) and its wall time.
 //
@@ -47,13 +48,16 @@ func BenchmarkCommands(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, size := range []struct {
-		name  string
-		bytes int64
-	}{{"10MB", 10 << 20}, {"104MB", 104 << 20}, {"500MB", 500 << 20}} {
+		name        string
+		bytes       int64
+		uncompacted bool
+	}{{"10MB", 10 << 20, false}, {"104MB", 104 << 20, false}, {"500MB", 500 << 20, false},
+		// Sessions never compacted: their context is the whole file.
+		{"10MB-uncompacted", 10 << 20, true}, {"100MB-uncompacted", 100 << 20, true}} {
 		if !benchSizeWanted(b, size.name) {
 			continue
 		}
-		file, err := corpus.CachedFile(corpus.Options{Size: size.bytes, Seed: 1})
+		file, err := corpus.CachedFile(corpus.Options{Size: size.bytes, Seed: 1, Uncompacted: size.uncompacted})
 		if err != nil {
 			b.Fatal(err)
 		}

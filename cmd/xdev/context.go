@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -58,33 +59,39 @@ func (o *contextOptions) run(e *env) error {
 			return o.print(e, s)
 		})
 	}
-	s, err := session.Open(o.args[0], nil)
+	c, err := session.ReadContext(o.args[0], nil)
 	if err != nil {
 		return err
 	}
-	return o.print(e, s)
+	defer c.Close()
+	return o.printReader(e, c)
 }
 
-// print prints the context of s.
+// print prints the context of s (a session opened from a database).
 func (o *contextOptions) print(e *env, s *session.Store) error {
-	ctx := s.BuildContext()
-	title, src := s.Title()
-	out := contextJSON{
-		LeafID: ctx.LeafID, Title: title, TitleSource: src.String(), Model: ctx.Model(),
-		ThinkingLevel: ctx.ThinkingLevel, Tokens: ctx.Tokens, Malformed: s.Malformed(),
-		Messages: ctx.Messages,
+	return o.printReader(e, session.ContextOf(s))
+}
+
+// printReader prints a context, a message at a time: a session whose
+// context is the whole of a long file is never held whole.
+func (o *contextOptions) printReader(e *env, c *session.ContextReader) error {
+	title, src := c.Title()
+	tokens, err := c.Tokens()
+	if err != nil {
+		return err
 	}
-	if out.Messages == nil {
-		out.Messages = []ai.Message{}
+	head := contextJSON{
+		LeafID: c.LeafID, Title: title, TitleSource: src.String(), Model: c.Model(),
+		ThinkingLevel: c.ThinkingLevel, Tokens: tokens, Malformed: c.Malformed(),
 	}
 	if o.asJSON {
-		return writeContextJSON(e, out, leafValue(ctx.LeafID))
+		return writeContextJSON(e, nil, head, leafValue(c.LeafID), c.Each)
 	}
-	fmt.Fprintf(e.stdout, "%s (%s)  model %s  thinking %s  ~%d tokens\n\n", orNone(title), src, orNone(out.Model), out.ThinkingLevel, out.Tokens)
-	for _, m := range ctx.Messages {
-		fmt.Fprintf(e.stdout, "[%s] %s\n\n", m.Role, summarize(&m))
-	}
-	return nil
+	fmt.Fprintf(e.stdout, "%s (%s)  model %s  thinking %s  ~%d tokens\n\n", orNone(title), src, orNone(head.Model), head.ThinkingLevel, head.Tokens)
+	return c.Each(func(m *ai.Message) error {
+		_, err := fmt.Fprintf(e.stdout, "[%s] %s\n\n", m.Role, summarize(m))
+		return err
+	})
 }
 
 func orNone(s string) string {
@@ -113,29 +120,47 @@ func summarize(m *ai.Message) string {
 // writeContextJSON prints the context as JSON.stringify(…, null, 2) would:
 // each message exactly as omp hands it to the model, lone surrogate
 // escapes included (a Go JSON encoder would replace them), and the leaf id
-// as the file has it (a number stays a number).
-func writeContextJSON(e *env, c contextJSON, leaf jsonx.Value) error {
-	msgs := make([]jsonx.Value, len(c.Messages))
-	for i := range c.Messages {
-		raw, err := c.Messages[i].MarshalJSON()
-		if err != nil {
-			return err
-		}
-		if msgs[i], err = jsonx.Parse(raw); err != nil {
-			return err
-		}
-	}
+// as the file has it (a number stays a number). The messages come from
+// each, one at a time, and go out as they come.
+func writeContextJSON(e *env, lead []jsonx.Member, c contextJSON, leaf jsonx.Value, each func(func(*ai.Message) error) error) error {
 	str := func(name, s string) jsonx.Member { return jsonx.Member{Name: name, Value: jsonx.Str(s)} }
 	num := func(name string, n float64) jsonx.Member { return jsonx.Member{Name: name, Value: jsonx.Num(n)} }
-	v := jsonx.ObjectOf(
+	head := jsonx.ObjectOf(append(lead,
 		jsonx.Member{Name: "leafId", Value: leaf},
 		str("title", c.Title), str("titleSource", c.TitleSource), str("model", c.Model),
 		str("thinkingLevel", c.ThinkingLevel), num("tokens", float64(c.Tokens)), num("malformedLines", float64(c.Malformed)),
-		jsonx.Member{Name: "messages", Value: jsonx.ArrayOf(msgs...)},
-	)
-	out := append(v.AppendIndent(nil, "  "), '\n')
-	_, err := e.rawOut.Write(out)
-	return err
+	)...).AppendIndent(nil, "  ")
+	w := bufio.NewWriterSize(e.rawOut, 1<<16)
+	w.Write(head[:len(head)-2]) // the object without its closing "\n}"
+	w.WriteString(`,` + "\n" + `  "messages": [`)
+	n := 0
+	var buf []byte
+	err := each(func(m *ai.Message) error {
+		raw, err := m.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		v, err := jsonx.Parse(raw)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			w.WriteByte(',')
+		}
+		n++
+		w.WriteString("\n    ")
+		buf = v.AppendIndentIn(buf[:0], "  ", "    ")
+		_, err = w.Write(buf)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		w.WriteString("\n  ")
+	}
+	w.WriteString("]\n}\n")
+	return w.Flush()
 }
 
 // leafValue spells a leaf id as the file does: a number stays a number.

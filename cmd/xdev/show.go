@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/xdev/xdev/internal/ai"
+	"github.com/xdev/xdev/internal/jsonx"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -136,45 +137,61 @@ func (o *showOptions) run(e *env) error {
 		}
 		return showTree(e, x, o.asJSON)
 	}
-	if s == nil {
+	// The context is read a message at a time: that of a long session
+	// never compacted is the whole file, and is never held whole.
+	var c *session.ContextReader
+	if s != nil {
+		c = session.ContextOf(s)
+	} else {
 		var err error
-		if s, err = session.Open(path, nil); err != nil {
+		if c, err = session.ReadContext(path, nil); err != nil {
 			return err
 		}
+		defer c.Close()
 	}
-	ctx := s.BuildContext()
-	title, src := s.Title()
+	title, src := c.Title()
+	tokens, err := c.Tokens()
+	if err != nil {
+		return err
+	}
 	if o.asJSON {
-		out := showJSON{ID: s.ID(), Path: r.shown, Harness: r.harness, contextJSON: contextJSON{
-			LeafID: session.DisplayID(ctx.LeafID), Title: title, TitleSource: src.String(), Model: ctx.Model(),
-			ThinkingLevel: ctx.ThinkingLevel, Tokens: ctx.Tokens, Malformed: s.Malformed() + r.skipped, Messages: ctx.Messages}}
-		if out.Messages == nil {
-			out.Messages = []ai.Message{}
-		}
-		return writeJSON(e, out)
+		return writeShowJSON(e, showJSON{ID: c.Header().ID, Path: r.shown, Harness: r.harness, contextJSON: contextJSON{
+			LeafID: session.DisplayID(c.LeafID), Title: title, TitleSource: src.String(), Model: c.Model(),
+			ThinkingLevel: c.ThinkingLevel, Tokens: tokens, Malformed: c.Malformed() + r.skipped}}, c.Each)
 	}
 	w := bufio.NewWriter(e.stdout)
-	id := s.ID()
+	id := c.Header().ID
 	if r.harness != "" {
 		id = r.harness + " session, read as omp imports it"
 	}
 	fmt.Fprintf(w, "%s\n%s · %s · model %s · thinking %s · ~%d tokens\n", orUntitled(title), id, homePath(r.shown),
-		orDash(ctx.Model()), orDash(ctx.ThinkingLevel), ctx.Tokens)
+		orDash(c.Model()), orDash(c.ThinkingLevel), tokens)
 	if r.skipped > 0 {
 		fmt.Fprintf(w, "%s of the %s transcript skipped as unreadable (torn, junk or too long), as omp's import skips them\n",
 			plural(r.skipped, "line"), r.harness)
 	}
-	if n := s.Malformed(); n > 0 {
+	if n := c.Malformed(); n > 0 {
 		fmt.Fprintf(w, "%s skipped as unreadable (xdev verify %s)\n", plural(n, "line"), o.args[0])
 	}
 	cut := 0
 	if e.tty && !o.full {
 		cut = 12
 	}
-	for i := range ctx.Messages {
-		printMessage(w, &ctx.Messages[i], cut)
+	if err := c.Each(func(m *ai.Message) error { printMessage(w, m, cut); return nil }); err != nil {
+		return err
 	}
 	return w.Flush()
+}
+
+// writeShowJSON prints `xdev show --json`: the session's id, path and
+// harness, then the context as `xdev context --json` prints it, its
+// messages streamed from each.
+func writeShowJSON(e *env, out showJSON, each func(func(*ai.Message) error) error) error {
+	lead := []jsonx.Member{{Name: "id", Value: jsonx.Str(out.ID)}, {Name: "path", Value: jsonx.Str(out.Path)}}
+	if out.Harness != "" {
+		lead = append(lead, jsonx.Member{Name: "harness", Value: jsonx.Str(out.Harness)})
+	}
+	return writeContextJSON(e, lead, out.contextJSON, jsonx.Str(out.LeafID), each)
 }
 
 func orUntitled(s string) string {

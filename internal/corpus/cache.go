@@ -20,7 +20,11 @@ const generation = 2
 // first). Concurrent callers may both write it; each writes to a temp name
 // and renames, so a reader never sees a partial file.
 func CachedFile(opts Options) (string, error) {
-	path := filepath.Join(CacheDir(), fmt.Sprintf("v%d-size%d-seed%d-tail%d.jsonl", generation, opts.Size, opts.Seed, opts.TailSeed))
+	name := fmt.Sprintf("v%d-size%d-seed%d-tail%d", generation, opts.Size, opts.Seed, opts.TailSeed)
+	if opts.Uncompacted {
+		name += "-uncompacted"
+	}
+	path := filepath.Join(CacheDir(), name+".jsonl")
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}

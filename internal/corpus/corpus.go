@@ -37,6 +37,10 @@ type Options struct {
 	SmallOutputs bool
 	// Created is the session's creation time; a fixed date when zero.
 	Created time.Time
+	// Uncompacted writes no compaction and no branch: one conversation
+	// whose context is the whole file, as a long session of a harness
+	// that never compacts is (a Claude Code transcript imported whole).
+	Uncompacted bool
 	// TailSeed, when not zero, ends the session with a compaction and four
 	// turns drawn from this seed alone, so sessions of different sizes end
 	// in the same window: what a context build reads is then alike, and
@@ -183,6 +187,7 @@ func (g *gen) tail(seed uint64) {
 // and thinking changes, labels.
 func (g *gen) events() {
 	switch {
+	case g.opts.Uncompacted:
 	case g.stats.Entries-g.lastCp >= g.nextCp && len(g.users) > 3:
 		// Keep the last two or three turns, as omp's compaction does.
 		kept := g.path[g.users[len(g.users)-2-g.r.IntN(2)]]

@@ -170,6 +170,14 @@ func (v Value) AppendIndent(b []byte, indent string) []byte {
 	return v.appendIndent(b, indent, "\n")
 }
 
+// AppendIndentIn is AppendIndent for a value nested in an indented one:
+// its lines after the first start with prefix (the indentation of where
+// it stands), so that a writer can stream the members of an array one at
+// a time and write what AppendIndent of the whole would.
+func (v Value) AppendIndentIn(b []byte, indent, prefix string) []byte {
+	return v.appendIndent(b, indent, "\n"+prefix)
+}
+
 func (v Value) appendIndent(b []byte, indent, nl string) []byte {
 	inner := nl + indent
 	switch {

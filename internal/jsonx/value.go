@@ -208,3 +208,26 @@ func (v Value) ToString() string {
 	}
 	return "[object Object]"
 }
+
+// Detach returns a copy of v that shares no memory with the text it was
+// parsed from (a parsed value keeps slices of it, to write itself back
+// byte for byte): for a value kept after its text's buffer is reused.
+// The copy writes itself by encoding, as JSON.stringify would.
+func (v Value) Detach() Value {
+	v.src = nil
+	switch v.kind {
+	case Array:
+		items := make([]Value, len(v.items))
+		for i, x := range v.items {
+			items[i] = x.Detach()
+		}
+		v.items = items
+	case Object:
+		ms := make([]Member, len(v.members))
+		for i, m := range v.members {
+			ms[i] = Member{Name: m.Name, Value: m.Value.Detach()}
+		}
+		v.members = ms
+	}
+	return v
+}

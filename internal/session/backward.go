@@ -101,6 +101,9 @@ func (s *Store) openBackward(f io.ReaderAt, size int64) (ok bool, err error) {
 	s.stats.Seen = w.entries
 	s.stats.Engaged = len(recs) < w.entries
 	keep := allRecords(len(recs))
+	if err := s.checkWindow(recs, keep); err != nil {
+		return false, err
+	}
 	if w.startIdx >= 0 && w.phase == phasePrefix {
 		s.windowRoot = w.tail[w.startIdx].id
 		s.prefixAt = make([]int32, len(w.prefix))

@@ -175,14 +175,14 @@ Latest notebook revision:
 {{notes}}
 </experimental-context-notes>`
 
-// contextNotes is the message omp puts first when the path holds a context
-// notebook (context-notes.ts): the latest valid revision after the last
-// reset, rendered into omp's prompt, dated by its entry.
-func contextNotes(path []step) (jsonx.Value, bool) {
-	for i := len(path) - 1; i >= 0; i-- {
-		v := path[i].v
+// contextNotes finds the notebook omp puts first when the path holds one
+// (context-notes.ts): the path index of the latest valid revision after
+// the last reset; ok is false when there is none (or it is empty).
+func contextNotes(path contextPath) (int, bool) {
+	for i := path.Len() - 1; i >= 0; i-- {
+		v := path.At(i).v
 		if v.Get("type").Is(TypeResetBoundary) {
-			return jsonx.Value{}, false
+			return -1, false
 		}
 		if !v.Get("type").Is(TypeCustom) || !v.Get("customType").Is(customContextNotes) {
 			continue
@@ -195,22 +195,33 @@ func contextNotes(path []step) (jsonx.Value, bool) {
 		if n, ok := d.Get("version").Float(); !ok || n != 1 {
 			continue
 		}
-		if text == "" {
-			return jsonx.Value{}, false
+		if !notesMessage(v).Defined() {
+			return -1, false
 		}
-		rendered := jsTrim(formatPrompt(strings.Replace(contextNotesPrompt, "{{notes}}", text, 1)))
-		if rendered == "" {
-			return jsonx.Value{}, false
-		}
-		return object(
-			"role", jsonx.Str(string(ai.RoleCustom)),
-			"customType", jsonx.Str(customContextNotes),
-			"content", jsonx.Str(rendered),
-			"display", jsonx.BoolValue(false),
-			"timestamp", dateValue(v.Get("timestamp")),
-		), true
+		return i, true
 	}
-	return jsonx.Value{}, false
+	return -1, false
+}
+
+// notesMessage is the message of a valid notebook revision v, rendered
+// into omp's prompt and dated by its entry; undefined when the rendered
+// notes are empty.
+func notesMessage(v jsonx.Value) jsonx.Value {
+	text, _ := v.Get("data").Get("text").Text()
+	if text == "" {
+		return jsonx.Value{}
+	}
+	rendered := jsTrim(formatPrompt(strings.Replace(contextNotesPrompt, "{{notes}}", text, 1)))
+	if rendered == "" {
+		return jsonx.Value{}
+	}
+	return object(
+		"role", jsonx.Str(string(ai.RoleCustom)),
+		"customType", jsonx.Str(customContextNotes),
+		"content", jsonx.Str(rendered),
+		"display", jsonx.BoolValue(false),
+		"timestamp", dateValue(v.Get("timestamp")),
+	)
 }
 
 // formatPrompt is the part of omp's prompt formatter (pi-utils prompt.ts

@@ -31,6 +31,11 @@ type OpenOptions struct {
 	Blobs *BlobStore
 	// Lock tunes the lockfile the store's writes take.
 	Lock LockOptions
+	// MaxWindowBytes, when positive, bounds what Open holds: a session
+	// whose window (the lines a context build reads) is larger fails with
+	// ErrWindowTooLarge before any of it is decoded. ReadContext reads
+	// such a session's context a message at a time instead.
+	MaxWindowBytes int64
 
 	// skipLine1: read the file as if line 1 were blank (Verify reads past a
 	// slot neither program accepts).
@@ -174,6 +179,9 @@ func openAt(path string, r io.ReaderAt, size int64, ino uint64, opts *OpenOption
 		return nil, err
 	}
 	keep := s.chooseWindow(recs)
+	if err := s.checkWindow(recs, keep); err != nil {
+		return nil, err
+	}
 	if err := s.decodeRecords(r, recs, keep); err != nil {
 		if errors.Is(err, errNotStrictJSON) {
 			full := *opts
@@ -331,6 +339,25 @@ func strictJSONError(line []byte) string {
 		return err.Error()
 	}
 	return "not JSON"
+}
+
+// ErrWindowTooLarge is Open's error, with OpenOptions.MaxWindowBytes set,
+// for a session whose window holds more bytes of lines than that: a long
+// session that was never compacted, whose context is the whole file.
+var ErrWindowTooLarge = errors.New("the session's context window is larger than the bound")
+
+// checkWindow applies OpenOptions.MaxWindowBytes to the records to keep.
+func (s *Store) checkWindow(recs []record, keep []int) error {
+	if s.opts.MaxWindowBytes <= 0 {
+		return nil
+	}
+	var n int64
+	for _, i := range keep {
+		if n += int64(recs[i].size); n > s.opts.MaxWindowBytes {
+			return fmt.Errorf("%s: %w (%d bytes)", s.path, ErrWindowTooLarge, s.opts.MaxWindowBytes)
+		}
+	}
+	return nil
 }
 
 // allRecords keeps every record: no window.
