@@ -75,7 +75,7 @@ type contextPath interface {
 // steps is a path held in memory.
 type steps []step
 
-func (s steps) Len() int       { return len(s) }
+func (s steps) Len() int      { return len(s) }
 func (s steps) At(i int) step { return s[i] }
 
 // loadStep is what omp's load does to one entry's line: JSON.parse, the
