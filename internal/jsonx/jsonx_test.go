@@ -1,6 +1,7 @@
 package jsonx
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -213,4 +214,66 @@ func FuzzValid(f *testing.F) {
 			t.Fatalf("Valid(%q) = %v, Parse error %v", data, Valid(data), err)
 		}
 	})
+}
+
+// FuzzMembers: Members agrees with Parse on every text: it fails where
+// Parse fails (for an object followed by nothing), and otherwise yields
+// the object's members, names and values, as Parse reads them.
+func FuzzMembers(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1,"b":[1,{"c":"d"}],"a":"x"}`, `{"\u0061":true}`, `[1]`, `"s"`, `{"a":}`, `{"a":[[[[]]]]}`,
+		`{"a":"\u00e9"}`, ` { "a" : 1 } `, `{"a":1}junk`, `{"a":"` + "\x01" + `"}`, `{"k":[1,2,3,],}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		data := []byte(text)
+		v, perr := Parse(data)
+		type member struct{ name, value string }
+		var got []member
+		end, err := Members(data, func(name, value []byte) { got = append(got, member{string(name), string(value)}) })
+		if perr != nil {
+			if err == nil && !isSpace(data[end:]) {
+				return // an object with junk after it: Parse refuses, Members stops there
+			}
+			if err == nil {
+				t.Fatalf("%q: Members took what Parse refuses (%v)", text, perr)
+			}
+			return
+		}
+		if v.Kind() != Object {
+			if !errors.Is(err, ErrNotObject) {
+				t.Fatalf("%q: %v, want ErrNotObject", text, err)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("%q: Parse took it, Members: %v", text, err)
+		}
+		// The members Parse keeps are the last of each name.
+		last := map[string]string{}
+		for _, m := range got {
+			last[m.name] = m.value
+		}
+		if len(last) != len(v.Members()) {
+			t.Fatalf("%q: %d distinct names, Parse %d", text, len(last), len(v.Members()))
+		}
+		for _, m := range v.Members() {
+			raw, ok := last[m.Name]
+			if !ok {
+				t.Fatalf("%q: Members did not give %q", text, m.Name)
+			}
+			x, err := Parse([]byte(raw))
+			if err != nil || string(x.JSON()) != string(m.Value.JSON()) {
+				t.Fatalf("%q: member %q is %q, Parse %s (%v)", text, m.Name, raw, m.Value.JSON(), err)
+			}
+		}
+	})
+}
+
+func isSpace(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
 }

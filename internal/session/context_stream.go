@@ -360,9 +360,12 @@ func (t *tokenCount) add(m *ai.Message) {
 		t.chars = 0
 		return
 	}
-	t.chars += int64(len(m.Content.Text()) + len(m.Summary) + len(m.Output))
+	t.chars += int64(len(m.Content.String) + len(m.Summary) + len(m.Output))
 	for _, b := range m.Content.Blocks {
 		t.chars += int64(len(b.Thinking) + len(b.Arguments))
+		if b.Type == ai.BlockText {
+			t.chars += int64(len(b.Text))
+		}
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/valyala/fastjson"
-
 	"github.com/xdev/xdev/internal/jsonx"
 )
 
@@ -39,11 +37,8 @@ type envelope struct {
 
 var errNotObject = errors.New("line is not a JSON object")
 
-// scanner extracts envelopes. It reuses one parser, so it is not safe for
-// concurrent use.
-type scanner struct {
-	p fastjson.Parser
-}
+// scanner extracts envelopes.
+type scanner struct{}
 
 // knownTypes interns the common type names so the index holds no copies.
 var knownTypes = map[string]string{}
@@ -76,25 +71,16 @@ func (env *envelope) entryBytes(line []byte) []byte {
 // tooLongReason is the reason a line longer than max is skipped.
 func tooLongReason(max int) string { return fmt.Sprintf("line longer than %d bytes", max) }
 
-// scan parses line and returns its envelope. A line that is not a JSON
-// object (a torn write, null, a number) is an error: the caller skips and
-// counts it.
-//
-// The fast path is fastjson; it reads members as JSON.parse does (the last
-// of duplicate names wins) by visiting them all. A line fastjson refuses
-// (deeper than its nesting limit) or whose envelope holds anything but
-// plain ASCII strings is read again by jsonx, whose reading is
-// JavaScript's.
+// scan reads line's envelope, as JSON.parse reads the line: the whole line
+// is checked (jsonx.Members), but only the members the envelope needs are
+// decoded, so a line of any width, depth or length costs no memory
+// beyond itself. A line that is not a JSON object (a torn write, null, a
+// number) is an error: the caller skips and counts it. A complete object
+// with junk after it on the line is read, as omp reads it (see
+// jsonx.ParsePrefix): size says where it ends.
 func (s *scanner) scan(line []byte) (envelope, error) {
-	v, err := s.p.ParseBytes(line)
-	if err != nil {
-		return scanJS(line, err)
-	}
-	if v.Type() != fastjson.TypeObject {
-		return envelope{}, errNotObject
-	}
-	var typ, id, parent, msg, model, role, kept, keptIndex, customType, details, preserve, through *fastjson.Value
-	v.GetObject().Visit(func(k []byte, x *fastjson.Value) {
+	var typ, id, parent, msg, model, role, kept, keptIndex, customType, details, preserve, through []byte
+	end, err := jsonx.Members(line, func(k, x []byte) {
 		switch string(k) {
 		case "type":
 			typ = x
@@ -122,50 +108,40 @@ func (s *scanner) scan(line []byte) (envelope, error) {
 			through = x
 		}
 	})
+	if errors.Is(err, jsonx.ErrNotObject) {
+		return envelope{}, errNotObject
+	}
+	if err != nil {
+		return envelope{}, err
+	}
 	env := envelope{keptIndex: -1}
-	var ok bool
-	if env.typ, ok = plainString(typ); !ok {
-		return scanJS(line, nil)
+	if !jsonSpace(line[end:]) {
+		env.size = end
 	}
-	env.typ = intern([]byte(env.typ))
-	if env.id, ok = plainString(id); !ok {
-		return scanJS(line, nil)
+	if t, ok := small(typ).Text(); ok {
+		env.typ = intern([]byte(t))
 	}
-	if env.parentID, ok = plainString(parent); !ok {
-		return scanJS(line, nil)
-	}
+	env.id = IDKey(small(id))
+	env.parentID = parentKey(small(parent))
 	switch env.typ {
 	case TypeMessage:
-		if msg != nil && msg.Type() == fastjson.TypeObject {
-			r := member(msg, "role")
-			env.assistant = r != nil && r.Type() == fastjson.TypeString && string(r.GetStringBytes()) == "assistant"
-		}
+		env.assistant = small(memberOf(msg, "role")).Is("assistant")
 	case TypeModelChange:
-		if model != nil && model.Type() != fastjson.TypeString {
-			return scanJS(line, nil) // a truthy model of another type
-		}
-		if model != nil && len(model.GetStringBytes()) > 0 {
+		if small(model).Truthy() {
 			env.modelRole = DefaultRole
-			if role != nil && role.Type() != fastjson.TypeNull {
-				if role.Type() != fastjson.TypeString {
-					return scanJS(line, nil)
-				}
-				env.modelRole = string(role.GetStringBytes())
+			if r := small(role); !r.Nullish() {
+				env.modelRole = r.ToString() // the role names an object key
 			}
 		}
 	case TypeCompaction:
-		if env.firstKept, ok = plainString(kept); !ok {
-			return scanJS(line, nil)
+		env.firstKept = IDKey(small(kept))
+		if n, ok := small(keptIndex).Float(); ok && n >= 0 && n == float64(int(n)) {
+			env.keptIndex = int(n)
 		}
-		if keptIndex != nil && keptIndex.Type() == fastjson.TypeNumber {
-			if n, err := keptIndex.Int(); err == nil && n >= 0 {
-				env.keptIndex = n
-			}
-		}
-		env.readsBack = string(member(details, "kind").GetStringBytes()) == rolloverKind ||
-			preserve != nil && preserve.Get("openaiRemoteCompaction") != nil && fastTruthy(through)
+		env.readsBack = small(memberOf(details, "kind")).Is(rolloverKind) ||
+			memberOf(preserve, "openaiRemoteCompaction") != nil && small(through).Truthy()
 	case TypeCustom:
-		env.notes = customType != nil && string(customType.GetStringBytes()) == customContextNotes
+		env.notes = small(customType).Is(customContextNotes)
 	}
 	return env, nil
 }
@@ -173,15 +149,15 @@ func (s *scanner) scan(line []byte) (envelope, error) {
 // rolloverKind is the details.kind of omp's notes-backed compaction.
 const rolloverKind = "experimental-context-rollover"
 
-// member returns member name of object v as JSON.parse reads it: the last
-// of duplicate names (fastjson's Get returns the first). Nil when v is not
+// memberOf returns the bytes of member name of the object raw holds, as
+// JSON.parse reads it (the last of duplicate names); nil when raw is not
 // an object or has no such member.
-func member(v *fastjson.Value, name string) *fastjson.Value {
-	if v == nil || v.Type() != fastjson.TypeObject {
+func memberOf(raw []byte, name string) []byte {
+	if len(raw) == 0 || raw[0] != '{' {
 		return nil
 	}
-	var found *fastjson.Value
-	v.GetObject().Visit(func(k []byte, x *fastjson.Value) {
+	var found []byte
+	jsonx.Members(raw, func(k, x []byte) {
 		if string(k) == name {
 			found = x
 		}
@@ -189,88 +165,36 @@ func member(v *fastjson.Value, name string) *fastjson.Value {
 	return found
 }
 
-// plainString returns the string x holds when that is plain printable
-// ASCII (or x is absent or null: ""), and ok=false when x needs JavaScript's
-// reading: another type, or text whose escapes fastjson may decode
-// differently.
-func plainString(x *fastjson.Value) (string, bool) {
-	if x == nil || x.Type() == fastjson.TypeNull {
-		return "", true
+// smallValueBytes is the largest value small decodes whole; a larger
+// object or array (which no envelope member holds but in a hostile line)
+// stands as an empty one of its kind: what the envelope asks of it (its
+// kind, its truthiness, that as an id it is a key of its own) is the same.
+const smallValueBytes = 64 << 10
+
+// small decodes a member's value (undefined for none), as JSON.parse
+// would.
+func small(raw []byte) jsonx.Value {
+	if len(raw) == 0 {
+		return jsonx.Value{}
 	}
-	if x.Type() != fastjson.TypeString {
-		return "", false
+	if len(raw) > smallValueBytes {
+		switch raw[0] {
+		case '{':
+			return jsonx.ObjectOf()
+		case '[':
+			return jsonx.ArrayOf()
+		}
 	}
-	b := x.GetStringBytes()
+	v, _ := jsonx.Parse(raw) // Members checked it
+	return v
+}
+
+// jsonSpace reports whether b is JSON white space only.
+func jsonSpace(b []byte) bool {
 	for _, c := range b {
-		if c < 0x20 || c >= 0x7f {
-			return "", false
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return false
 		}
-	}
-	return string(b), true
-}
-
-// scanJS reads the envelope of line with jsonx. fastErr is fastjson's
-// error, if it refused the line: when JSON.parse refuses it too, that
-// error is the one reported.
-func scanJS(line []byte, fastErr error) (envelope, error) {
-	v, err := jsonx.Parse(line)
-	size := 0
-	if err != nil {
-		// A complete value with junk after it on the line: omp keeps the
-		// value (see jsonx.ParsePrefix).
-		if pv, pn, perr := jsonx.ParsePrefix(line); perr == nil {
-			v, size, err = pv, pn, nil
-		} else if fastErr != nil {
-			return envelope{}, fastErr
-		} else {
-			return envelope{}, err
-		}
-	}
-	if v.Kind() != jsonx.Object {
-		return envelope{}, errNotObject
-	}
-	env := envelope{keptIndex: -1, size: size}
-	if t, ok := v.Get("type").Text(); ok {
-		env.typ = intern([]byte(t))
-	}
-	env.id = IDKey(v.Get("id"))
-	env.parentID = parentKey(v.Get("parentId"))
-	switch env.typ {
-	case TypeMessage:
-		env.assistant = v.Get("message").Get("role").Is("assistant")
-	case TypeModelChange:
-		if model := v.Get("model"); model.Truthy() {
-			env.modelRole = DefaultRole
-			if r := v.Get("role"); !r.Nullish() {
-				env.modelRole = r.ToString() // the role names an object key
-			}
-		}
-	case TypeCompaction:
-		env.firstKept = IDKey(v.Get("firstKeptEntryId"))
-		if n, ok := v.Get("firstKeptEntryIndex").Float(); ok && n >= 0 && n == float64(int(n)) {
-			env.keptIndex = int(n)
-		}
-		env.readsBack = v.Get("details").Get("kind").Is(rolloverKind) ||
-			v.Get("preserveData").Has("openaiRemoteCompaction") && v.Get("providerReplayThroughEntryId").Truthy()
-	case TypeCustom:
-		env.notes = v.Get("customType").Is(customContextNotes)
-	}
-	return env, nil
-}
-
-// fastTruthy is JavaScript's truthiness of a member read by fastjson: a
-// missing one, null, false, "" and 0 are false.
-func fastTruthy(v *fastjson.Value) bool {
-	if v == nil {
-		return false
-	}
-	switch v.Type() {
-	case fastjson.TypeNull, fastjson.TypeFalse:
-		return false
-	case fastjson.TypeString:
-		return len(v.GetStringBytes()) > 0
-	case fastjson.TypeNumber:
-		return v.GetFloat64() != 0
 	}
 	return true
 }

@@ -39,9 +39,7 @@ func OpenIndex(path string, opts *OpenOptions) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := *opts
-	o.strictScan = true
-	s := &Store{path: path, file: file{size: fi.Size(), ino: fi.Sys().(*syscall.Stat_t).Ino}, opts: o}
+	s := &Store{path: path, file: file{size: fi.Size(), ino: fi.Sys().(*syscall.Stat_t).Ino}, opts: *opts}
 	recs, err := s.scanFile(io.NewSectionReader(f, 0, fi.Size()))
 	if err != nil {
 		f.Close()

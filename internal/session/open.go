@@ -40,9 +40,6 @@ type OpenOptions struct {
 	// skipLine1: read the file as if line 1 were blank (Verify reads past a
 	// slot neither program accepts).
 	skipLine1 bool
-	// strictScan: the forward scan checks every line of a known type by
-	// JSON.parse's rules (an Index, which does not decode).
-	strictScan bool
 }
 
 // BadLine describes a line Open skipped.
@@ -328,18 +325,11 @@ func (s *Store) chooseWindow(recs []record) []int {
 	return keep
 }
 
-// isStrictJSON reports whether line is JSON by JSON.parse's rules (the
-// envelope pass, fastjson, is more lenient): the one rule every reader
-// skips a line by, since it is the one a body is decoded by.
+// isStrictJSON reports whether line is JSON by JSON.parse's rules: the
+// one rule every reader skips a line by, since it is the one a body is
+// decoded by. (The envelope scan checks it as it reads; the listing's
+// lenient head pass asks here.)
 func isStrictJSON(line []byte) bool { return jsonx.Valid(line) }
-
-// strictJSONError says why line is not JSON by JSON.parse's rules.
-func strictJSONError(line []byte) string {
-	if _, err := jsonx.Parse(line); err != nil {
-		return err.Error()
-	}
-	return "not JSON"
-}
 
 // ErrWindowTooLarge is Open's error, with OpenOptions.MaxWindowBytes set,
 // for a session whose window holds more bytes of lines than that: a long

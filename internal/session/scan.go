@@ -54,15 +54,6 @@ func (fw *forward) step(l rawLine) (record, bool, error) {
 		fw.skip(lineError(l.num, err))
 		return record{}, false, nil
 	}
-	if (fw.cur.Version < 2 || fw.opts.strictScan) && !isStrictJSON(env.entryBytes(l.data)) {
-		// fastjson is lenient (raw control characters, unknown escapes);
-		// JSON.parse is not, so omp skips this line, whatever its type. A
-		// load that decodes every line finds these as it decodes them; but
-		// v1 ids and parents come from positions among the lines omp
-		// reads, and an Index decodes nothing, so those check here.
-		fw.skip(BadLine{Line: l.num, Kind: BadNotJSON, Reason: "not valid JSON: " + strictJSONError(env.entryBytes(l.data))})
-		return record{}, false, nil
-	}
 	if fw.cur.Version < 2 {
 		// v1: no ids; omp re-ids every entry and chains them in file
 		// order. Ours are derived from the position, so they are stable.
@@ -175,9 +166,6 @@ func ReadFromReader(name string, r io.ReaderAt, size int64, c Cursor, opts *Open
 			st.BadLines = append(st.BadLines, b)
 		}
 	}}
-	o := *opts
-	o.strictScan = true
-	fw.opts = &o
 	for {
 		l, err := lr.next()
 		if err == io.EOF || err == nil && !l.eol {
