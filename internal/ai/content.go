@@ -111,8 +111,7 @@ type Block struct {
 	Data     string `json:"data,omitempty"`
 	MimeType string `json:"mimeType,omitempty"`
 
-	raw     jsontext.Value // the text this block was decoded from; nil when built in Go
-	decoded *block         // the typed fields as decoded from raw
+	raw jsontext.Value // the text this block was decoded from; nil when built in Go
 }
 
 type block Block
@@ -137,7 +136,7 @@ func (b *Block) Raw() jsontext.Value { return b.raw }
 // field changed since re-encoded in place (see Message.MarshalJSON).
 func (b Block) MarshalJSON() ([]byte, error) {
 	if b.raw != nil {
-		return patchChanged(b.raw, (*block)(&b), b.decoded)
+		return patchChanged(b.raw, (*block)(&b))
 	}
 	if b.Type == BlockText {
 		// omp always writes "text", even when empty.
@@ -163,10 +162,14 @@ func (b *Block) UnmarshalJSON(data []byte) error {
 // DecodeJS fills b from a parsed JavaScript value, remembering it as
 // JSON.stringify writes it.
 func (b *Block) DecodeJS(v jsonx.Value) {
+	b.decode(v)
+	b.raw = v.JSONText()
+}
+
+// decode fills b's typed fields from v.
+func (b *Block) decode(v jsonx.Value) {
 	*b = Block{}
 	jsonx.Decode(v, (*block)(b))
-	b.raw = v.JSON()
-	b.decoded = snapshot((*block)(b))
 }
 
 // WithoutSignature returns a copy of a thinking block whose signature is

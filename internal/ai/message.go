@@ -92,8 +92,7 @@ type Message struct {
 	ErrorMessage  string `json:"errorMessage,omitempty"`
 	RetryRecovery bool   `json:"retryRecovery,omitzero"`
 
-	raw     jsontext.Value // the text this message was decoded from; nil when built in Go
-	decoded *message       // the typed fields as decoded from raw
+	raw jsontext.Value // the text this message was decoded from; nil when built in Go
 }
 
 // Usage is the token accounting of one assistant turn.
@@ -130,7 +129,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	if m.raw == nil {
 		return json.Marshal((*message)(&m))
 	}
-	return patchChanged(m.raw, (*message)(&m), m.decoded)
+	return patchChanged(m.raw, (*message)(&m))
 }
 
 // UnmarshalJSON decodes a message the way omp reads one: with JSON.parse
@@ -149,10 +148,14 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 
 // DecodeJS fills m from a parsed JavaScript value; see UnmarshalJSON.
 func (m *Message) DecodeJS(v jsonx.Value) {
+	m.decode(v)
+	m.raw = v.JSONText()
+}
+
+// decode fills m's typed fields from v.
+func (m *Message) decode(v jsonx.Value) {
 	*m = Message{}
 	jsonx.Decode(v, (*message)(m))
-	m.raw = v.JSON()
-	m.decoded = snapshot((*message)(m))
 }
 
 // Text returns the concatenated text blocks of the message (or its string

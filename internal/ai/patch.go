@@ -9,22 +9,32 @@ import (
 	"github.com/xdev/xdev/internal/jsonx"
 )
 
-// snapshot copies the typed fields of a decoded message or block, so that
-// MarshalJSON can tell which ones were changed since. Content's blocks are
-// copied too: a block changed in place must not change the snapshot.
-func snapshot[T message | block](v *T) *T {
-	c := *v
-	if m, ok := any(&c).(*message); ok && m.Content.Blocks != nil {
-		m.Content.Blocks = append([]Block(nil), m.Content.Blocks...)
+// decodedFrom is what a message or block decoded from raw held: decoded
+// again when it is encoded, so that what was read need not be held twice
+// (a message of a million blocks would hold three copies of each). The
+// text never changes once decoded (see Message.Raw), and the same text
+// decodes to the same fields.
+func decodedFrom[T message | block](raw []byte) *T {
+	v, err := jsonx.ParseOwned(raw)
+	if err != nil {
+		return nil
 	}
-	return &c
+	var out T
+	switch p := any(&out).(type) {
+	case *message:
+		(*Message)(p).decode(v)
+	case *block:
+		(*Block)(p).decode(v)
+	}
+	return &out
 }
 
 // patchChanged returns raw with every exported field of cur that differs
 // from old re-encoded in place: removed when it is zero and its tag says
 // omitempty or omitzero, replaced (or added last) otherwise. Members xdev
 // does not model keep their bytes.
-func patchChanged(raw []byte, cur, old any) ([]byte, error) {
+func patchChanged[T message | block](raw []byte, cur *T) ([]byte, error) {
+	old := decodedFrom[T](raw)
 	if old == nil {
 		return raw, nil
 	}

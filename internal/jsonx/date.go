@@ -25,9 +25,9 @@ func DateMillis(v Value) float64 {
 		}
 		return 0
 	case Number:
-		return timeClip(v.n)
+		return timeClip(v.num())
 	case String:
-		return ParseDate(v.s)
+		return ParseDate(v.str())
 	case Array:
 		return ParseDate(v.ToString())
 	}

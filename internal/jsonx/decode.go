@@ -36,22 +36,22 @@ func decodeInto(v Value, f reflect.Value) {
 	switch f.Kind() {
 	case reflect.String:
 		if v.kind == String {
-			f.SetString(v.s)
+			f.SetString(v.str())
 		}
 	case reflect.Bool:
 		if v.kind == Bool {
 			f.SetBool(v.b)
 		}
 	case reflect.Int, reflect.Int64, reflect.Int32:
-		if v.kind == Number && !math.IsNaN(v.n) && math.Abs(v.n) < 1<<63 {
-			n := int64(v.n)
+		if v.kind == Number && !math.IsNaN(v.num()) && math.Abs(v.num()) < 1<<63 {
+			n := int64(v.num())
 			if !f.OverflowInt(n) {
 				f.SetInt(n)
 			}
 		}
 	case reflect.Float64:
 		if v.kind == Number {
-			f.SetFloat(v.n)
+			f.SetFloat(v.num())
 		}
 	case reflect.Pointer:
 		if v.Nullish() {
@@ -74,8 +74,8 @@ func decodeInto(v Value, f reflect.Value) {
 		if v.kind != Array {
 			return
 		}
-		s := reflect.MakeSlice(f.Type(), len(v.items), len(v.items))
-		for i, x := range v.items {
+		s := reflect.MakeSlice(f.Type(), len(v.items()), len(v.items()))
+		for i, x := range v.items() {
 			decodeInto(x, s.Index(i))
 		}
 		f.Set(s)

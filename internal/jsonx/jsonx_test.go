@@ -1,10 +1,12 @@
 package jsonx
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // TestRoundTrip checks Parse followed by JSON against what JavaScript's
@@ -200,6 +202,23 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("not stable: %q → %q → %q", data, out, out2)
 		}
 		_ = v.AppendIndent(nil, "  ")
+		// ParseOwned reads the same value, sharing its text; detached, the
+		// value keeps nothing of it: the text overwritten changes nothing.
+		text := bytes.Clone(data)
+		ov, err := ParseOwned(text)
+		if err != nil {
+			t.Fatalf("ParseOwned(%q): %v; Parse took it", data, err)
+		}
+		if got := ov.JSONText(); string(got) != string(out) {
+			t.Fatalf("ParseOwned(%q) writes %q, Parse %q", data, got, out)
+		}
+		d := ov.Detach()
+		for i := range text {
+			text[i] = 'x'
+		}
+		if got := d.JSON(); string(got) != string(out) {
+			t.Fatalf("Detach of ParseOwned(%q) changed with its text: %q, want %q", data, got, out)
+		}
 	})
 }
 
@@ -269,6 +288,44 @@ func FuzzMembers(f *testing.F) {
 	})
 }
 
+// FuzzElements checks Elements against Parse as FuzzMembers checks
+// Members: the same verdict on every input, and the elements Parse keeps.
+func FuzzElements(f *testing.F) {
+	for _, s := range []string{`[]`, `[1,"a",[2,[3]],{"b":null}]`, ` [ 1 , 2 ] `, `[1]junk`, `[1,]`, `{}`, `"s"`, `[`, `[null]`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		data := []byte(text)
+		v, perr := Parse(data)
+		var got []string
+		end, err := Elements(data, func(value []byte) { got = append(got, string(value)) })
+		if perr != nil {
+			if err == nil && !isSpace(data[end:]) {
+				return // an array with junk after it: Parse refuses, Elements stops there
+			}
+			if err == nil {
+				t.Fatalf("%q: Elements took what Parse refuses (%v)", text, perr)
+			}
+			return
+		}
+		if v.Kind() != Array {
+			if !errors.Is(err, ErrNotArray) {
+				t.Fatalf("%q: %v, want ErrNotArray", text, err)
+			}
+			return
+		}
+		if err != nil || len(got) != len(v.Items()) {
+			t.Fatalf("%q: Parse took %d elements, Elements %d (%v)", text, len(v.Items()), len(got), err)
+		}
+		for i, x := range v.Items() {
+			y, err := Parse([]byte(got[i]))
+			if err != nil || string(y.JSON()) != string(x.JSON()) {
+				t.Fatalf("%q: element %d is %q, Parse %s (%v)", text, i, got[i], x.JSON(), err)
+			}
+		}
+	})
+}
+
 func isSpace(b []byte) bool {
 	for _, c := range b {
 		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
@@ -276,4 +333,15 @@ func isSpace(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// TestValueSize: a value is 32 bytes and a member 48, whatever the kind
+// (see Value): a line of a million values costs tens of MB, not hundreds.
+func TestValueSize(t *testing.T) {
+	if n := unsafe.Sizeof(Value{}); n != 32 {
+		t.Errorf("a Value is %d bytes, want 32", n)
+	}
+	if n := unsafe.Sizeof(Member{}); n != 48 {
+		t.Errorf("a Member is %d bytes, want 48", n)
+	}
 }

@@ -2,8 +2,12 @@ package jsonx
 
 import "errors"
 
-// ErrNotObject is Members's error for a text that is not a JSON object.
-var ErrNotObject = errors.New("not a JSON object")
+// ErrNotObject is Members's error for a text that is not a JSON object,
+// ErrNotArray Elements's for one that is not an array.
+var (
+	ErrNotObject = errors.New("not a JSON object")
+	ErrNotArray  = errors.New("not a JSON array")
+)
 
 // Members reads the JSON object at the start of data (after white space)
 // a member at a time, without building any value: fn gets each member's
@@ -59,6 +63,46 @@ func Members(data []byte, fn func(name []byte, value []byte)) (end int, err erro
 			return p.i + 1, nil
 		default:
 			return 0, p.errorf("expected ',' or '}'")
+		}
+	}
+}
+
+// Elements reads the JSON array at the start of data as Members reads an
+// object: fn gets the bytes of each element in order, nothing is built,
+// and the whole array is checked. It returns the offset where the array
+// ends. A text that is valid JSON but not an array is ErrNotArray.
+func Elements(data []byte, fn func(value []byte)) (end int, err error) {
+	p := parser{data: data}
+	p.skipSpace()
+	if p.i >= len(p.data) || p.data[p.i] != '[' {
+		if p.skipIter() {
+			return p.i, ErrNotArray
+		}
+		return 0, p.errorf("not JSON")
+	}
+	p.i++
+	p.skipSpace()
+	if p.i < len(p.data) && p.data[p.i] == ']' {
+		return p.i + 1, nil
+	}
+	for {
+		p.skipSpace()
+		start := p.i
+		if !p.skipIter() {
+			return 0, p.errorf("invalid value")
+		}
+		fn(p.data[start:p.i])
+		p.skipSpace()
+		if p.i >= len(p.data) {
+			return 0, p.errorf("unexpected end of the array")
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+		case ']':
+			return p.i + 1, nil
+		default:
+			return 0, p.errorf("expected ',' or ']'")
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // MaxDepth bounds the nesting Parse, Members and Valid accept: a text
@@ -37,6 +38,24 @@ var errDepth = errors.New("too deeply nested")
 // invalid subpart, as the file's TextDecoder would have made it.
 func Parse(data []byte) (Value, error) {
 	p := parser{data: data}
+	p.skipSpace()
+	v, err := p.value(0)
+	if err != nil {
+		return Value{}, err
+	}
+	p.skipSpace()
+	if p.i < len(p.data) {
+		return Value{}, p.errorf("unexpected data after the value")
+	}
+	return v, nil
+}
+
+// ParseOwned is Parse for a text the caller hands over: data must never
+// change afterwards. The value's strings and text (see Value.JSONText)
+// share data's bytes instead of copying them, so that a long line parsed
+// costs little more than the line.
+func ParseOwned(data []byte) (Value, error) {
+	p := parser{data: data, owned: true}
 	p.skipSpace()
 	v, err := p.value(0)
 	if err != nil {
@@ -111,9 +130,10 @@ func (p *parser) skipString() bool {
 }
 
 type parser struct {
-	data []byte
-	i    int
-	buf  []byte // scratch for strings with escapes
+	data  []byte
+	i     int
+	buf   []byte // scratch for strings with escapes
+	owned bool   // data is never to change: strings may share it (ParseOwned)
 }
 
 func (p *parser) errorf(format string, args ...any) error {
@@ -137,8 +157,9 @@ func (p *parser) value(depth int) (Value, error) {
 	start := p.i
 	v, canonical, err := p.parseValue(depth)
 	if err == nil && canonical {
-		v.src = p.data[start:p.i]
+		v.setSrc(p.data[start:p.i])
 	}
+	v.owned = p.owned
 	return v, err
 }
 
@@ -156,11 +177,11 @@ func (p *parser) parseValue(depth int) (Value, bool, error) {
 		return p.array(depth)
 	case c == '"':
 		s, canonical, err := p.str()
-		return Value{kind: String, s: s}, canonical, err
+		return Str(s), canonical, err
 	case c == '-' || c >= '0' && c <= '9':
 		start := p.i
 		v, err := p.number()
-		return v, err == nil && FormatNumber(v.n) == string(p.data[start:p.i]) && !math.IsInf(v.n, 0), err
+		return v, err == nil && FormatNumber(v.num()) == string(p.data[start:p.i]) && !math.IsInf(v.num(), 0), err
 	case p.literal("true"):
 		return Value{kind: Bool, b: true}, true, nil
 	case p.literal("false"):
@@ -188,11 +209,11 @@ func (p *parser) literal(word string) bool {
 
 func (p *parser) array(depth int) (Value, bool, error) {
 	p.i++ // [
-	items := []Value{}
+	var items []Value
 	canonical := !p.space()
 	if p.i < len(p.data) && p.data[p.i] == ']' {
 		p.i++
-		return Value{kind: Array, items: items}, canonical, nil
+		return ArrayOf(), canonical, nil
 	}
 	for {
 		v, ok, err := p.element(depth + 1)
@@ -207,7 +228,7 @@ func (p *parser) array(depth int) (Value, bool, error) {
 		}
 		canonical = canonical && !ws
 		if done {
-			return Value{kind: Array, items: items}, canonical, nil
+			return ArrayOf(items...), canonical, nil
 		}
 	}
 }
@@ -217,7 +238,7 @@ func (p *parser) array(depth int) (Value, bool, error) {
 func (p *parser) element(depth int) (v Value, canonical bool, err error) {
 	ws := p.space()
 	v, err = p.value(depth)
-	return v, err == nil && !ws && v.src != nil, err
+	return v, err == nil && !ws && v.srcPtr != nil, err
 }
 
 // next reads what follows an element of an array or object: a comma
@@ -246,7 +267,7 @@ func (p *parser) object(depth int) (Value, bool, error) {
 	canonical := !p.space()
 	if p.i < len(p.data) && p.data[p.i] == '}' {
 		p.i++
-		return Value{kind: Object, members: []Member{}}, canonical, nil
+		return ObjectOf(), canonical, nil
 	}
 	for {
 		if p.space() {
@@ -305,7 +326,7 @@ func (p *parser) object(depth int) (Value, bool, error) {
 		canonical = canonical && !ws
 		if done {
 			ordered, moved := orderMembers(members)
-			return Value{kind: Object, members: ordered}, canonical && !moved, nil
+			return ObjectOf(ordered...), canonical && !moved, nil
 		}
 	}
 }
@@ -400,7 +421,7 @@ func (p *parser) number() (Value, error) {
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return Value{}, p.errorf("invalid number")
 	}
-	return Value{kind: Number, n: f}, nil // out of range: ±Inf or 0, as in JavaScript
+	return Num(f), nil // out of range: ±Inf or 0, as in JavaScript
 }
 
 // str reads a string starting at its opening quote. canonical reports
@@ -416,6 +437,9 @@ func (p *parser) str() (s string, canonical bool, err error) {
 		if c == '"' {
 			if seg := p.data[start:p.i]; ascii || utf8.Valid(seg) {
 				p.i++
+				if p.owned && len(seg) > 0 {
+					return unsafe.String(&seg[0], len(seg)), true, nil
+				}
 				return string(seg), true, nil
 			}
 			break

@@ -10,8 +10,8 @@ import (
 // whitespace, members in order, undefined members left out, NaN and
 // infinities as null, lone surrogates as \udxxx escapes.
 func (v Value) AppendJSON(b []byte) []byte {
-	if v.src != nil {
-		return append(b, v.src...)
+	if v.src() != nil {
+		return append(b, v.src()...)
 	}
 	switch v.kind {
 	case Null, Undefined:
@@ -19,15 +19,15 @@ func (v Value) AppendJSON(b []byte) []byte {
 	case Bool:
 		return strconv.AppendBool(b, v.b)
 	case Number:
-		if math.IsNaN(v.n) || math.IsInf(v.n, 0) {
+		if math.IsNaN(v.num()) || math.IsInf(v.num(), 0) {
 			return append(b, "null"...)
 		}
-		return append(b, FormatNumber(v.n)...)
+		return append(b, FormatNumber(v.num())...)
 	case String:
-		return AppendString(b, v.s)
+		return AppendString(b, v.str())
 	case Array:
 		b = append(b, '[')
-		for i, x := range v.items {
+		for i, x := range v.items() {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -37,7 +37,7 @@ func (v Value) AppendJSON(b []byte) []byte {
 	}
 	b = append(b, '{')
 	first := true
-	for _, m := range v.members {
+	for _, m := range v.members() {
 		if !m.Value.Defined() {
 			continue
 		}
@@ -54,6 +54,16 @@ func (v Value) AppendJSON(b []byte) []byte {
 
 // JSON returns v as JSON.stringify writes it.
 func (v Value) JSON() []byte { return v.AppendJSON(nil) }
+
+// JSONText is v as JSON.stringify writes it, as JSON does, but for a value
+// ParseOwned read it is the parsed text itself, not a copy: for a decoder
+// that keeps a value's text (a message remembers its bytes).
+func (v Value) JSONText() []byte {
+	if v.owned && v.src() != nil {
+		return v.src() // its capacity is its length: an append copies
+	}
+	return v.JSON()
+}
 
 // shortEscape is the two-character escape JSON.stringify writes for a byte,
 // or 0.
@@ -181,9 +191,9 @@ func (v Value) AppendIndentIn(b []byte, indent, prefix string) []byte {
 func (v Value) appendIndent(b []byte, indent, nl string) []byte {
 	inner := nl + indent
 	switch {
-	case v.kind == Array && len(v.items) > 0:
+	case v.kind == Array && len(v.items()) > 0:
 		b = append(b, '[')
-		for i, x := range v.items {
+		for i, x := range v.items() {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -194,7 +204,7 @@ func (v Value) appendIndent(b []byte, indent, nl string) []byte {
 		return append(b, ']')
 	case v.kind == Object:
 		first := true
-		for _, m := range v.members {
+		for _, m := range v.members() {
 			if !m.Value.Defined() {
 				continue
 			}

@@ -21,6 +21,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Kind is the JavaScript type of a value.
@@ -42,18 +43,24 @@ func (k Kind) String() string {
 }
 
 // Value is one JavaScript value. The zero Value is undefined.
+//
+// A value is 32 bytes, whatever its kind: a parsed line holds one per
+// JSON value in it, and a line can hold millions. The payload is one
+// pointer and one word, read by kind: a string's bytes and length, an
+// array's items or an object's members and their count, a number's bits.
 type Value struct {
-	kind    Kind
-	b       bool
-	n       float64
-	s       string
-	items   []Value  // Array
-	members []Member // Object, in JavaScript's property order
+	kind  Kind
+	b     bool
+	owned bool // v comes from ParseOwned, whose text never changes: src (see JSONText) and its strings share it
 	// src is the text v was parsed from when that text is exactly what
 	// JSON.stringify writes for v (no white space, duplicate names,
 	// reordered names, or other spellings of numbers and escapes), as
-	// omp's own lines are: writing v copies it instead of encoding.
-	src []byte
+	// omp's own lines are: writing v copies it instead of encoding. A
+	// text over 4 GiB is not kept (v is then encoded).
+	srcLen uint32
+	srcPtr *byte
+	ptr    unsafe.Pointer // String: *byte; Array: *Value; Object: *Member
+	u      uint64         // String, Array, Object: the length; Number: the float64's bits
 }
 
 // Member is one property of an object.
@@ -65,10 +72,12 @@ type Member struct {
 // Constructors for values built in Go.
 
 // Str returns a string value.
-func Str(s string) Value { return Value{kind: String, s: s} }
+func Str(s string) Value {
+	return Value{kind: String, ptr: unsafe.Pointer(unsafe.StringData(s)), u: uint64(len(s))}
+}
 
 // Num returns a number value.
-func Num(f float64) Value { return Value{kind: Number, n: f} }
+func Num(f float64) Value { return Value{kind: Number, u: math.Float64bits(f)} }
 
 // BoolValue returns a boolean value.
 func BoolValue(b bool) Value { return Value{kind: Bool, b: b} }
@@ -78,20 +87,58 @@ func NullValue() Value { return Value{kind: Null} }
 
 // ArrayOf returns an array of items.
 func ArrayOf(items ...Value) Value {
-	if items == nil {
-		items = []Value{}
-	}
-	return Value{kind: Array, items: items}
+	return Value{kind: Array, ptr: unsafe.Pointer(unsafe.SliceData(items)), u: uint64(len(items))}
 }
 
 // ObjectOf returns an object of members, which must be in the order
 // JavaScript would give them (an object literal's order, names not
 // integer-like) and hold no undefined values.
 func ObjectOf(members ...Member) Value {
-	if members == nil {
-		members = []Member{}
+	return Value{kind: Object, ptr: unsafe.Pointer(unsafe.SliceData(members)), u: uint64(len(members))}
+}
+
+// The payload, read by kind.
+
+func (v Value) str() string {
+	if v.kind != String {
+		return ""
 	}
-	return Value{kind: Object, members: members}
+	return unsafe.String((*byte)(v.ptr), int(v.u))
+}
+
+func (v Value) num() float64 {
+	if v.kind != Number {
+		return 0
+	}
+	return math.Float64frombits(v.u)
+}
+
+func (v Value) items() []Value {
+	if v.kind != Array {
+		return nil
+	}
+	return unsafe.Slice((*Value)(v.ptr), int(v.u))
+}
+
+func (v Value) members() []Member {
+	if v.kind != Object {
+		return nil
+	}
+	return unsafe.Slice((*Member)(v.ptr), int(v.u))
+}
+
+func (v Value) src() []byte {
+	if v.srcPtr == nil {
+		return nil
+	}
+	return unsafe.Slice(v.srcPtr, int(v.srcLen))
+}
+
+// setSrc keeps text as v's src (see Value).
+func (v *Value) setSrc(text []byte) {
+	if len(text) > 0 && len(text) <= math.MaxUint32 {
+		v.srcPtr, v.srcLen = &text[0], uint32(len(text))
+	}
 }
 
 // Kind returns the value's type.
@@ -104,29 +151,30 @@ func (v Value) Defined() bool { return v.kind != Undefined }
 func (v Value) Nullish() bool { return v.kind == Undefined || v.kind == Null }
 
 // String returns the string of a string value, and "" for any other.
-func (v Value) String() string { return v.s }
+func (v Value) String() string { return v.str() }
 
 // Text returns the string of a string value and whether v is one.
-func (v Value) Text() (string, bool) { return v.s, v.kind == String }
+func (v Value) Text() (string, bool) { return v.str(), v.kind == String }
 
 // Float returns the number of a number value and whether v is one.
-func (v Value) Float() (float64, bool) { return v.n, v.kind == Number }
+func (v Value) Float() (float64, bool) { return v.num(), v.kind == Number }
 
 // Boolean returns the boolean of a boolean value and whether v is one.
 func (v Value) Boolean() (bool, bool) { return v.b, v.kind == Bool }
 
 // Items returns the elements of an array; nil for any other value.
-func (v Value) Items() []Value { return v.items }
+func (v Value) Items() []Value { return v.items() }
 
 // Members returns the properties of an object in order; nil for any other
 // value. The caller must not modify them.
-func (v Value) Members() []Member { return v.members }
+func (v Value) Members() []Member { return v.members() }
 
 // Get returns member name of an object, or undefined.
 func (v Value) Get(name string) Value {
-	for i := range v.members {
-		if v.members[i].Name == name {
-			return v.members[i].Value
+	ms := v.members()
+	for i := range ms {
+		if ms[i].Name == name {
+			return ms[i].Value
 		}
 	}
 	return Value{}
@@ -134,8 +182,9 @@ func (v Value) Get(name string) Value {
 
 // Has reports whether an object has member name.
 func (v Value) Has(name string) bool {
-	for i := range v.members {
-		if v.members[i].Name == name {
+	ms := v.members()
+	for i := range ms {
+		if ms[i].Name == name {
 			return true
 		}
 	}
@@ -143,7 +192,7 @@ func (v Value) Has(name string) bool {
 }
 
 // Is reports whether v is the string s (JavaScript's v === s).
-func (v Value) Is(s string) bool { return v.kind == String && v.s == s }
+func (v Value) Is(s string) bool { return v.kind == String && v.str() == s }
 
 // Truthy reports whether JavaScript treats v as true in a condition.
 func (v Value) Truthy() bool {
@@ -151,9 +200,9 @@ func (v Value) Truthy() bool {
 	case Bool:
 		return v.b
 	case Number:
-		return v.n != 0 && !math.IsNaN(v.n)
+		return v.num() != 0 && !math.IsNaN(v.num())
 	case String:
-		return v.s != ""
+		return v.u != 0
 	case Array, Object:
 		return true
 	}
@@ -165,9 +214,9 @@ func (v Value) Truthy() bool {
 // JavaScript's integer-like names are not reordered: callers set ordinary
 // names.
 func (v Value) With(name string, x Value) Value {
-	out := make([]Member, 0, len(v.members)+1) // the result has no src: it is new text
+	out := make([]Member, 0, len(v.members())+1) // the result has no src: it is new text
 	found := false
-	for _, m := range v.members {
+	for _, m := range v.members() {
 		if m.Name == name {
 			found = true
 			if x.Defined() {
@@ -180,7 +229,7 @@ func (v Value) With(name string, x Value) Value {
 	if !found && x.Defined() {
 		out = append(out, Member{name, x})
 	}
-	return Value{kind: Object, members: out}
+	return ObjectOf(out...)
 }
 
 // ToString converts v the way JavaScript's String(v) and template literals
@@ -194,12 +243,12 @@ func (v Value) ToString() string {
 	case Bool:
 		return strconv.FormatBool(v.b)
 	case Number:
-		return FormatNumber(v.n)
+		return FormatNumber(v.num())
 	case String:
-		return v.s
+		return v.str()
 	case Array:
-		parts := make([]string, len(v.items))
-		for i, x := range v.items {
+		parts := make([]string, len(v.items()))
+		for i, x := range v.items() {
 			if !x.Nullish() {
 				parts[i] = x.ToString()
 			}
@@ -214,20 +263,30 @@ func (v Value) ToString() string {
 // byte for byte): for a value kept after its text's buffer is reused.
 // The copy writes itself by encoding, as JSON.stringify would.
 func (v Value) Detach() Value {
-	v.src = nil
+	owned := v.owned
 	switch v.kind {
+	case String:
+		if owned {
+			return Str(strings.Clone(v.str()))
+		}
+		return Str(v.str())
 	case Array:
-		items := make([]Value, len(v.items))
-		for i, x := range v.items {
+		items := make([]Value, len(v.items()))
+		for i, x := range v.items() {
 			items[i] = x.Detach()
 		}
-		v.items = items
+		return ArrayOf(items...)
 	case Object:
-		ms := make([]Member, len(v.members))
-		for i, m := range v.members {
-			ms[i] = Member{Name: m.Name, Value: m.Value.Detach()}
+		ms := make([]Member, len(v.members()))
+		for i, m := range v.members() {
+			name := m.Name
+			if owned {
+				name = strings.Clone(name)
+			}
+			ms[i] = Member{Name: name, Value: m.Value.Detach()}
 		}
-		v.members = ms
+		return ObjectOf(ms...)
 	}
+	v.srcPtr, v.srcLen, v.owned = nil, 0, false
 	return v
 }
