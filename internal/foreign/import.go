@@ -1,7 +1,6 @@
 package foreign
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -171,8 +170,10 @@ func writeTrailer(w io.Writer, title string, meta *Converted, src Provenance, la
 
 // Imported finds an earlier import of src among dataDir's sessions: the
 // file holding a provenance entry naming src's harness and path (or id).
-// It reads each file's lines looking for ImportType before decoding any,
-// so a data dir costs one read through, in bounded memory.
+// A file is first searched for ImportType's bytes, a read through in
+// bounded memory; one that holds them is read as every session is read
+// (session.OpenIndex: lines too long to hold skipped and counted, not the
+// end of the file), and its custom entries decoded.
 func Imported(dataDir string, src Provenance) (string, error) {
 	files, err := session.Files(dataDir)
 	if err != nil {
@@ -192,20 +193,29 @@ func Imported(dataDir string, src Provenance) (string, error) {
 }
 
 func holdsImport(path string, marker []byte, src Provenance) (bool, error) {
-	fh, _, err := regularfile.Open(path, 0)
+	if ok, err := fileContains(path, marker); err != nil || !ok {
+		return false, err
+	}
+	x, err := session.OpenIndex(path, nil)
 	if err != nil {
 		return false, err
 	}
-	defer fh.Close()
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(make([]byte, 64<<10), session.DefaultMaxLineBytes)
-	for sc.Scan() {
-		line := sc.Bytes()
+	defer x.Close()
+	var buf []byte
+	for i := range x.Len() {
+		if x.Type(i) != session.TypeCustom {
+			continue
+		}
+		line, err := x.AppendRaw(buf[:0], i)
+		if err != nil {
+			return false, err
+		}
+		buf = line
 		if !bytes.Contains(line, marker) {
 			continue
 		}
 		v, err := jsonx.Parse(line)
-		if err != nil || !v.Get("type").Is(session.TypeCustom) || !v.Get("customType").Is(ImportType) {
+		if err != nil || !v.Get("customType").Is(ImportType) {
 			continue
 		}
 		d := v.Get("data")
@@ -213,8 +223,31 @@ func holdsImport(path string, marker []byte, src Provenance) (bool, error) {
 			return true, nil
 		}
 	}
-	if err := sc.Err(); err != nil && !errors.Is(err, bufio.ErrTooLong) {
-		return false, fmt.Errorf("%s: %w", path, err)
-	}
 	return false, nil
+}
+
+// fileContains reports whether the file at path holds b, reading it a
+// block at a time.
+func fileContains(path string, b []byte) (bool, error) {
+	f, _, err := regularfile.Open(path, 0)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	keep := 0 // the end of the last block, which may begin b
+	for {
+		n, err := io.ReadFull(f, buf[keep:])
+		if bytes.Contains(buf[:keep+n], b) {
+			return true, nil
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("%s: %w", path, err)
+		}
+		keep = min(len(b)-1, keep+n)
+		copy(buf, buf[len(buf)-keep:])
+	}
 }

@@ -1,6 +1,7 @@
 package foreign
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,5 +168,41 @@ func TestImportBlobs(t *testing.T) {
 	ctx := st.BuildContext()
 	if len(ctx.Messages) != 1 || len(ctx.Messages[0].Content.Blocks) != 2 || ctx.Messages[0].Content.Blocks[1].Data != big {
 		t.Errorf("the image does not read back: %+v", ctx.Messages)
+	}
+}
+
+// TestImportedPastLongLine: the provenance of an import is found however
+// long a line before it is: a line over the core reader's bound (64 MiB)
+// is skipped as every reader skips it, not the end of the search, so the
+// same source is never imported twice. Each case puts the provenance after
+// lines of another length, around the bound and past it.
+func TestImportedPastLongLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes sparse lines of 64 MiB")
+	}
+	src := Provenance{Harness: "claude", Path: "/home/u/.claude/projects/p/s.jsonl", ID: "s"}
+	prov := `{"type":"custom","customType":"` + ImportType + `","data":{"source":"claude","sourceId":"s","sourcePath":"/home/u/.claude/projects/p/s.jsonl","sourceCwd":"/w"},"id":"00000003","parentId":"00000002","timestamp":"2026-01-01T00:00:00.000Z"}` + "\n"
+	for _, long := range []int64{1 << 10, session.DefaultMaxLineBytes - 1, session.DefaultMaxLineBytes + 1, 100 << 20} {
+		dataDir := t.TempDir()
+		dir := filepath.Join(session.SessionsDir(dataDir), "--w--")
+		os.MkdirAll(dir, 0o700)
+		path := filepath.Join(dir, "imported.jsonl")
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(`{"type":"session","version":3,"id":"01a00000-0000-7000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}` + "\n")
+		f.WriteString(`{"type":"message","id":"00000001","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"hi","timestamp":1}}` + "\n")
+		off, _ := f.Seek(0, io.SeekCurrent)
+		if err := f.Truncate(off + long); err != nil { // a line of NULs: not JSON
+			t.Fatal(err)
+		}
+		f.Seek(0, io.SeekEnd)
+		f.WriteString("\n" + prov)
+		f.Close()
+		got, err := Imported(dataDir, src)
+		if err != nil || got != path {
+			t.Errorf("provenance after a line of %d bytes: found %q, %v", long, got, err)
+		}
 	}
 }
