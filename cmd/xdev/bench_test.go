@@ -90,6 +90,10 @@ func BenchmarkCommands(b *testing.B) {
 		}
 		for _, c := range cases {
 			b.Run(size.name+"/"+c.name, func(b *testing.B) {
+				var stdin string
+				if c.name == "append" {
+					stdin = `{"type":"message","message":{"role":"user","content":"one more","timestamp":1}}` + "\n"
+				}
 				var peak int64
 				var wall time.Duration
 				for b.Loop() {
@@ -102,35 +106,43 @@ func BenchmarkCommands(b *testing.B) {
 						args[slices.Index(args, "@")] = cp
 						b.StartTimer()
 					}
-					cmd := exec.Command(os.Args[0], append([]string{bin}, args...)...)
-					cmd.Env = append(os.Environ(), "XDEV_DATA_DIR="+data, "XDEV_FORCE_TTY=0", rssLauncherEnv+"=1")
-					var stdout strings.Builder
-					cmd.Stdout = &stdout
-					if c.name == "append" {
-						cmd.Stdin = strings.NewReader(`{"type":"message","message":{"role":"user","content":"one more","timestamp":1}}` + "\n")
-					}
-					var stderr strings.Builder
-					cmd.Stderr = &stderr
-					t0 := time.Now()
-					err := cmd.Run()
-					wall = max(wall, time.Since(t0))
-					if err != nil {
-						b.Fatalf("xdev %v: %v\n%s", args, err, stderr.String())
-					}
-					var rss, code int64
-					if _, err := fmt.Sscan(stdout.String(), &rss, &code); err != nil {
-						b.Fatalf("launcher printed %q: %v", stdout.String(), err)
-					}
-					if code != 0 && !strings.HasPrefix(c.name, "verify") {
-						b.Fatalf("xdev %v: exit %d\n%s", args, code, stderr.String())
-					}
-					peak = max(peak, rss)
+					rss, took := measure(b, bin, data, args, stdin, strings.HasPrefix(c.name, "verify"))
+					peak, wall = max(peak, rss), max(wall, took)
 				}
 				b.ReportMetric(float64(peak)/1024, "peak-RSS-MiB")
 				b.ReportMetric(float64(wall.Milliseconds()), "wall-ms")
 			})
 		}
 	}
+}
+
+// measure runs xdev with args, in data dir data, through the launcher
+// (see rssLauncherEnv) and returns its peak RSS in KiB and its wall time.
+// A non-zero exit fails the benchmark unless problems is set (verify
+// exits 3 when it finds some).
+func measure(b *testing.B, bin, data string, args []string, stdin string, problems bool) (int64, time.Duration) {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{bin}, args...)...)
+	cmd.Env = append(os.Environ(), "XDEV_DATA_DIR="+data, "XDEV_FORCE_TTY=0", rssLauncherEnv+"=1")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	t0 := time.Now()
+	err := cmd.Run()
+	took := time.Since(t0)
+	if err != nil {
+		b.Fatalf("xdev %v: %v\n%s", args, err, stderr.String())
+	}
+	var rss, code int64
+	if _, err := fmt.Sscan(stdout.String(), &rss, &code); err != nil {
+		b.Fatalf("launcher printed %q: %v", stdout.String(), err)
+	}
+	if code != 0 && !(problems && code == exitProblems) {
+		b.Fatalf("xdev %v: exit %d\n%s", args, code, stderr.String())
+	}
+	return rss, took
 }
 
 // benchSizeWanted reports whether -bench selects this size, so that a run

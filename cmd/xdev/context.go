@@ -5,6 +5,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/xdev/xdev/internal/ai"
 	"github.com/xdev/xdev/internal/jsonx"
@@ -103,18 +105,36 @@ func orNone(s string) string {
 
 // summarize renders a message in one paragraph for a terminal.
 func summarize(m *ai.Message) string {
-	text := m.Text()
-	if text == "" {
-		text = m.Summary + m.Output
+	const max = 400 // runes
+	var parts []string
+	if m.Content.IsString {
+		parts = append(parts, m.Content.String)
+	}
+	for _, b := range m.Content.Blocks {
+		if b.Type == ai.BlockText {
+			parts = append(parts, b.Text)
+		}
+	}
+	if !slices.ContainsFunc(parts, func(p string) bool { return p != "" }) {
+		parts = []string{m.Summary, m.Output}
 	}
 	for _, b := range m.ToolCalls() {
-		text += fmt.Sprintf(" → %s(%s)", b.Name, string(b.Arguments))
+		parts = append(parts, " → ", b.Name, "(", string(b.Arguments), ")")
 	}
-	const max = 400
-	if r := []rune(text); len(r) > max {
-		text = string(r[:max]) + "…"
+	// The first runes only: a message's text can be tens of MB.
+	var sb strings.Builder
+	n := 0
+	for _, p := range parts {
+		for _, r := range p {
+			if n == max {
+				sb.WriteString("…")
+				return sb.String()
+			}
+			sb.WriteRune(r)
+			n++
+		}
 	}
-	return text
+	return sb.String()
 }
 
 // writeContextJSON prints the context as JSON.stringify(…, null, 2) would:
@@ -136,11 +156,15 @@ func writeContextJSON(e *env, lead []jsonx.Member, c contextJSON, leaf jsonx.Val
 	n := 0
 	var buf []byte
 	err := each(func(m *ai.Message) error {
-		raw, err := m.MarshalJSON()
-		if err != nil {
-			return err
+		// A message as read is its text; only one built here encodes.
+		raw := m.Raw()
+		if raw == nil {
+			var err error
+			if raw, err = m.MarshalJSON(); err != nil {
+				return err
+			}
 		}
-		v, err := jsonx.Parse(raw)
+		v, err := jsonx.ParseOwned(raw) // the message's own text: never changed
 		if err != nil {
 			return err
 		}

@@ -220,34 +220,43 @@ func printMessage(w io.Writer, m *ai.Message, cut int) {
 	}
 	fmt.Fprintf(w, "\n── %s %s\n", head, strings.Repeat("─", max(3, 60-len([]rune(head)))))
 	if m.Content.IsString {
-		fmt.Fprintln(w, m.Content.String)
+		printLine(w, m.Content.String)
 	}
 	for _, b := range m.Content.Blocks {
 		switch b.Type {
 		case ai.BlockText:
 			if m.Role == ai.RoleToolResult {
-				fmt.Fprintln(w, cutLines(b.Text, cut))
+				printLine(w, cutLines(b.Text, cut))
 			} else {
-				fmt.Fprintln(w, b.Text)
+				printLine(w, b.Text)
 			}
 		case ai.BlockThinking:
-			fmt.Fprintf(w, "(thinking) %s\n", cutLines(b.Thinking, cut))
+			printLine(w, "(thinking) ", cutLines(b.Thinking, cut))
 		case ai.BlockRedactedThinking:
-			fmt.Fprintln(w, "(thinking, redacted)")
+			printLine(w, "(thinking, redacted)")
 		case ai.BlockToolCall:
-			fmt.Fprintf(w, "→ %s %s\n", b.Name, string(b.Arguments))
+			printLine(w, "→ ", b.Name, " ", string(b.Arguments))
 		case ai.BlockImage:
-			fmt.Fprintf(w, "[image %s]\n", b.MimeType)
+			printLine(w, "[image ", b.MimeType, "]")
 		}
 	}
 	for _, s := range []string{m.Summary, m.Command, m.Code} {
 		if s != "" {
-			fmt.Fprintln(w, s)
+			printLine(w, s)
 		}
 	}
 	if m.Output != "" {
-		fmt.Fprintln(w, cutLines(m.Output, cut))
+		printLine(w, cutLines(m.Output, cut))
 	}
+}
+
+// printLine writes parts and a newline as they are, without fmt's copy
+// of each: a message's text can be tens of MB.
+func printLine(w io.Writer, parts ...string) {
+	for _, p := range parts {
+		io.WriteString(w, p)
+	}
+	io.WriteString(w, "\n")
 }
 
 // cutLines keeps the first n lines of s (all when n is 0).

@@ -33,6 +33,9 @@ type escapeWriter struct {
 	buf     []byte
 }
 
+// escapeChunk is how much escaped text a write holds before passing it on.
+const escapeChunk = 32 << 10
+
 func (e *escapeWriter) Write(p []byte) (int, error) {
 	n := len(p)
 	if len(e.pending) > 0 {
@@ -41,6 +44,14 @@ func (e *escapeWriter) Write(p []byte) (int, error) {
 	}
 	e.buf = e.buf[:0]
 	for len(p) > 0 {
+		if len(e.buf) >= escapeChunk {
+			// A long write goes out a piece at a time, not escaped whole
+			// first: the text of a message can be tens of MB.
+			if _, err := e.w.Write(e.buf); err != nil {
+				return 0, err
+			}
+			e.buf = e.buf[:0]
+		}
 		c := p[0]
 		switch {
 		case c == '\n' || c == '\t' || c >= 0x20 && c < 0x7f:
@@ -124,8 +135,11 @@ func escapeString(s string) string {
 	w := &escapeWriter{w: &b}
 	w.Write([]byte(s))
 	w.flush()
-	return strings.NewReplacer("\t", `\t`, "\n", `\n`).Replace(b.String())
+	return lineBreaks.Replace(b.String())
 }
+
+// lineBreaks spells tabs and newlines out, for a value shown on one line.
+var lineBreaks = strings.NewReplacer("\t", `\t`, "\n", `\n`)
 
 // terminalWidth is the width of the terminal stdout is, from $COLUMNS when
 // set (so a test or a pager can choose), else the terminal, else 100.

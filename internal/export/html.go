@@ -88,8 +88,17 @@ var (
 	sanitizer    *bluemonday.Policy
 )
 
+// maxMarkdownBytes is the longest text rendered as Markdown. Rendering
+// and sanitizing take several times the text; a longer one (a model's
+// text of many MB) is shown as it is, escaped, which is also what a
+// browser can show.
+const maxMarkdownBytes = 1 << 20
+
 // renderMarkdown renders Markdown the model wrote as safe HTML.
 func renderMarkdown(s string) template.HTML {
+	if len(s) > maxMarkdownBytes {
+		return template.HTML("<pre>" + template.HTMLEscapeString(s) + "</pre>")
+	}
 	markdownOnce.Do(func() {
 		md = goldmark.New(goldmark.WithExtensions(extension.GFM))
 		sanitizer = bluemonday.UGCPolicy()

@@ -36,7 +36,7 @@ func Markdown(w io.Writer, x *session.Index, opts *Options) error {
 func writeMarkdownItem(bw *bufio.Writer, it *Item) {
 	h := it.heading()
 	if h == "" {
-		fmt.Fprintf(bw, "*%s*\n\n", escapeMarkdown(strings.TrimSpace(it.Text)))
+		put(bw, "*", escapeMarkdown(strings.TrimSpace(it.Text)), "*\n\n")
 		return
 	}
 	fmt.Fprintf(bw, "## %s", escapeMarkdown(h))
@@ -46,31 +46,31 @@ func writeMarkdownItem(bw *bufio.Writer, it *Item) {
 	fmt.Fprintf(bw, "\n\n<sub>%s · %s</sub>\n\n", escapeMarkdown(when(it.Time)), escapeMarkdown(it.ID))
 	for _, th := range it.Thinking {
 		f := fence(th)
-		fmt.Fprintf(bw, "<details><summary>Thinking</summary>\n\n%s\n%s\n%s\n\n</details>\n\n", f, th, f)
+		put(bw, "<details><summary>Thinking</summary>\n\n", f, "\n", th, "\n", f, "\n\n</details>\n\n")
 	}
 	if it.Text != "" {
 		switch {
 		case it.Kind == "bashExecution" || it.Kind == "pythonExecution":
 			f := fence(it.Text)
-			fmt.Fprintf(bw, "%s\n%s\n%s\n\n", f, it.Text, f)
+			put(bw, f, "\n", it.Text, "\n", f, "\n\n")
 		case it.Kind == "compaction" || it.Kind == "branch":
 			for _, line := range strings.Split(it.Text, "\n") {
-				fmt.Fprintf(bw, "> %s\n", line)
+				put(bw, "> ", line, "\n")
 			}
 			bw.WriteString("\n")
 		case it.MarkdownKind():
-			fmt.Fprintf(bw, "%s\n\n", it.Text)
+			put(bw, it.Text, "\n\n")
 		default:
-			fmt.Fprintf(bw, "%s\n\n", escapeMarkdown(it.Text))
+			put(bw, escapeMarkdown(it.Text), "\n\n")
 		}
 	}
 	for _, c := range it.Calls {
 		f := fence(c.Args)
-		fmt.Fprintf(bw, "**→ %s**\n\n%sjson\n%s\n%s\n\n", escapeMarkdown(c.Name), f, c.Args, f)
+		put(bw, "**→ ", escapeMarkdown(c.Name), "**\n\n", f, "json\n", c.Args, "\n", f, "\n\n")
 	}
 	if it.Output != "" {
 		f := fence(it.Output)
-		fmt.Fprintf(bw, "%s\n%s\n%s\n\n", f, strings.TrimRight(it.Output, "\n"), f)
+		put(bw, f, "\n", strings.TrimRight(it.Output, "\n"), "\n", f, "\n\n")
 	}
 	if it.Cut > 0 {
 		fmt.Fprintf(bw, "*(%s more cut; `xdev export --full` has everything)*\n\n", sizeText(int64(it.Cut)))
@@ -81,6 +81,14 @@ func writeMarkdownItem(bw *bufio.Writer, it *Item) {
 		} else {
 			fmt.Fprintf(bw, "*[image %s, %d bytes]*\n\n", escapeMarkdown(img.MimeType), img.Bytes)
 		}
+	}
+}
+
+// put writes parts as they are, without fmt's copy of each: an item's
+// text can be tens of MB.
+func put(bw *bufio.Writer, parts ...string) {
+	for _, p := range parts {
+		bw.WriteString(p)
 	}
 }
 

@@ -85,7 +85,7 @@ func TestBadInput(t *testing.T) {
 		`not json at all`,
 		`{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"earlyword ` + huge + `"}}`,
 		`{"type":"message","id":"b","parentId":"a","message":{"role":"user","content":"bad \x01 control"}}`,
-		`[1,2,3]`,
+		`null`,
 		`{"type":"message","id":"c","parentId":"a","message":{"role":"user","content":"survivor"}}`,
 	}
 	path := filepath.Join(session.SessionsDir(dir), "--p--", "s.jsonl")

@@ -49,6 +49,7 @@ func (s *Store) openBackward(f io.ReaderAt, size int64) (ok bool, err error) {
 	batches, stop := readAhead(rl)
 	defer stop()
 	var ep envelopeParser
+	near := ""
 	for b := range batches {
 		if b.err != nil && b.err != io.EOF {
 			return false, fmt.Errorf("%s: reading backward from offset %d: %w", s.path, rl.lo, b.err)
@@ -70,9 +71,8 @@ func (s *Store) openBackward(f io.ReaderAt, size int64) (ok bool, err error) {
 				w.bad(lineError(k, env.err))
 				continue
 			}
-			r := record{off: l.off, size: int32(len(env.entryBytes(l.data))), line: int32(k), typ: env.typ, id: env.id,
-				parentID: env.parentID, kept: env.firstKept, assistant: env.assistant, modelRole: env.modelRole,
-				notes: env.notes, readsBack: env.readsBack}
+			r := newRecord(l.off, len(env.entryBytes(l.data)), k, &env.envelope, near)
+			near = r.parentID
 			if !w.step(&r) {
 				return false, nil
 			}
@@ -175,7 +175,7 @@ func (w *walk) step(r *record) bool {
 	if onPath {
 		switch w.phase {
 		case phaseCollect:
-			switch r.typ {
+			switch r.typeName() {
 			case TypeResetBoundary:
 				w.startWindow(len(w.tail) - 1)
 			case TypeCompaction:
@@ -183,10 +183,10 @@ func (w *walk) step(r *record) bool {
 					return false // its context reads before the window: load in full
 				}
 				w.compIdx = len(w.tail) - 1
-				if r.kept == "" {
+				if r.kept() == "" {
 					w.startWindow(w.compIdx)
 				} else {
-					w.keptWanted, w.phase = r.kept, phaseSeekKept
+					w.keptWanted, w.phase = r.kept(), phaseSeekKept
 				}
 			}
 		case phaseSeekKept:

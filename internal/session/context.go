@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/xdev/xdev/internal/ai"
 	"github.com/xdev/xdev/internal/jsonx"
@@ -25,6 +24,11 @@ type Context struct {
 	// MissingBlobs counts image references whose blob could not be read;
 	// such images keep their reference, as omp keeps them.
 	MissingBlobs int
+	// OmpRefuses says why omp cannot build this context, "" when it can:
+	// omp's rebuild throws on a shape xdev reads (see ompfault.go), in the
+	// entry of line OmpRefusesLine.
+	OmpRefuses     string
+	OmpRefusesLine int
 }
 
 // Model returns the main model, "provider/model", or "".
@@ -56,34 +60,38 @@ func (s *Store) BuildContextAt(id string) Context {
 }
 
 // step is one entry of the path as omp holds it in memory: the line as
-// JSON.parse returned it, with blob references resolved (or, for a
-// streamed build, its skeleton: see skeleton).
+// JSON.parse returned it, with blob references resolved.
 type step struct {
 	e *Entry
 	v jsonx.Value
 }
 
-func (p step) is(t string) bool { return p.v.Get("type").Is(t) }
-
 // contextPath is the path a context build walks, an entry at a time:
-// held in memory (steps), or re-read from skeletons for a streamed build.
+// held in memory (steps), or read again from the file for a streamed
+// build (filePath). Type is the entry's type as its envelope gives it,
+// which is its value's "type" (loadStep changes no type): the rules ask
+// it first, so that a streamed build reads only the entries a rule reads.
 type contextPath interface {
 	Len() int
+	Type(i int) string
 	At(i int) step
 }
 
 // steps is a path held in memory.
 type steps []step
 
-func (s steps) Len() int      { return len(s) }
-func (s steps) At(i int) step { return s[i] }
+func (s steps) Len() int          { return len(s) }
+func (s steps) Type(i int) string { return s[i].e.Type }
+func (s steps) At(i int) step     { return s[i] }
 
 // loadStep is what omp's load does to one entry's line: JSON.parse, the
 // truncated-frames repair of a compaction, blob references resolved, the
 // v1 and v2 migrations, and the Copilot replay strip. ok is false for a
 // line that is not JSON (not in the tree).
 func (s *Store) loadStep(e *Entry, blobs *blobResolver) (jsonx.Value, bool) {
-	v, err := jsonx.Parse(e.raw)
+	// An entry's line is never changed once read (a loaded entry holds its
+	// own copy; a streamed read, a fresh buffer): the value may share it.
+	v, err := jsonx.ParseOwned(e.raw)
 	if err != nil {
 		return jsonx.Value{}, false // not in the tree: decodeRecords kept only JSON lines
 	}
@@ -125,31 +133,154 @@ func (s *Store) buildContext(leafID string) Context {
 	ctx.LeafID = leafID
 	ctx.Messages = make([]ai.Message, len(pl.msgs))
 	for i, m := range pl.msgs {
-		ctx.Messages[i].DecodeJS(m.v)
+		ctx.Messages[i].DecodeJS(pl.message(m, path[m.src].v, blobs))
 	}
 	ctx.Tokens = estimateTokens(ctx.Messages)
 	return ctx
 }
 
-// planMsg is one message of a context plan: its value (the message as omp
-// builds it, from the path entry's value), the path entry it comes from
-// (src; -1 for none), how it is made from that entry's value (make), and
-// whether its dangling tool calls are to be stripped (strip).
+// planMsg is one message of a context plan: the path entry it is made
+// from (src), how (make), whether its dangling tool calls are stripped
+// (strip), and what the last two rules read of it (f). It holds no value:
+// the message is made again from the entry's value when it is decoded,
+// so that a plan costs a few dozen bytes a message however long the
+// session (a streamed build reads the entry's line again).
 type planMsg struct {
-	v     jsonx.Value
-	src   int
-	make  func(entry jsonx.Value) jsonx.Value
+	src   int32
+	make  maker
 	strip bool
+	f     msgFacts
 }
 
+// maker says how a plan's message is made from its entry's value.
+type maker uint8
+
+const (
+	makeEntry         maker = iota // a message entry: entryMessage
+	makeCustom                     // a custom_message entry: customEntryMessage
+	makeBranchSummary              // branchSummaryMessage
+	makeCompaction                 // the governing compaction: compactionMessage
+	makeNotes                      // the context notebook: notesMessage
+)
+
 // contextPlan is a context build's outcome before its messages are
-// decoded: the settings, and the messages that survive every rule. A
-// streamed build makes the plan on skeletons and the messages again from
-// the lines (see ContextStream).
+// made: the settings, and the messages that survive every rule.
 type contextPlan struct {
 	Context
-	msgs   []planMsg
-	paired jsIDSet // the tool call ids a tool result answers
+	msgs      []planMsg
+	ids       []string    // the messages' ids (msgFacts.ids)
+	paired    jsIDSet     // the tool call ids a tool result answers
+	compactTS jsonx.Value // the compaction message's date (see planContext)
+}
+
+// fault records the first shape omp's rebuild throws on, in the entry p.
+func (pl *contextPlan) fault(f ompFault, p step) {
+	if pl.OmpRefuses == "" && f != "" {
+		pl.OmpRefuses, pl.OmpRefusesLine = string(f), p.e.Line()
+	}
+}
+
+// message makes m from its entry's value, as the plan found it.
+func (pl *contextPlan) message(m planMsg, entry jsonx.Value, blobs *blobResolver) jsonx.Value {
+	var v jsonx.Value
+	switch m.make {
+	case makeEntry:
+		v = entryMessage(entry)
+	case makeCustom:
+		v, _ = customEntryMessage(entry)
+	case makeBranchSummary:
+		v = branchSummaryMessage(entry)
+	case makeCompaction:
+		v = compactionMessage(entry, pl.compactTS, blobs)
+	case makeNotes:
+		v = notesMessage(entry)
+	}
+	if m.strip {
+		v, _ = stripBlocks(v, pl.paired)
+	}
+	return v
+}
+
+// msgFacts is what stripDanglingToolCalls and dropFailedTurns read of a
+// message: its role, whether an assistant turn failed (aborted or
+// errored), whether a custom message is an interrupted-thinking note,
+// whether an assistant turn has a block that survives any strip (neither
+// a tool call nor redacted thinking), and the ids it carries as jsIDSet
+// keys: a tool result's toolCallId, an assistant turn's tool calls' ids
+// ("" for an id === to nothing).
+type msgFacts struct {
+	role        factRole
+	failed      bool
+	interrupted bool
+	kept        bool
+	usage       bool // the token estimate starts again here (see tokenCount)
+	ids         idSpan
+}
+
+// idSpan is a message's ids among its plan's (contextPlan.ids): held
+// apart, so that a message without any costs no slice.
+type idSpan struct{ at, n uint32 }
+
+type factRole uint8
+
+// usageProbe is what the token estimate reads of a message, decoded by
+// the rules Message.DecodeJS decodes it by.
+type usageProbe struct {
+	Role       ai.Role   `json:"role"`
+	Usage      *ai.Usage `json:"usage"`
+	StopReason string    `json:"stopReason"`
+}
+
+// resets reports whether tokenCount starts again at this message.
+func (u *usageProbe) resets() bool {
+	return u.Role == ai.RoleAssistant && u.Usage != nil && u.StopReason != ai.StopAborted && u.StopReason != ai.StopError
+}
+
+const (
+	factOther factRole = iota
+	factAssistant
+	factToolResult
+	factCustom
+)
+
+// idsOf returns the ids of f.
+func (pl *contextPlan) idsOf(f msgFacts) []string { return pl.ids[f.ids.at : f.ids.at+f.ids.n] }
+
+// factsOf reads a made message's facts.
+func (pl *contextPlan) factsOf(m jsonx.Value) msgFacts {
+	f := msgFacts{ids: idSpan{at: uint32(len(pl.ids))}}
+	switch role := m.Get("role"); {
+	case role.Is(string(ai.RoleAssistant)):
+		f.role = factAssistant
+		sr := m.Get("stopReason")
+		f.failed = sr.Is(ai.StopAborted) || sr.Is(ai.StopError)
+		var u usageProbe
+		jsonx.Decode(m, &u)
+		f.usage = u.resets()
+		if c := m.Get("content"); c.Kind() == jsonx.Array {
+			for _, b := range c.Items() {
+				switch t := b.Get("type"); {
+				case t.Is(ai.BlockToolCall):
+					k, _ := idKey(b.Get("id"))
+					pl.ids = append(pl.ids, k)
+					f.ids.n++
+				case t.Is(ai.BlockRedactedThinking):
+				default:
+					f.kept = true
+				}
+			}
+		}
+	case role.Is(string(ai.RoleToolResult)):
+		f.role = factToolResult
+		if k, ok := idKey(m.Get("toolCallId")); ok {
+			pl.ids = append(pl.ids, k)
+			f.ids.n = 1
+		}
+	case role.Is(string(ai.RoleCustom)):
+		f.role = factCustom
+		f.interrupted = m.Get("customType").Is(customInterruptedThinking)
+	}
+	return f
 }
 
 // planContext applies omp's rules to path.
@@ -163,14 +294,14 @@ func planContext(path contextPath, blobs *blobResolver) contextPlan {
 	explicitDefault := false
 	compIdx, resetIdx := -1, -1
 	for i := range path.Len() {
-		p := path.At(i)
-		switch {
-		case p.is(TypeThinkingLevelChange):
-			thinking = p.v.Get("thinkingLevel")
+		switch path.Type(i) {
+		case TypeThinkingLevelChange:
+			thinking = path.At(i).v.Get("thinkingLevel")
 			if thinking.Nullish() {
 				thinking = jsonx.Str("off")
 			}
-		case p.is(TypeModelChange):
+		case TypeModelChange:
+			p := path.At(i)
 			if model := p.v.Get("model"); model.Truthy() {
 				role := p.v.Get("role")
 				if role.Nullish() {
@@ -181,14 +312,27 @@ func planContext(path contextPath, blobs *blobResolver) contextPlan {
 					explicitDefault = true
 				}
 			}
-		case p.is(TypeMessage):
-			if m := p.v.Get("message"); m.Get("role").Is("assistant") && !explicitDefault {
-				ctx.Models[DefaultRole] = m.Get("provider").ToString() + "/" + m.Get("model").ToString()
-			}
-		case p.is(TypeCompaction):
+		case TypeCompaction:
 			compIdx = i
-		case p.is(TypeResetBoundary):
+		case TypeResetBoundary:
 			resetIdx = i
+		case TypeTTSRInjection:
+			if p := path.At(i); !jsIterable(p.v.Get("injectedRules")) {
+				pl.fault(faultTTSRRules, p)
+			}
+		}
+	}
+	if !explicitDefault {
+		// omp lets each assistant turn name the main model until a model
+		// change names it: without one, the last turn's model is the one.
+		for i := path.Len() - 1; i >= 0; i-- {
+			if path.Type(i) != TypeMessage {
+				continue
+			}
+			if m := path.At(i).v.Get("message"); m.Get("role").Is("assistant") {
+				ctx.Models[DefaultRole] = m.Get("provider").ToString() + "/" + m.Get("model").ToString()
+				break
+			}
 		}
 	}
 	ctx.ThinkingLevel = thinking.ToString()
@@ -197,30 +341,44 @@ func planContext(path contextPath, blobs *blobResolver) contextPlan {
 		// path with the latest one's id.
 		id := path.At(compIdx).e.ID
 		for i := range path.Len() {
-			if p := path.At(i); p.is(TypeCompaction) && p.e.ID == id {
+			if path.Type(i) != TypeCompaction {
+				continue
+			}
+			if p := path.At(i); p.e.ID == id {
 				compIdx = i
 				break
 			}
 		}
 	}
 
-	add := func(src int, make func(jsonx.Value) jsonx.Value) {
-		if v := make(path.At(src).v); v.Defined() {
-			pl.msgs = append(pl.msgs, planMsg{v: v, src: src, make: make})
+	add := func(src int, v jsonx.Value, make maker) {
+		m := planMsg{src: int32(src), make: make}
+		if make == makeEntry {
+			if msg := v.Get("message"); msg.Get("role").Is("assistant") && !msg.Get("retryRecovery").Truthy() {
+				_, f := emptyErrorTurn(msg)
+				pl.fault(f, path.At(src))
+			}
+		}
+		if v = pl.message(m, v, blobs); v.Defined() {
+			m.f = pl.factsOf(v)
+			if m.f.role == factAssistant {
+				pl.fault(contentFault(v), path.At(src))
+			}
+			pl.msgs = append(pl.msgs, m)
 		}
 	}
 	emit := func(i int) {
-		p := path.At(i)
-		switch {
-		case p.is(TypeMessage):
-			add(i, entryMessage)
-		case p.is(TypeCustomMessage):
+		switch path.Type(i) {
+		case TypeMessage:
+			add(i, path.At(i).v, makeEntry)
+		case TypeCustomMessage:
+			p := path.At(i)
 			if ct := p.v.Get("customType"); ct.Is(customPrewalkPlan) || ct.Is(customVibeModeContext) {
 				return
 			}
-			add(i, func(v jsonx.Value) jsonx.Value { m, _ := customEntryMessage(v); return m })
-		case p.is(TypeBranchSummary):
-			add(i, branchSummaryMessage)
+			add(i, p.v, makeCustom)
+		case TypeBranchSummary:
+			add(i, path.At(i).v, makeBranchSummary)
 		}
 	}
 	// findID returns the index on the path of the entry whose id equals id
@@ -260,14 +418,15 @@ func planContext(path contextPath, blobs *blobResolver) contextPlan {
 				}
 			}
 		}
-		add(compIdx, func(c jsonx.Value) jsonx.Value { return compactionMessage(c, ts, blobs) })
+		pl.compactTS = ts
+		add(compIdx, c, makeCompaction)
 		ctx.MissingBlobs = blobs.missing
 		if d := c.Get("details"); d.Kind() == jsonx.Object && d.Get("kind").Is(rolloverKind) {
 			// A notes-backed rollover keeps the latest user request from
 			// before the kept window.
 			kept := findID(c.Get("firstKeptEntryId"), path.Len())
 			for i := compIdx - 1; i > resetIdx; i-- {
-				if !isUserRequest(path.At(i).v) {
+				if t := path.Type(i); t != TypeMessage && t != TypeCustomMessage || !isUserRequest(path.At(i).v) {
 					continue
 				}
 				if i < kept {
@@ -299,7 +458,8 @@ func planContext(path contextPath, blobs *blobResolver) contextPlan {
 	}
 
 	if k, ok := contextNotes(path); ok {
-		pl.msgs = append([]planMsg{{v: notesMessage(path.At(k).v), src: k, make: notesMessage}}, pl.msgs...)
+		notes := planMsg{src: int32(k), make: makeNotes, f: pl.factsOf(notesMessage(path.At(k).v))}
+		pl.msgs = append([]planMsg{notes}, pl.msgs...)
 	}
 	pl.stripDanglingToolCalls()
 	pl.dropFailedTurns()
@@ -314,10 +474,17 @@ func entryMessage(v jsonx.Value) jsonx.Value {
 	if !m.Defined() {
 		return jsonx.Value{}
 	}
-	if m.Get("role").Is("assistant") && (m.Get("retryRecovery").Truthy() || isEmptyErrorTurn(m)) {
+	if m.Get("role").Is("assistant") && (m.Get("retryRecovery").Truthy() || isEmptyErrorTurnOf(m)) {
 		return jsonx.Value{}
 	}
 	return m
+}
+
+// isEmptyErrorTurnOf is emptyErrorTurn's verdict: a turn omp throws on is
+// kept.
+func isEmptyErrorTurnOf(m jsonx.Value) bool {
+	empty, _ := emptyErrorTurn(m)
+	return empty
 }
 
 // branchSummaryMessage is the message a branch_summary entry replays as,
@@ -460,42 +627,6 @@ func sameID(a, b jsonx.Value) bool {
 	return false // objects: identity, and these are different parses
 }
 
-// isEmptyErrorTurn is omp's isEmptyErrorTurn: an errored assistant turn
-// with nothing in it. (omp throws on content that is not an array, or a
-// text block whose text is not a string; such a turn is kept here.)
-func isEmptyErrorTurn(m jsonx.Value) bool {
-	if !m.Get("stopReason").Is(ai.StopError) {
-		return false
-	}
-	if m.Get("content").Kind() != jsonx.Array {
-		return false
-	}
-	for _, b := range m.Get("content").Items() {
-		t := b.Get("type")
-		switch {
-		case t.Is(ai.BlockText):
-			if strings.TrimSpace(b.Get("text").ToString()) != "" {
-				return false
-			}
-		case t.Is(ai.BlockThinking):
-			if strings.TrimSpace(b.Get("thinking").ToString()) != "" {
-				return false
-			}
-			if sig := b.Get("thinkingSignature"); !sig.Nullish() && strings.TrimSpace(sig.ToString()) != "" {
-				return false
-			}
-		case t.Is(ai.BlockRedactedThinking):
-			if strings.TrimSpace(b.Get("data").ToString()) != "" {
-				return false
-			}
-		case t.Is("fallback"):
-		default:
-			return false // tool calls and unknown blocks are content
-		}
-	}
-	return true
-}
-
 // customEntryMessage is omp's customMessageEntryMessage: the "custom"
 // message a custom_message entry replays as, normalized as
 // normalizeCustomMessagePayload does; ok=false when its content is neither
@@ -607,31 +738,31 @@ func anthropicPayload(c jsonx.Value) jsonx.Value {
 
 // stripDanglingToolCalls removes tool calls without a result in the
 // context from every assistant turn; a rewritten turn loses its redacted
-// thinking and thinking signatures, and an emptied turn is dropped.
+// thinking and thinking signatures (see stripBlocks, applied as the
+// message is made), and an emptied turn is dropped.
 func (pl *contextPlan) stripDanglingToolCalls() {
-	msgs := pl.msgs
 	pl.paired = jsIDSet{}
-	for _, m := range msgs {
-		if m.v.Get("role").Is(string(ai.RoleToolResult)) {
-			pl.paired.add(m.v.Get("toolCallId"))
+	for _, m := range pl.msgs {
+		if m.f.role == factToolResult && m.f.ids.n > 0 {
+			pl.paired[pl.idsOf(m.f)[0]] = true
 		}
 	}
-	for i := len(msgs) - 1; i >= 0; i-- {
-		m := msgs[i]
-		if !m.v.Get("role").Is(string(ai.RoleAssistant)) {
-			continue
+	msgs := pl.msgs[:0]
+	for _, m := range pl.msgs {
+		if ids := pl.idsOf(m.f); m.f.role == factAssistant && slices.ContainsFunc(ids, pl.dangling) {
+			m.f.ids.n = uint32(len(slices.DeleteFunc(ids, pl.dangling)))
+			if !m.f.kept && m.f.ids.n == 0 {
+				continue
+			}
+			m.strip = true
 		}
-		stripped, changed := stripBlocks(m.v, pl.paired)
-		switch {
-		case !changed:
-		case !stripped.Defined():
-			msgs = append(msgs[:i], msgs[i+1:]...)
-		default:
-			msgs[i].v, msgs[i].strip = stripped, true
-		}
+		msgs = append(msgs, m)
 	}
 	pl.msgs = msgs
 }
+
+// dangling reports whether a tool call's id key has no result.
+func (pl *contextPlan) dangling(key string) bool { return key == "" || !pl.paired[key] }
 
 // stripBlocks is stripDanglingToolCalls on one assistant turn: m without
 // its tool calls that no id of paired answers (and, when it had one, its
@@ -663,45 +794,66 @@ func stripBlocks(m jsonx.Value, paired jsIDSet) (out jsonx.Value, changed bool) 
 
 // dropFailedTurns removes aborted and errored assistant turns with their
 // tool results, unless an interrupted-thinking note follows the turn.
+// omp walks the list from its end, removing as it goes: a turn is judged
+// by the message that follows it once the later turns are gone, and takes
+// with it every later tool result that answers one of its calls. The same
+// walk here marks instead of removing (the next live message found
+// through a path-compressed skip list, the results answering an id kept
+// by id), so that it takes a pass, not a pass per failed turn.
 func (pl *contextPlan) dropFailedTurns() {
 	msgs := pl.msgs
-	for i := len(msgs) - 1; i >= 0; i-- {
-		m := msgs[i].v
-		if !m.Get("role").Is(string(ai.RoleAssistant)) {
+	n := len(msgs)
+	// skip[j] leads to the first live message at j or after it.
+	skip := make([]int32, n+1)
+	for j := range skip {
+		skip[j] = int32(j)
+	}
+	var live func(j int32) int32
+	live = func(j int32) int32 {
+		for skip[j] != j {
+			skip[j], j = skip[skip[j]], skip[j]
+		}
+		return j
+	}
+	kill := func(j int) { skip[j] = int32(j + 1) }
+	var results map[string][]int // live tool results by id key, in order
+	for i := n - 1; i >= 0; i-- {
+		f := msgs[i].f
+		if f.role != factAssistant || !f.failed {
 			continue
 		}
-		if sr := m.Get("stopReason"); !sr.Is(ai.StopAborted) && !sr.Is(ai.StopError) {
+		if nx := live(int32(i + 1)); int(nx) < n && msgs[nx].f.role == factCustom && msgs[nx].f.interrupted {
 			continue
 		}
-		if i+1 < len(msgs) && msgs[i+1].v.Get("role").Is(string(ai.RoleCustom)) &&
-			msgs[i+1].v.Get("customType").Is(customInterruptedThinking) {
+		kill(i)
+		if f.ids.n == 0 {
 			continue
 		}
-		var dropped []jsonx.Value
-		if c := m.Get("content"); c.Kind() == jsonx.Array {
-			for _, b := range c.Items() {
-				if b.Get("type").Is(ai.BlockToolCall) {
-					dropped = append(dropped, b.Get("id"))
+		if results == nil {
+			results = map[string][]int{}
+			for j, m := range msgs {
+				if m.f.role == factToolResult && m.f.ids.n > 0 {
+					id := pl.idsOf(m.f)[0]
+					results[id] = append(results[id], j)
 				}
 			}
 		}
-		msgs = append(msgs[:i], msgs[i+1:]...)
-		if len(dropped) == 0 {
-			continue
-		}
-		for j := len(msgs) - 1; j >= i; j-- {
-			if !msgs[j].v.Get("role").Is(string(ai.RoleToolResult)) {
-				continue
+		for _, id := range pl.idsOf(f) {
+			at := results[id]
+			for len(at) > 0 && at[len(at)-1] > i {
+				kill(at[len(at)-1])
+				at = at[:len(at)-1]
 			}
-			for _, id := range dropped {
-				if sameID(id, msgs[j].v.Get("toolCallId")) {
-					msgs = append(msgs[:j], msgs[j+1:]...)
-					break
-				}
-			}
+			results[id] = at
 		}
 	}
-	pl.msgs = msgs
+	out := msgs[:0]
+	for j := range n {
+		if skip[j] == int32(j) {
+			out = append(out, msgs[j])
+		}
+	}
+	pl.msgs = out
 }
 
 // estimateTokens approximates the context size the way pi does: the usage

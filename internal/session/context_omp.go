@@ -180,11 +180,15 @@ Latest notebook revision:
 // the last reset; ok is false when there is none (or it is empty).
 func contextNotes(path contextPath) (int, bool) {
 	for i := path.Len() - 1; i >= 0; i-- {
-		v := path.At(i).v
-		if v.Get("type").Is(TypeResetBoundary) {
+		switch path.Type(i) {
+		case TypeResetBoundary:
 			return -1, false
+		case TypeCustom:
+		default:
+			continue
 		}
-		if !v.Get("type").Is(TypeCustom) || !v.Get("customType").Is(customContextNotes) {
+		v := path.At(i).v
+		if !v.Get("customType").Is(customContextNotes) {
 			continue
 		}
 		d := v.Get("data")
@@ -224,12 +228,15 @@ func notesMessage(v jsonx.Value) jsonx.Value {
 	)
 }
 
-// formatPrompt is the part of omp's prompt formatter (pi-utils prompt.ts
-// format, post-render) that plain notes exercise: trailing white space is
-// cut from every line, a run of two or more blank lines is removed
-// entirely, a single blank line is kept unless it follows another or opens
-// the text, blank lines before a closing tag line go, and fenced code is
-// left alone.
+// formatPrompt is omp's prompt formatter (pi-utils prompt.ts format) in
+// its post-render phase, line for line: trailing white space is cut from
+// every line; fenced code (``` or ~~~ after the indent) is left alone; a
+// table row (|...|) has its cells trimmed and a separator row
+// (|---|:--|) its dashes normalized; a run of two or more blank lines is
+// removed entirely, a single blank line kept unless it follows another or
+// opens the text; blank lines before a closing tag line (</name>) go.
+// The indent is spaces and tabs, or all leading white space when what
+// follows them is not ASCII, as omp measures it.
 func formatPrompt(content string) string {
 	lines := strings.Split(content, "\n")
 	var out []string
@@ -239,10 +246,18 @@ func formatPrompt(content string) string {
 			out = out[:len(out)-1]
 		}
 	}
+	blank := func(l string) bool { return strings.TrimFunc(l, isJSSpace) == "" }
 	for i := 0; i < len(lines); i++ {
 		line := strings.TrimRightFunc(lines[i], isJSSpace)
-		trimmed := strings.TrimLeft(line, " \t")
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
+		s := 0
+		for s < len(line) && (line[s] == ' ' || line[s] == '\t') {
+			s++
+		}
+		if s < len(line) && line[s] >= 0x80 {
+			s = len(line) - len(strings.TrimLeftFunc(line, isJSSpace))
+		}
+		rest := line[s:]
+		if strings.HasPrefix(rest, "```") || strings.HasPrefix(rest, "~~~") {
 			inCode = !inCode
 			out = append(out, line)
 			continue
@@ -251,12 +266,23 @@ func formatPrompt(content string) string {
 			out = append(out, line)
 			continue
 		}
-		if strings.TrimLeftFunc(line, isJSSpace) == "" {
-			nextBlank := i+1 >= len(lines) || strings.TrimFunc(lines[i+1], isJSSpace) == ""
-			if nextBlank {
+		closing := false
+		switch {
+		case strings.HasPrefix(rest, "</"):
+			closing = isClosingTag(rest)
+		case strings.HasPrefix(rest, "|"):
+			switch {
+			case isTableSep(rest):
+				line = line[:s] + compactTableSep(rest)
+			case isTableRow(rest):
+				line = line[:s] + compactTableRow(rest)
+			}
+		}
+		if s >= len(line) {
+			if i+1 >= len(lines) || blank(lines[i+1]) {
 				popBlanks()
 				j := i + 1
-				for j < len(lines) && strings.TrimFunc(lines[j], isJSSpace) == "" {
+				for j < len(lines) && blank(lines[j]) {
 					j++
 				}
 				i = j - 1
@@ -265,15 +291,83 @@ func formatPrompt(content string) string {
 			if len(out) == 0 || out[len(out)-1] == "" {
 				continue
 			}
-			line = ""
 		}
-		if strings.HasPrefix(trimmed, "</") {
+		if closing {
 			popBlanks()
 		}
 		out = append(out, line)
 	}
 	popBlanks()
 	return strings.Join(out, "\n")
+}
+
+// isClosingTag is omp's closingTagName test: </name> with a name of
+// lowercase letters, '-' and '_'.
+func isClosingTag(s string) bool {
+	if len(s) < 4 || s[len(s)-1] != '>' {
+		return false
+	}
+	for _, c := range []byte(s[2 : len(s)-1]) {
+		if !(c >= 'a' && c <= 'z' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// isTableRow is omp's TABLE_ROW, /^\|.*\|$/: '.' is any character but a
+// line terminator.
+func isTableRow(s string) bool {
+	if len(s) < 2 || s[0] != '|' || s[len(s)-1] != '|' {
+		return false
+	}
+	return !strings.ContainsAny(s, "\r\u2028\u2029")
+}
+
+// isTableSep is omp's TABLE_SEP, /^\|[-:\s|]+\|$/.
+func isTableSep(s string) bool {
+	if len(s) < 3 || s[0] != '|' || s[len(s)-1] != '|' {
+		return false
+	}
+	for _, r := range s[1 : len(s)-1] {
+		if r != '-' && r != ':' && r != '|' && !isJSSpace(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// compactTableRow trims every cell of a table row.
+func compactTableRow(s string) string {
+	cells := strings.Split(s, "|")
+	for i, c := range cells {
+		cells[i] = jsTrim(c)
+	}
+	return strings.Join(cells, "|")
+}
+
+// compactTableSep normalizes a separator row: each cell with text becomes
+// ---, :---, ---: or :---: by its colons.
+func compactTableSep(s string) string {
+	var cells []string
+	for _, c := range strings.Split(s, "|") {
+		t := jsTrim(c)
+		if t == "" {
+			continue
+		}
+		left, right := strings.HasPrefix(t, ":"), strings.HasSuffix(t, ":")
+		switch {
+		case left && right:
+			cells = append(cells, ":---:")
+		case left:
+			cells = append(cells, ":---")
+		case right:
+			cells = append(cells, "---:")
+		default:
+			cells = append(cells, "---")
+		}
+	}
+	return "|" + strings.Join(cells, "|") + "|"
 }
 
 // isJSSpace is JavaScript's WhiteSpace and LineTerminator, what trim() cuts.

@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/xdev/xdev/internal/ai"
 	"github.com/xdev/xdev/internal/jsonx"
@@ -12,10 +13,13 @@ import (
 // (the lines, their parse, the messages), so such a context is read a
 // message at a time instead: ReadContext opens the file windowed when
 // its window is small, and otherwise through an Index, where the rules
-// run on each entry's skeleton (the members omp's rules read, without
-// the text) and each surviving message is then read, made and decoded
-// again from its line as it is asked for. The messages are
-// BuildContext's, message for message (TestContextStreamEqualsBuild).
+// run on the path's entries read and loaded again from their lines each
+// time a rule asks for one (filePath), keeping of each surviving message
+// only what the plan needs (planMsg), and each message is then made and
+// decoded again from its line as it is asked for. Memory is the Index's
+// few dozen bytes an entry, the plan's a message, and the longest line;
+// the messages are BuildContext's, message for message
+// (TestContextStreamEqualsBuild).
 
 // DefaultMaxWindowBytes is the window ReadContext holds in memory; a
 // larger context is streamed.
@@ -30,7 +34,7 @@ type ContextReader struct {
 	store *Store // a windowed load: Messages are in memory
 	x     *Index // a streamed one
 	plan  contextPlan
-	path  []int // the path's index entries, for each step of the plan
+	path  []int32 // the path's index entries, for each step of the plan
 }
 
 // ReadContext reads the context of the session at path: windowed as Open
@@ -64,7 +68,7 @@ func ContextOf(s *Store) *ContextReader {
 	return &ContextReader{store: s, Context: s.BuildContext()}
 }
 
-// readContext plans the context at the index's leaf from skeletons.
+// readContext plans the context at the index's leaf from the lines.
 func (x *Index) readContext() (*ContextReader, error) {
 	c := &ContextReader{x: x}
 	if x.Len() == 0 {
@@ -72,48 +76,96 @@ func (x *Index) readContext() (*ContextReader, error) {
 		return c, nil
 	}
 	leaf := x.Leaf()
-	blobs := &blobResolver{s: x.s}
-	path := &skeletonPath{}
-	var buf []byte
 	for _, i := range x.PathTo(leaf) {
-		e, v, ok, err := x.loadStep(i, &buf, blobs)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			path.add(e, skeleton(v))
-			c.path = append(c.path, i)
-		}
+		c.path = append(c.path, int32(i))
 	}
-	c.plan = planContext(path, blobs)
-	// The messages are made again from the lines: what the plan's values
-	// held is let go.
-	for i := range c.plan.msgs {
-		c.plan.msgs[i].v = jsonx.Value{}
+	path := newFilePath(x, c.path)
+	c.plan = planContext(path, &blobResolver{s: x.s})
+	path.countBlobs()
+	if path.err != nil {
+		return nil, path.err
 	}
 	c.Context = c.plan.Context
+	c.MissingBlobs += path.missing
 	c.LeafID = x.ID(leaf)
 	return c, nil
 }
 
-// skeletonPath is a streamed build's path: each entry's skeleton kept as
-// its JSON text, parsed again when the rules ask for it, so that the
-// plan of a long session holds a few dozen bytes an entry.
-type skeletonPath struct {
-	entries []*Entry // id and type
-	text    [][]byte
+// filePath is a streamed build's path: each entry's value read and loaded
+// again from its line whenever a rule asks for it (the rules walk the
+// path a few times, mostly in order, so the last one read is kept). A blob an
+// entry references is counted missing the first time the entry is read,
+// as BuildContext counts it when it loads the path; the rules read no
+// image data, so none is kept.
+type filePath struct {
+	x       *Index
+	idx     []int32 // the path's index entries
+	visited []bool
+	missing int
+	store   *blobResolver // the session's blob store
+	last    int
+	step    step
+	err     error // the first line that could not be read again
 }
 
-func (p *skeletonPath) add(e *Entry, v jsonx.Value) {
-	p.entries = append(p.entries, &Entry{ID: e.ID, Type: e.Type})
-	p.text = append(p.text, v.JSON())
+func newFilePath(x *Index, idx []int32) *filePath {
+	return &filePath{x: x, idx: idx, visited: make([]bool, len(idx)), store: &blobResolver{s: x.s}, last: -1}
 }
 
-func (p *skeletonPath) Len() int { return len(p.entries) }
+// countBlobs counts the missing blobs of the entries no rule read, as
+// BuildContext counts those of every entry on the path. A line that
+// cannot name a blob (no reference in it, and no escape that could spell
+// one) is not parsed.
+func (p *filePath) countBlobs() {
+	var buf []byte
+	for i := range p.idx {
+		if p.visited[i] || p.err != nil {
+			continue
+		}
+		raw, err := p.x.AppendRaw(buf[:0], int(p.idx[i]))
+		if err != nil {
+			p.err = err
+			return
+		}
+		buf = raw
+		if mayNameBlob(raw) {
+			p.At(i)
+		}
+	}
+}
 
-func (p *skeletonPath) At(i int) step {
-	v, _ := jsonx.Parse(p.text[i]) // its own encoding: it parses
-	return step{p.entries[i], v}
+func (p *filePath) Len() int          { return len(p.idx) }
+func (p *filePath) Type(i int) string { return p.x.Type(int(p.idx[i])) }
+
+func (p *filePath) At(i int) step {
+	if i == p.last {
+		return p.step
+	}
+	first := !p.visited[i]
+	p.visited[i] = true
+	blobs := &blobResolver{s: p.x.s, get: func(ref string) ([]byte, error) {
+		if !first {
+			return nil, nil // counted the first time
+		}
+		_, err := p.store.blobs().getUnchecked(ref)
+		return nil, err
+	}}
+	// A fresh buffer each time: a value's text aliases the line it was
+	// parsed from, and the rules hold values across reads.
+	var buf []byte
+	e, v, ok, err := p.x.loadStep(int(p.idx[i]), &buf, blobs)
+	if err == nil && !ok {
+		err = fmt.Errorf("%s: line %d is no longer JSON: the file changed while it was read", p.x.Path(), p.x.Line(int(p.idx[i])))
+	}
+	if err != nil {
+		if p.err == nil {
+			p.err = err
+		}
+		return step{&Entry{}, jsonx.Value{}}
+	}
+	p.missing += blobs.missing
+	p.last, p.step = i, step{e, v}
+	return p.step
 }
 
 // loadStep reads entry i's line and loads it as omp does (Store.loadStep).
@@ -124,8 +176,13 @@ func (x *Index) loadStep(i int, buf *[]byte, blobs *blobResolver) (*Entry, jsonx
 	}
 	*buf = raw
 	e := &Entry{Type: x.Type(i), ID: x.ID(i), ParentID: x.ParentID(i), raw: raw, line: x.Line(i)}
+	if x.s.version < 2 && e.Type == TypeCompaction {
+		// The v1 migration reads the kept entry the compaction's body
+		// resolves (migrateV1); its body decodes as a load decodes it.
+		decodeEntry(e, x.recs[i].kept(), x.s.version)
+	}
 	v, ok := x.s.loadStep(e, blobs)
-	e.raw = nil // the value holds what is needed; the buffer is reused
+	e.raw = nil // the value holds what is needed
 	return e, v, ok, nil
 }
 
@@ -149,22 +206,24 @@ func (c *ContextReader) Each(fn func(m *ai.Message) error) error {
 		}
 		return nil
 	}
+	return c.each(c.plan.msgs, fn)
+}
+
+// each reads, makes and decodes the planned messages msgs.
+func (c *ContextReader) each(msgs []planMsg, fn func(m *ai.Message) error) error {
 	blobs := &blobResolver{s: c.x.s}
-	var buf []byte
-	for _, pm := range c.plan.msgs {
-		v := pm.v
-		if pm.src >= 0 {
-			_, entry, _, err := c.x.loadStep(c.path[pm.src], &buf, blobs)
-			if err != nil {
-				return err
-			}
-			v = pm.make(entry)
-			if pm.strip {
-				v, _ = stripBlocks(v, c.plan.paired)
-			}
+	for _, pm := range msgs {
+		// A fresh buffer for each: the message shares its line's bytes.
+		var buf []byte
+		_, entry, ok, err := c.x.loadStep(int(c.path[pm.src]), &buf, blobs)
+		if err == nil && !ok {
+			err = fmt.Errorf("%s: line %d is no longer JSON: the file changed while it was read", c.x.Path(), c.x.Line(int(c.path[pm.src])))
+		}
+		if err != nil {
+			return err
 		}
 		var m ai.Message
-		m.DecodeJS(v)
+		m.DecodeJS(c.plan.message(pm, entry, blobs))
 		if err := fn(&m); err != nil {
 			return err
 		}
@@ -173,13 +232,21 @@ func (c *ContextReader) Each(fn func(m *ai.Message) error) error {
 }
 
 // Tokens approximates the context's size as BuildContext's Tokens does.
-// For a streamed context it reads every message once.
+// For a streamed context it reads the messages from the last that reports
+// usage (the estimate starts again there).
 func (c *ContextReader) Tokens() (int64, error) {
 	if c.store != nil {
 		return c.Context.Tokens, nil
 	}
+	from := 0
+	for i := len(c.plan.msgs) - 1; i >= 0; i-- {
+		if c.plan.msgs[i].f.usage {
+			from = i
+			break
+		}
+	}
 	var t tokenCount
-	err := c.Each(func(m *ai.Message) error { t.add(m); return nil })
+	err := c.each(c.plan.msgs[from:], func(m *ai.Message) error { t.add(m); return nil })
 	return t.total(), err
 }
 
@@ -217,133 +284,6 @@ func (c *ContextReader) Malformed() int {
 
 func (c *ContextReader) Streamed() bool { return c.x != nil }
 
-// skeleton is an entry's value with only what omp's context rules read of
-// it, detached from its line: a message entry keeps its role, provider,
-// model, stop reason, tool call id, custom type and attribution, and of
-// its content the tool calls' ids and a stand-in for everything else
-// (whether a block of text, thinking or redacted thinking was there),
-// with retryRecovery set where entryMessage would drop the message; a
-// custom_message keeps its type, attribution and the kind of its
-// content; a branch summary whether it has one. Compactions and context
-// notebooks (few, and read in full by the rules) are kept whole, other
-// entries with their long strings cut to stand-ins. The messages are made
-// again from the lines.
-func skeleton(v jsonx.Value) jsonx.Value {
-	pick := func(from jsonx.Value, names ...string) []jsonx.Member {
-		var out []jsonx.Member
-		for _, n := range names {
-			if x := from.Get(n); x.Defined() {
-				out = append(out, jsonx.Member{Name: n, Value: x.Detach()})
-			}
-		}
-		return out
-	}
-	envelope := pick(v, "type", "id", "timestamp")
-	switch t := v.Get("type"); {
-	case t.Is(TypeCompaction), t.Is(TypeCustom) && v.Get("customType").Is(customContextNotes):
-		return v.Detach()
-	case t.Is(TypeMessage):
-		m := v.Get("message")
-		if !m.Defined() {
-			return jsonx.ObjectOf(envelope...)
-		}
-		sk := pick(m, "role", "provider", "model", "stopReason", "toolCallId", "customType", "attribution")
-		if m.Get("role").Is("assistant") && !entryMessage(v).Defined() {
-			sk = append(sk, jsonx.Member{Name: "retryRecovery", Value: jsonx.BoolValue(true)})
-		}
-		switch c := m.Get("content"); c.Kind() {
-		case jsonx.Array:
-			var blocks []jsonx.Value
-			other, redacted := false, false
-			for _, b := range c.Items() {
-				switch {
-				case b.Get("type").Is(ai.BlockToolCall):
-					blocks = append(blocks, jsonx.ObjectOf(pick(b, "type", "id")...))
-				case b.Get("type").Is(ai.BlockRedactedThinking):
-					redacted = true
-				default:
-					other = true
-				}
-			}
-			// Stand-ins that are content to isEmptyErrorTurn: a turn it
-			// finds empty has retryRecovery set above.
-			if other {
-				blocks = append(blocks, jsonx.ObjectOf(jsonx.Member{Name: "type", Value: jsonx.Str(ai.BlockText)},
-					jsonx.Member{Name: "text", Value: jsonx.Str("…")}))
-			}
-			if redacted {
-				blocks = append(blocks, jsonx.ObjectOf(jsonx.Member{Name: "type", Value: jsonx.Str(ai.BlockRedactedThinking)},
-					jsonx.Member{Name: "data", Value: jsonx.Str("…")}))
-			}
-			sk = append(sk, jsonx.Member{Name: "content", Value: jsonx.ArrayOf(blocks...)})
-		case jsonx.Undefined:
-		default:
-			sk = append(sk, jsonx.Member{Name: "content", Value: standIn(c)})
-		}
-		return jsonx.ObjectOf(append(envelope, jsonx.Member{Name: "message", Value: jsonx.ObjectOf(sk...)})...)
-	case t.Is(TypeCustomMessage):
-		sk := append(envelope, pick(v, "customType", "attribution", "display")...)
-		if c := v.Get("content"); c.Defined() {
-			sk = append(sk, jsonx.Member{Name: "content", Value: standIn(c)})
-		}
-		return jsonx.ObjectOf(sk...)
-	case t.Is(TypeBranchSummary):
-		sk := append(envelope, pick(v, "fromId")...)
-		if sum := v.Get("summary"); sum.Defined() {
-			sk = append(sk, jsonx.Member{Name: "summary", Value: standIn(sum)})
-		}
-		return jsonx.ObjectOf(sk...)
-	}
-	return cutStrings(v)
-}
-
-// standIn is a value's stand-in in a skeleton: of its kind, with its
-// truthiness (an empty string stays empty), and without its content.
-func standIn(v jsonx.Value) jsonx.Value {
-	switch v.Kind() {
-	case jsonx.String:
-		if v.String() == "" {
-			return jsonx.Str("")
-		}
-		return jsonx.Str("…")
-	case jsonx.Array:
-		return jsonx.ArrayOf()
-	case jsonx.Object:
-		return jsonx.ObjectOf()
-	}
-	return v.Detach()
-}
-
-// skeletonString is the longest string an entry of another kind keeps in
-// its skeleton.
-const skeletonString = 256
-
-// cutStrings is v detached, its strings over skeletonString bytes cut to
-// stand-ins (blob references kept).
-func cutStrings(v jsonx.Value) jsonx.Value {
-	switch v.Kind() {
-	case jsonx.String:
-		if s := v.String(); len(s) > skeletonString && !IsBlobRef(s) {
-			return standIn(v)
-		}
-	case jsonx.Array:
-		items := v.Items()
-		out := make([]jsonx.Value, len(items))
-		for i, x := range items {
-			out[i] = cutStrings(x)
-		}
-		return jsonx.ArrayOf(out...)
-	case jsonx.Object:
-		ms := v.Members()
-		out := make([]jsonx.Member, len(ms))
-		for i, m := range ms {
-			out[i] = jsonx.Member{Name: m.Name, Value: cutStrings(m.Value)}
-		}
-		return jsonx.ObjectOf(out...)
-	}
-	return v.Detach()
-}
-
 // tokenCount is estimateTokens forward: the usage the last assistant turn
 // reported, plus four characters a token after it.
 type tokenCount struct {
@@ -351,7 +291,7 @@ type tokenCount struct {
 }
 
 func (t *tokenCount) add(m *ai.Message) {
-	if m.Role == ai.RoleAssistant && m.Usage != nil && m.StopReason != ai.StopAborted && m.StopReason != ai.StopError {
+	if (&usageProbe{Role: m.Role, Usage: m.Usage, StopReason: m.StopReason}).resets() {
 		u := m.Usage
 		t.usage = u.TotalTokens
 		if t.usage == 0 {

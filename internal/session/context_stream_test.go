@@ -70,6 +70,7 @@ func TestContextStreamEqualsBuild(t *testing.T) {
 	for i := range 3 {
 		files = append(files, uncompacted(t, 400*(i+1)))
 	}
+	files = append(files, v1Compacted(t, gen)...)
 	compared := 0
 	for _, f := range files {
 		s, err := Open(f, nil)
@@ -118,4 +119,34 @@ func TestContextStreamEqualsBuild(t *testing.T) {
 	if compared < 1000 {
 		t.Errorf("only %d files compared", compared)
 	}
+}
+
+// v1Compacted writes v1 files (no ids: omp gives each its position) whose
+// compaction names the kept entry by its index, the first, middle or last
+// entry, or none.
+func v1Compacted(t *testing.T, dir string) []string {
+	var files []string
+	for _, kept := range []int{-1, 1, 3, 5, 7} {
+		var b strings.Builder
+		b.WriteString(`{"type":"session","id":"v1-` + fmt.Sprint(kept) + `","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}` + "\n")
+		for i := range 6 {
+			role := "user"
+			if i%2 == 1 {
+				role = "assistant"
+			}
+			fmt.Fprintf(&b, `{"type":"message","timestamp":"2025-01-01T00:00:0%d.000Z","message":{"role":%q,"content":[{"type":"text","text":"m%d"}],"timestamp":%d}}`+"\n", i, role, i, i)
+		}
+		keptMember := ""
+		if kept >= 0 {
+			keptMember = fmt.Sprintf(`,"firstKeptEntryIndex":%d`, kept)
+		}
+		fmt.Fprintf(&b, `{"type":"compaction","timestamp":"2025-01-01T00:01:00.000Z","summary":"sum","tokensBefore":9%s}`+"\n", keptMember)
+		b.WriteString(`{"type":"message","timestamp":"2025-01-01T00:02:00.000Z","message":{"role":"user","content":"after","timestamp":9}}` + "\n")
+		p := filepath.Join(dir, fmt.Sprintf("v1-%d.jsonl", kept))
+		if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	return files
 }

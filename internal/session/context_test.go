@@ -73,7 +73,7 @@ func TestBuildContextCases(t *testing.T) {
 		{"custom-and-failures.jsonl", "user assistant custom custom user assistant", "f000000a", 0},
 		{"dangling-parent.jsonl", "user assistant", "g0000003", 0},
 		// {"no":"type"} is an entry, as in omp: JSON.parse keeps any object.
-		{"malformed.jsonl", "user assistant", "h0000003", 3},
+		{"malformed.jsonl", "user assistant", "h0000003", 2}, // 42 is an entry to omp: not malformed
 		// A branch marker back past the latest compaction: the path has no
 		// boundary, so the window must keep what it reaches.
 		{"branch-before-compaction.jsonl", "user assistant user", "i0000009", 0},

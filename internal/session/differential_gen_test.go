@@ -313,18 +313,54 @@ func (g *sessionGen) entry() string {
 		o, id = g.custom()
 	case k < 94:
 		o, id = g.envelope(g.pick("title_change", "service_tier_change", "mode_change", "ttsr_injection", "session_init", "model_usage").(string))
-		if o[0].v == "ttsr_injection" {
-			o = append(o, kv{"injectedRules", []any{"rule-a"}}) // omp throws without it
+		switch o[0].v {
+		case "ttsr_injection":
+			// omp iterates the rules: a string is iterable, the rest throw.
+			if rules := g.pick([]any{"rule-a"}, []any{"rule-a"}, []any{"rule-a"}, "ab", nil, 5, obj{}, omitted{}); rules != (omitted{}) {
+				o = append(o, kv{"injectedRules", rules})
+			}
+		case "model_usage":
+			o = append(o, kv{"usage", g.usage()})
 		}
 	case k < 97:
 		o, id = g.envelope(g.pick("future_entry_kind", 12, nil))
 		o = append(o, kv{"payload", obj{{"x", 1}}})
-	default:
+	case k < 99:
 		o, id = g.envelope("message")
 		o = append(o, kv{"message", obj{{"role", "user"}, {"content", "deep"}, {"details", raw(strings.Repeat("[", 3000) + strings.Repeat("]", 3000))}, {"timestamp", 1}}})
+	default:
+		// Shapes omp's loader throws on, and their harmless neighbours.
+		switch g.r.IntN(4) {
+		case 0:
+			g.record(nil)
+			return g.pick("null", " null ", "5", `"s"`, "[null]").(string)
+		case 1:
+			o, id = g.envelope("message")
+			if m := g.pick(nil, omitted{}, 5, "s", obj{}); m != (omitted{}) {
+				o = append(o, kv{"message", m})
+			}
+		default:
+			o, id = g.messageEntryWithID()
+		}
 	}
 	g.record(id)
 	return g.encode(o)
+}
+
+// omitted stands for a member left out.
+type omitted struct{}
+
+// usage is a usage record: mostly omp's, sometimes one omp's loader
+// throws on (truthy, without a cost) or one it passes (falsy, or a cost of
+// any kind but null).
+func (g *sessionGen) usage() any {
+	full := obj{{"input", g.pick(100, 1.0, raw("5e0"), raw("1.5"))}, {"output", 20}, {"cacheRead", 0}, {"cacheWrite", 0},
+		{"totalTokens", g.pick(120, raw("120.0"))}, {"cost", obj{{"input", 0.0003}, {"output", raw("3E-4")}, {"total", 0.0006}}}}
+	if g.p(0.98) {
+		return full
+	}
+	return g.pick(obj{{"input", 1}, {"output", 2}, {"totalTokens", 3}}, obj{{"input", 1}, {"cost", nil}},
+		obj{{"input", 1}, {"cost", 0}}, obj{{"cost", "x"}}, 0, "", "x", 5, true, []any{}, nil)
 }
 
 func (g *sessionGen) record(id any) {
@@ -394,9 +430,12 @@ func (g *sessionGen) message() any {
 		if len(g.toolIDs) > 0 && g.p(0.9) {
 			id = g.toolIDs[g.r.IntN(len(g.toolIDs))]
 		}
-		m := obj{{"role", "toolResult"}, {"toolCallId", id}, {"toolName", "bash"},
+		m := obj{{"role", "toolResult"}, {"toolCallId", id}, {"toolName", g.pick("bash", "bash", "task").(string)},
 			{"content", g.blocks(false)}, {"isError", g.pick(false, true, "false")}, {"timestamp", g.msgTimestamp()}}
 		switch {
+		case m[2].v == "task" && g.p(0.5):
+			// A task's usage counts toward the session's, as an object only.
+			m = append(m, kv{"details", obj{{"usage", g.usage()}}})
 		case g.p(0.15):
 			m = append(m, kv{"details", obj{{"images", []any{g.image()}}}})
 		case g.p(0.1):
@@ -488,8 +527,17 @@ func (g *sessionGen) blocks(assistant bool) []any {
 
 func (g *sessionGen) assistant() obj {
 	var content any = g.blocks(true)
-	if g.p(0.03) {
-		content = g.text() // another writer's string content (never on an errored turn: omp throws there)
+	switch {
+	case g.p(0.03):
+		content = g.text() // another writer's string content
+	case g.p(0.005):
+		// Content omp cannot iterate, or a null block in it.
+		content = g.pick(nil, 5, obj{}, []any{nil}, append([]any{obj{{"type", "text"}, {"text", "ok"}}}, nil))
+	case g.p(0.01):
+		// Blocks isEmptyErrorTurn reads with .trim(), which only a string has.
+		content = []any{g.pick(obj{{"type", "text"}, {"text", 5}}, obj{{"type", "thinking"}},
+			obj{{"type", "thinking"}, {"thinking", ""}, {"thinkingSignature", 7}}, obj{{"type", "redactedThinking"}, {"data", nil}},
+			obj{{"type", "text"}, {"text", "  "}}, obj{{"type", "fallback"}}), obj{{"type", "text"}, {"text", g.pick(nil, "after")}}}
 	}
 	m := obj{{"role", "assistant"}, {"content", content}}
 	if g.p(0.9) {
@@ -503,15 +551,11 @@ func (g *sessionGen) assistant() obj {
 		m = append(m, kv{"model", g.pick("claude-sonnet-4-5", "gpt-5", "", nil)})
 	}
 	if g.p(0.8) {
-		m = append(m, kv{"usage", obj{{"input", g.pick(100, 1.0, raw("5e0"), raw("1.5"))}, {"output", 20}, {"cacheRead", 0}, {"cacheWrite", 0},
-			{"totalTokens", g.pick(120, raw("120.0"))}, {"cost", obj{{"input", 0.0003}, {"output", raw("3E-4")}, {"total", 0.0006}}}}})
+		m = append(m, kv{"usage", g.usage()})
 	}
 	stop := g.pick("stop", "stop", "toolUse", "toolUse", "error", "aborted", "length").(string)
-	if _, isString := content.(string); isString && stop == "error" {
-		stop = "stop"
-	}
 	m = append(m, kv{"stopReason", stop})
-	if _, isString := content.(string); g.p(0.2) && !isString { // omp throws on a Copilot replay with string content
+	if g.p(0.2) {
 		m = append(m, kv{"providerPayload", obj{{"type", g.pick("openaiResponsesHistory", "other").(string)}, {"items", []any{obj{{"k", 1}}}}}})
 	}
 	if g.p(0.05) {
@@ -572,6 +616,21 @@ func (g *sessionGen) compaction() (obj, any) {
 	return o, id
 }
 
+// notesText is a notebook's text: what omp's prompt formatter changes
+// (trailing blanks, blank runs, tables, closing tags, fences, white space
+// JavaScript trims and Go's TrimSpace does not) in a few lines.
+func (g *sessionGen) notesText() string {
+	pieces := []string{"- task: fix", "- next: test", "notes  ", "", "", "after gap", "one line", "  padded  ",
+		"| a | b |", "|---|:--:|", "  | x |  y |", "| sep | - | ", "|:-- | --:|", "| not a row", "|\r|",
+		"</task>", "</Task>", "</ta sk>", "<task>", "  </notes>", "\u3000```", "```go", "  code  ", "~~~",
+		"\u00a0indented", "\u3000", " \t ", "tail\u2028", "\ufeff", "text\r"}
+	var lines []string
+	for range 1 + g.r.IntN(7) {
+		lines = append(lines, pieces[g.r.IntN(len(pieces))])
+	}
+	return strings.Join(lines, "\n")
+}
+
 func (g *sessionGen) customMessage() (obj, any) {
 	o := obj{{"type", "custom_message"}}
 	o = append(o, kv{"customType", g.pick("note", "skill-prompt", "collab-prompt", "prewalk-plan", "interrupted-thinking", "", 5, nil)})
@@ -600,7 +659,7 @@ func (g *sessionGen) custom() (obj, any) {
 		case 2:
 			o = append(o, kv{"data", obj{{"version", 1}, {"text", "x"}, {"extra", true}}})
 		default:
-			o = append(o, kv{"data", obj{{"version", g.pick(1, raw("1.0"))}, {"text", g.pick("- task: fix\n- next: test", "notes  \n\n\n\nafter gap", "one line", "  padded  \n\nblank").(string)}}})
+			o = append(o, kv{"data", obj{{"version", g.pick(1, raw("1.0"))}, {"text", g.notesText()}}})
 		}
 	} else {
 		o = append(o, kv{"customType", g.pick("branch", "state", 3)}, kv{"data", obj{{"to", "x"}}})

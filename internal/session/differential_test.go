@@ -53,6 +53,8 @@ type diffCase struct {
 	// ompRefuses: a slot omp does not accept makes omp refuse the whole
 	// file while xdev reads it (a deliberate difference, docs/interop.md).
 	ompRefuses bool
+	// ompThrew: omp threw opening a file xdev reads (set by diffCases).
+	ompThrew bool
 }
 
 func (c *diffCase) bytes() []byte {
@@ -78,6 +80,13 @@ func runDifferential(t *testing.T, seed uint64, n int) {
 		t.Fatal(err)
 	}
 	failed := diffCases(t, agent, cases)
+	refused := 0
+	for _, c := range cases {
+		if c.ompThrew {
+			refused++
+		}
+	}
+	t.Logf("omp cannot open %d of the %d files that xdev reads; verify flags each, and no other", refused, n)
 	var bad []string
 	for name := range failed {
 		bad = append(bad, name)
@@ -130,6 +139,11 @@ func diffCases(t *testing.T, agent string, cases []*diffCase) map[string][]strin
 		file := filepath.Join(xdevDir, c.name+".jsonl")
 		before, _ := os.ReadFile(file)
 		diffs := compareDiff(file, blobs, views[c.name], c)
+		if v := views[c.name]; v.Error != "" && !c.ompRefuses && len(diffs) == 0 {
+			if _, err := Open(file, &OpenOptions{Blobs: blobs}); err == nil {
+				c.ompThrew = true
+			}
+		}
 		if after, _ := os.ReadFile(file); !bytes.Equal(before, after) {
 			diffs = append(diffs, "xdev changed the file")
 		}
@@ -189,10 +203,17 @@ func compareDiff(file string, blobs *BlobStore, omp ompDiffView, c *diffCase) []
 		if _, err := Open(file, &OpenOptions{Blobs: blobs}); err != nil {
 			return nil // both refuse
 		}
-		return []string{"omp refuses the file, xdev reads it: " + omp.Error}
+		// xdev reads more than omp; verify must say omp cannot.
+		if !verifySaysOmpRefuses(file, blobs) {
+			return []string{"omp refuses the file, xdev reads it, and verify does not say so: " + omp.Error}
+		}
+		return nil
 	}
 	if c.ompRefuses {
 		return []string{"omp read a file with a slot it should refuse"}
+	}
+	if verifySaysOmpRefuses(file, blobs) {
+		diffs = append(diffs, "verify says omp refuses a file omp reads")
 	}
 	for _, full := range []bool{false, true} {
 		s, err := Open(file, &OpenOptions{Full: full, Blobs: blobs})
@@ -242,6 +263,21 @@ func compareDiff(file string, blobs *BlobStore, omp ompDiffView, c *diffCase) []
 		}
 	}
 	return diffs
+}
+
+// verifySaysOmpRefuses reports whether Verify flags the file as one omp
+// cannot open.
+func verifySaysOmpRefuses(file string, blobs *BlobStore) bool {
+	probs, err := Verify(file, &VerifyOptions{Blobs: blobs})
+	if err != nil {
+		return false
+	}
+	for _, p := range probs {
+		if p.Kind == ProblemOmpRefuses {
+			return true
+		}
+	}
+	return false
 }
 
 // shrinkCase removes lines while the file still disagrees: each round

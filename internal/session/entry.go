@@ -31,7 +31,8 @@ type Entry struct {
 }
 
 // Raw returns the line of the entry as it is on disk (no newline), or nil
-// for an entry that has not been written.
+// for an entry that has not been written. The entry's body shares its
+// bytes: the caller must not change them.
 func (e *Entry) Raw() []byte { return e.raw }
 
 // Line returns the 1-based line number the entry was read from, or 0.

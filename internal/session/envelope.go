@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -26,6 +27,12 @@ type envelope struct {
 	// size is the length of the entry's JSON when junk follows it on the
 	// line (see jsonx.ParsePrefix), 0 when the whole line is the entry.
 	size int
+	// fault is what omp's loader throws on in this entry (see ompfault.go).
+	fault ompFault
+	// bogus marks a line that is JSON but not an object (a number, a
+	// string, an array): omp keeps it as an entry without a type, an id or
+	// a parent, which as the last line is the leaf, of an empty context.
+	bogus bool
 	// readsBack marks a compaction whose context reads entries before its
 	// kept one: a notes-backed rollover (the latest user request before
 	// the window) or an OpenAI remote compaction with a replay point
@@ -35,13 +42,22 @@ type envelope struct {
 	readsBack bool
 }
 
-var errNotObject = errors.New("line is not a JSON object")
+// errNullLine is the envelope's error for a line that is JSON null, which
+// omp's loader throws on (see ompfault.go): skipped and counted. Another
+// value that is not an object is an entry (see envelope.bogus).
+var errNullLine = errors.New("line is JSON null, not an object")
 
 // scanner extracts envelopes.
 type scanner struct{}
 
-// knownTypes interns the common type names so the index holds no copies.
-var knownTypes = map[string]string{}
+// knownTypes interns the common type names so the index holds no copies;
+// typeNames gives each a code a record holds in a byte (0: none or
+// another type, whose name the record holds apart).
+var (
+	knownTypes = map[string]string{}
+	typeCodes  = map[string]uint8{}
+	typeNames  = []string{""}
+)
 
 func init() {
 	for _, t := range []string{TypeMessage, TypeModelChange, TypeThinkingLevelChange,
@@ -49,6 +65,8 @@ func init() {
 		TypeCustom, TypeCustomMessage, TypeLabel, TypeTitleChange, TypeTTSRInjection,
 		TypeSessionInit, TypeModeChange, TypeCredentialPin, TypeModelUsage, "session", "title"} {
 		knownTypes[t] = t
+		typeCodes[t] = uint8(len(typeNames))
+		typeNames = append(typeNames, t)
 	}
 }
 
@@ -79,7 +97,7 @@ func tooLongReason(max int) string { return fmt.Sprintf("line longer than %d byt
 // with junk after it on the line is read, as omp reads it (see
 // jsonx.ParsePrefix): size says where it ends.
 func (s *scanner) scan(line []byte) (envelope, error) {
-	var typ, id, parent, msg, model, role, kept, keptIndex, customType, details, preserve, through []byte
+	var typ, id, parent, msg, model, role, kept, keptIndex, customType, details, preserve, through, usage []byte
 	end, err := jsonx.Members(line, func(k, x []byte) {
 		switch string(k) {
 		case "type":
@@ -106,10 +124,20 @@ func (s *scanner) scan(line []byte) (envelope, error) {
 			preserve = x
 		case "providerReplayThroughEntryId":
 			through = x
+		case "usage":
+			usage = x
 		}
 	})
 	if errors.Is(err, jsonx.ErrNotObject) {
-		return envelope{}, errNotObject
+		// Members checked the value that starts the line (junk may follow).
+		if bytes.TrimLeft(line, " \t\r\n")[0] == 'n' {
+			return envelope{}, errNullLine
+		}
+		env := envelope{keptIndex: -1, bogus: true}
+		if !jsonSpace(line[end:]) {
+			env.size = end
+		}
+		return env, nil
 	}
 	if err != nil {
 		return envelope{}, err
@@ -123,6 +151,7 @@ func (s *scanner) scan(line []byte) (envelope, error) {
 	}
 	env.id = IDKey(small(id))
 	env.parentID = parentKey(small(parent))
+	env.fault = ompLoadFault(env.typ, msg, usage)
 	switch env.typ {
 	case TypeMessage:
 		env.assistant = small(memberOf(msg, "role")).Is("assistant")

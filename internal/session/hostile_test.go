@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -118,5 +119,76 @@ func TestSymlinks(t *testing.T) {
 	}
 	if ctx := s.BuildContext(); ctx.MissingBlobs != 2 {
 		t.Errorf("%d blobs missing, want both refused", ctx.MissingBlobs)
+	}
+}
+
+// TestLongLineReadOnce: a 16 MiB line costs its reader about its size in
+// allocations each time it is read, not the doubling copies of a growing
+// buffer, nor copies of its strings: a forward index and a backward
+// windowed Open read it once; a streamed context (the windowed Open that
+// finds it too large, the index, the plan's two reads, the token
+// estimate's and the message's) six times, and nothing more (before: 5,
+// 6 and 17 times).
+func TestLongLineReadOnce(t *testing.T) {
+	if raceEnabled {
+		t.Skip("counts allocations, which the race detector adds to")
+	}
+	const size = 16 << 20
+	text := strings.Repeat("z", size)
+	path := writeFile(t, t.TempDir(), "long.jsonl", testHeader+testUser("00000001", "", "before")+
+		`{"type":"message","id":"00000002","parentId":"00000001","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"assistant","content":[{"type":"text","text":"`+text+`"}],"timestamp":1}}`+"\n")
+	allocated := func(f func()) uint64 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	for _, c := range []struct {
+		name  string
+		times float64
+		read  func() error
+	}{
+		{"index", 1.3, func() error {
+			x, err := OpenIndex(path, nil)
+			if err == nil {
+				x.Close()
+			}
+			return err
+		}},
+		{"open", 1.3, func() error {
+			s, err := Open(path, &OpenOptions{MaxWindowBytes: 1})
+			if !errors.Is(err, ErrWindowTooLarge) {
+				return fmt.Errorf("open past its window: %v", err)
+			}
+			_ = s
+			return nil
+		}},
+		{"streamed context", 6.3, func() error {
+			r, err := ReadContext(path, &OpenOptions{MaxWindowBytes: 1})
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			n := 0
+			err = r.Each(func(m *ai.Message) error {
+				if len(m.Content.Blocks) == 1 && m.Content.Blocks[0].Text == text {
+					n++
+				}
+				return nil
+			})
+			if err == nil && n != 1 {
+				err = fmt.Errorf("the long text came back %d times", n)
+			}
+			return err
+		}},
+	} {
+		var err error
+		if got := allocated(func() { err = c.read() }); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		} else if bound := uint64(c.times * size); got > bound {
+			t.Errorf("%s allocated %.1f times the line (%d MiB), over %.1f", c.name, float64(got)/size, got>>20, c.times)
+		}
 	}
 }

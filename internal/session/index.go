@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sync"
 	"syscall"
 
 	"github.com/xdev/xdev/internal/ai"
@@ -24,10 +25,11 @@ import (
 // skipped as malformed. The index holds the file open until Close; it
 // never writes.
 type Index struct {
-	s    *Store // the preamble, counts and options; no entries
-	f    *os.File
-	recs []record
-	byID map[string]int32 // built on first use
+	s     *Store // the preamble, counts and options; no entries
+	f     *os.File
+	recs  []record
+	byID  idTable // built on first use
+	ahead lineCache
 }
 
 // OpenIndex reads the session file at path into an Index.
@@ -91,7 +93,11 @@ func (x *Index) ID(i int) string { return x.recs[i].id }
 func (x *Index) ParentID(i int) string { return x.recs[i].parentID }
 
 // Type returns the entry type of entry i.
-func (x *Index) Type(i int) string { return x.recs[i].typ }
+func (x *Index) Type(i int) string { return x.recs[i].typeName() }
+
+// LoadFault says what in entry i omp's loader throws on, so that omp
+// cannot open the file at all (see ompfault.go); "" for nothing.
+func (x *Index) LoadFault(i int) string { return string(ompFaults[x.recs[i].fault]) }
 
 // Line returns the 1-based line number of entry i.
 func (x *Index) Line(i int) int { return int(x.recs[i].line) }
@@ -116,10 +122,46 @@ func (x *Index) AppendRaw(dst []byte, i int) ([]byte, error) {
 	r := &x.recs[i]
 	n := len(dst)
 	dst = slices.Grow(dst, int(r.size))[:n+int(r.size)]
-	if _, err := x.f.ReadAt(dst[n:], r.off); err != nil {
+	if err := x.ahead.readAt(x.f, dst[n:], r.off); err != nil {
 		return dst[:n], fmt.Errorf("%s: line %d: %w", x.s.path, r.line, err)
 	}
 	return dst, nil
+}
+
+// lineCache serves an Index's reads of short lines from the last block
+// read: the lines are read mostly in file order, so a block of them costs
+// one read instead of one a line. A long line is read as it is.
+type lineCache struct {
+	mu  sync.Mutex
+	off int64
+	buf []byte
+}
+
+const lineCacheBytes = 64 << 10
+
+func (a *lineCache) readAt(f *os.File, p []byte, off int64) error {
+	if len(p) > lineCacheBytes/4 {
+		_, err := f.ReadAt(p, off)
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if off < a.off || off+int64(len(p)) > a.off+int64(len(a.buf)) {
+		if a.buf == nil {
+			a.buf = make([]byte, lineCacheBytes)
+		}
+		a.buf = a.buf[:cap(a.buf)]
+		m, err := f.ReadAt(a.buf, off)
+		a.off, a.buf = off, a.buf[:m]
+		if m < len(p) {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+	copy(p, a.buf[off-a.off:])
+	return nil
 }
 
 // Entry reads and decodes entry i. An entry of a known type whose body
@@ -131,8 +173,8 @@ func (x *Index) Entry(i int) (*Entry, error) {
 		return nil, err
 	}
 	r := &x.recs[i]
-	e := &Entry{Type: r.typ, ID: r.id, ParentID: r.parentID, raw: raw, line: int(r.line)}
-	if err := decodeEntry(e, r.kept, x.s.version); err != nil {
+	e := &Entry{Type: r.typeName(), ID: r.id, ParentID: r.parentID, raw: raw, line: int(r.line)}
+	if err := decodeEntry(e, r.kept(), x.s.version); err != nil {
 		e.Body = nil
 		return e, fmt.Errorf("%s: line %d: %w", x.s.path, r.line, err)
 	}
@@ -142,14 +184,10 @@ func (x *Index) Entry(i int) (*Entry, error) {
 // Lookup returns the index of the entry with the given id. Of entries
 // that share an id the later one wins, as in omp.
 func (x *Index) Lookup(id string) (int, bool) {
-	if x.byID == nil {
-		x.byID = make(map[string]int32, len(x.recs))
-		for i := range x.recs {
-			x.byID[x.recs[i].id] = int32(i)
-		}
+	if x.byID.slots == nil {
+		x.byID = newIDTable(x.recs)
 	}
-	i, ok := x.byID[id]
-	return int(i), ok
+	return x.byID.lookup(x.recs, id)
 }
 
 // Leaf returns the index of the leaf (the last entry), or -1 when there
@@ -191,7 +229,7 @@ func (x *Index) Labels() map[string]string { return x.labelsOf(allIndexes(len(x.
 func (x *Index) labelsOf(idx []int) map[string]string {
 	m := map[string]string{}
 	for _, i := range idx {
-		if x.recs[i].typ != TypeLabel {
+		if x.recs[i].typeName() != TypeLabel {
 			continue
 		}
 		if e, err := x.Entry(i); err == nil {

@@ -26,15 +26,15 @@ type keepRule struct {
 
 func ruleOf(r *record) keepRule {
 	switch {
-	case r.typ == TypeThinkingLevelChange:
-		return keepRule{key: r.typ}
-	case r.typ == TypeModelChange && r.modelRole != "":
-		return keepRule{key: "model:" + r.modelRole}
+	case r.typeName() == TypeThinkingLevelChange:
+		return keepRule{key: r.typeName()}
+	case r.typeName() == TypeModelChange && r.modelRole() != "":
+		return keepRule{key: "model:" + r.modelRole()}
 	case r.assistant:
 		return keepRule{key: "assistant"}
 	case r.notes:
 		return keepRule{notebook: true}
-	case r.typ == TypeResetBoundary:
+	case r.typeName() == TypeResetBoundary:
 		return keepRule{reset: true}
 	}
 	return keepRule{}

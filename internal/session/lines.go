@@ -23,6 +23,12 @@ type lineReader struct {
 	// first keep bytes, in prefix (reused from line to line).
 	keep   int
 	prefix []byte
+	// at, when the reader is also an io.ReaderAt (a file, a section of
+	// one), reads a line longer than the buffer in one piece once its end
+	// is found, into a slice of its size: appending it piece by piece
+	// would hold up to twice the line, and its copies on the way.
+	at   io.ReaderAt
+	base int64 // the offset of the reader's first byte
 }
 
 type rawLine struct {
@@ -45,7 +51,9 @@ func newLineReaderSize(r io.Reader, off int64, max, size int) *lineReader {
 	if max <= 0 {
 		max = DefaultMaxLineBytes
 	}
-	return &lineReader{r: bufio.NewReaderSize(r, size), max: max, off: off}
+	lr := &lineReader{r: bufio.NewReaderSize(r, size), max: max, off: off, base: off}
+	lr.at, _ = r.(io.ReaderAt)
+	return lr
 }
 
 // next returns the next line, or io.EOF.
@@ -79,6 +87,9 @@ func (lr *lineReader) next() (rawLine, error) {
 			break
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
+			if lr.at != nil && !l.tooLong && len(lr.buf) == len(chunk) {
+				return lr.long(l)
+			}
 			continue
 		}
 		if errors.Is(err, io.EOF) {
@@ -100,6 +111,58 @@ func (lr *lineReader) next() (rawLine, error) {
 	}
 	l.data = bytes.TrimSuffix(l.data, []byte("\n"))
 	l.data = bytes.TrimSuffix(l.data, []byte("\r"))
+	lr.off += l.size
+	lr.lineNum++
+	l.num = lr.lineNum
+	return l, nil
+}
+
+// long reads on the line l whose first buffer's worth has been read: to
+// its end, without holding it, then (when it is not too long) all of it
+// at once from its offset.
+func (lr *lineReader) long(l rawLine) (rawLine, error) {
+	lr.buf = lr.buf[:0]
+	for {
+		chunk, err := lr.r.ReadSlice('\n')
+		l.size += int64(len(chunk))
+		if err == nil {
+			l.eol = true
+			break
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		return l, err
+	}
+	n := l.size
+	if l.eol {
+		n--
+	}
+	read := func(size int64) ([]byte, error) {
+		b := make([]byte, size)
+		if _, err := lr.at.ReadAt(b, l.off-lr.base); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	var err error
+	switch {
+	case l.size > int64(lr.max)+1:
+		l.tooLong = true
+		if lr.keep > 0 {
+			l.data, err = read(min(n, int64(lr.keep)))
+			lr.prefix = l.data
+		}
+	default:
+		l.data, err = read(n)
+		l.data = bytes.TrimSuffix(l.data, []byte("\r"))
+	}
+	if err != nil {
+		return l, err
+	}
 	lr.off += l.size
 	lr.lineNum++
 	l.num = lr.lineNum

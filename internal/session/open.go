@@ -54,17 +54,17 @@ type BadKind string
 
 // The kinds of BadLine.
 const (
-	BadNotJSON   BadKind = "not-json"   // JSON.parse refuses it: a torn write, garbage
-	BadNotObject BadKind = "not-object" // JSON, but not an object: null, a number, an array
-	BadTooLong   BadKind = "too-long"   // longer than OpenOptions.MaxLineBytes; never read whole
+	BadNotJSON BadKind = "not-json" // JSON.parse refuses it: a torn write, garbage
+	BadNull    BadKind = "null"     // JSON null: omp's loader throws on it (see ompfault.go)
+	BadTooLong BadKind = "too-long" // longer than OpenOptions.MaxLineBytes; never read whole
 )
 
 // lineError is the BadLine of a line whose envelope scan (or decode)
 // failed with err.
 func lineError(line int, err error) BadLine {
 	kind := BadNotJSON
-	if errors.Is(err, errNotObject) {
-		kind = BadNotObject
+	if errors.Is(err, errNullLine) {
+		kind = BadNull
 	}
 	return BadLine{Line: line, Kind: kind, Reason: err.Error()}
 }
@@ -92,16 +92,72 @@ type record struct {
 	off      int64
 	size     int32 // line length without newline
 	line     int32
-	typ      string
 	id       string
 	parentID string
-	kept     string // compaction: firstKeptEntryId (resolved for v1)
+	rare     *recordRare // what few entries have; nil for most
+	typ      uint8       // the type's code (typeNames); 0 with rare.typ
+	fault    uint8       // what omp's loader throws on in it (ompFaults)
+	bogus    bool        // see envelope.bogus
 	// assistant marks assistant messages: before an explicit model change,
 	// the latest one names the model.
 	assistant bool
+	notes     bool // see envelope.notes
+	readsBack bool // see envelope.readsBack
+}
+
+// recordRare is what a compaction, a model change or an entry of a type
+// xdev does not know adds to its record: held apart, so that the records
+// of a long chain of messages (an Index holds one an entry) stay small.
+type recordRare struct {
+	typ       string // a type without a code
+	kept      string // compaction: firstKeptEntryId (resolved for v1)
 	modelRole string // see envelope.modelRole
-	notes     bool   // see envelope.notes
-	readsBack bool   // see envelope.readsBack
+}
+
+// newRecord is the record of the entry at off whose envelope is env.
+// near is an id read just before (the previous entry's id reading
+// forward, the next entry's parent reading backward), which an entry's
+// parentId or id usually equals: the string is then shared, not held
+// twice.
+func newRecord(off int64, size, line int, env *envelope, near string) record {
+	r := record{off: off, size: int32(size), line: int32(line), id: env.id, parentID: env.parentID,
+		typ: typeCodes[env.typ], fault: faultCode(env.fault), bogus: env.bogus,
+		assistant: env.assistant, notes: env.notes, readsBack: env.readsBack}
+	if unknown := r.typ == 0 && env.typ != ""; unknown || env.firstKept != "" || env.modelRole != "" {
+		r.rare = &recordRare{kept: env.firstKept, modelRole: env.modelRole}
+		if unknown {
+			r.rare.typ = env.typ
+		}
+	}
+	switch near {
+	case r.parentID:
+		r.parentID = near
+	case r.id:
+		r.id = near
+	}
+	return r
+}
+
+// typeName is the entry's type.
+func (r *record) typeName() string {
+	if r.typ == 0 && r.rare != nil {
+		return r.rare.typ
+	}
+	return typeNames[r.typ]
+}
+
+func (r *record) kept() string {
+	if r.rare == nil {
+		return ""
+	}
+	return r.rare.kept
+}
+
+func (r *record) modelRole() string {
+	if r.rare == nil {
+		return ""
+	}
+	return r.rare.modelRole
 }
 
 // Open reads the session file at path. It never writes to the file.
@@ -226,6 +282,12 @@ func (s *Store) scanFile(f io.Reader) ([]record, error) {
 
 func (s *Store) skip(b BadLine) {
 	s.malformed++
+	if b.Kind == BadNull {
+		if s.nullLines == 0 {
+			s.firstNull = b.Line
+		}
+		s.nullLines++
+	}
 	if len(s.badLines) < maxBadLines {
 		s.badLines = append(s.badLines, b)
 	}
@@ -268,17 +330,17 @@ func (s *Store) chooseWindow(recs []record) []int {
 	start := -1 // position on the path
 	for p := len(path) - 1; p >= 0; p-- {
 		r := &recs[path[p]]
-		if r.typ == TypeResetBoundary {
+		if r.typeName() == TypeResetBoundary {
 			start = p
 			break
 		}
-		if r.typ == TypeCompaction {
+		if r.typeName() == TypeCompaction {
 			if r.readsBack {
 				return allRecords(len(recs))
 			}
 			start = p
 			for q := 0; q < p; q++ {
-				if recs[path[q]].id == r.kept {
+				if recs[path[q]].id == r.kept() {
 					start = q
 					break
 				}
@@ -383,10 +445,10 @@ func (s *Store) decodeRecords(f io.ReaderAt, recs []record, keep []int) error {
 			return fmt.Errorf("%s: line %d: %w", s.path, r.line, err)
 		}
 		e := &Entry{
-			Type: r.typ, ID: r.id, ParentID: r.parentID,
+			Type: r.typeName(), ID: r.id, ParentID: r.parentID,
 			raw: append([]byte(nil), line...), line: int(r.line),
 		}
-		if err := s.decodeEntry(e, r.kept); err != nil {
+		if err := s.decodeEntry(e, r.kept()); err != nil {
 			// Bodies decode whatever JSON.parse accepts, so this line is not
 			// JSON by its rules, though fastjson's lenient envelope pass took
 			// it (raw control characters, unknown escapes): omp skips it. A

@@ -127,7 +127,7 @@ func TestBadInput(t *testing.T) {
 		{"torn last line", testHeader + testUser("00000001", "", "a") + `{"type":"message","id":"0000`, "", 1, 1, true},
 		{"invalid utf-8", testHeader + testUser("00000001", "", "bad \xff\xfe bytes"), "", 1, 0, false},
 		{"NUL bytes", testHeader + "\x00\x00\x00\n" + testUser("00000001", "", "ok"), "", 1, 1, false},
-		{"array and number lines", testHeader + "[1,2]\n7\n" + testUser("00000001", "", "ok"), "", 1, 2, false},
+		{"array and number lines are entries, as omp reads them", testHeader + "[1,2]\n7\n" + testUser("00000001", "", "ok"), "", 1, 0, false},
 		{"deep nesting", testHeader + strings.Repeat("[", 100000) + "\n" + testUser("00000001", "", "ok"), "", 1, 1, false},
 		{"crlf", strings.ReplaceAll(testHeader+testUser("00000001", "", "ok"), "\n", "\r\n"), "", 1, 0, false},
 		{"version 99 loads as is", strings.Replace(testHeader, `"version":3`, `"version":99`, 1) + testUser("00000001", "", "ok"), "", 1, 0, false},

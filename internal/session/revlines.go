@@ -16,20 +16,20 @@ type revLines struct {
 	block int   // bytes read at a time
 	max   int
 
-	// pending is the end of a line whose start lies in earlier blocks,
-	// last part first; pendingLen is its length so far.
-	pending    [][]byte
-	pendingLen int
+	// pendingLen is the length so far of a line whose end lies in blocks
+	// already read and whose start is not yet found: it is read whole from
+	// the file once it is (see flush), never assembled from copies.
+	pendingLen int64
+	pending    bool
 	nls        []int
 }
 
 // lineBatch is one block's worth of lines, with the buffers they point
 // into; Open reads the next batch while it parses this one.
 type lineBatch struct {
-	blk    []byte
-	joined [][]byte // lines assembled from several blocks
-	lines  []revLine
-	err    error
+	blk   []byte
+	lines []revLine
+	err   error
 }
 
 // revLine is one line: its bytes (without the newline or a trailing '\r';
@@ -60,14 +60,17 @@ func newRevLinesSize(f io.ReaderAt, start, end int64, max, block int) *revLines 
 // io.EOF.
 func (r *revLines) batch(b *lineBatch) error {
 	b.lines = b.lines[:0]
-	b.joined = b.joined[:0]
 	if len(b.blk) < r.block {
 		b.blk = make([]byte, r.block)
 	}
 	for len(b.lines) == 0 {
 		if r.lo <= r.start {
-			if r.pendingLen > 0 || len(r.pending) > 0 {
-				b.lines = append(b.lines, r.flush(b, r.start))
+			if r.pending {
+				l, err := r.flush(r.start)
+				if err != nil {
+					return err
+				}
+				b.lines = append(b.lines, l)
 				continue
 			}
 			return io.EOF
@@ -89,62 +92,53 @@ func (r *revLines) batch(b *lineBatch) error {
 			i += j + 1
 		}
 		if len(r.nls) == 0 {
-			r.push(blk)
+			r.push(len(blk))
 			continue
 		}
 		// The block's last line ends in what earlier batches left pending.
 		last := r.nls[len(r.nls)-1]
-		r.push(blk[last+1:])
-		b.lines = append(b.lines, r.flush(b, r.lo+int64(last)+1))
+		if r.pending {
+			r.push(len(blk) - last - 1)
+			l, err := r.flush(r.lo + int64(last) + 1)
+			if err != nil {
+				return err
+			}
+			b.lines = append(b.lines, l)
+		} else {
+			b.lines = append(b.lines, r.line(blk[last+1:], r.lo+int64(last)+1))
+		}
 		for k := len(r.nls) - 1; k > 0; k-- {
 			i, j := r.nls[k-1]+1, r.nls[k]
 			b.lines = append(b.lines, r.line(blk[i:j], r.lo+int64(i)))
 		}
-		r.push(blk[:r.nls[0]])
 		if r.lo == r.start {
-			b.lines = append(b.lines, r.flush(b, r.start))
+			b.lines = append(b.lines, r.line(blk[:r.nls[0]], r.start))
+		} else {
+			r.push(r.nls[0])
 		}
 	}
 	return nil
 }
 
-// push puts part in front of the pending line, copying it: the block is
-// reused.
-func (r *revLines) push(part []byte) {
-	r.pendingLen += len(part)
-	if r.pendingLen > r.max {
-		r.pending = r.pending[:0]
-		return
-	}
-	if len(part) > 0 {
-		// Reuse the buffers of earlier pending lines: no garbage per block.
-		var buf []byte
-		if n := len(r.pending); n < cap(r.pending) {
-			buf = r.pending[:n+1][n][:0]
-		}
-		r.pending = append(r.pending, append(buf, part...))
-	}
+// push counts n more bytes of the line whose start is still to be found.
+func (r *revLines) push(n int) {
+	r.pending = true
+	r.pendingLen += int64(n)
 }
 
-// flush returns the pending line, which starts at off, assembled in a
-// buffer of b.
-func (r *revLines) flush(b *lineBatch, off int64) revLine {
+// flush reads the pending line, which starts at off, into a buffer of its
+// own size (nothing for one longer than max: it is skipped unread).
+func (r *revLines) flush(off int64) (revLine, error) {
 	n := r.pendingLen
-	r.pendingLen = 0
-	if n > r.max {
-		r.pending = r.pending[:0]
-		return revLine{off: off, tooLong: true}
+	r.pending, r.pendingLen = false, 0
+	if n > int64(r.max) {
+		return revLine{off: off, tooLong: true}, nil
 	}
-	var joined []byte
-	if k := len(b.joined); k < cap(b.joined) {
-		joined = b.joined[:k+1][k][:0]
+	data := make([]byte, n)
+	if _, err := r.f.ReadAt(data, off); err != nil {
+		return revLine{}, err
 	}
-	for i := len(r.pending) - 1; i >= 0; i-- {
-		joined = append(joined, r.pending[i]...)
-	}
-	b.joined = append(b.joined, joined)
-	r.pending = r.pending[:0]
-	return r.line(joined, off)
+	return r.line(data, off), nil
 }
 
 func (r *revLines) line(data []byte, off int64) revLine {

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ type forward struct {
 	slot    TitleSlot
 	hasSlot bool
 	skip    func(BadLine)
+	near    string // the last entry's id (see newRecord)
 }
 
 // step reads line l. It returns the line's record and true when the line
@@ -54,6 +56,9 @@ func (fw *forward) step(l rawLine) (record, bool, error) {
 		fw.skip(lineError(l.num, err))
 		return record{}, false, nil
 	}
+	if env.bogus && fw.cur.Version < 2 && bytes.TrimLeft(l.data, " \t\r\n")[0] != '[' {
+		env.fault = faultV1Primitive
+	}
 	if fw.cur.Version < 2 {
 		// v1: no ids; omp re-ids every entry and chains them in file
 		// order. Ours are derived from the position, so they are stable.
@@ -65,11 +70,9 @@ func (fw *forward) step(l rawLine) (record, bool, error) {
 	}
 	fw.cur.Entries++
 	fw.cur.lastID = env.id
-	return record{
-		off: l.off, size: int32(len(env.entryBytes(l.data))), line: int32(l.num),
-		typ: env.typ, id: env.id, parentID: env.parentID, kept: env.firstKept,
-		assistant: env.assistant, modelRole: env.modelRole, notes: env.notes, readsBack: env.readsBack,
-	}, true, nil
+	r := newRecord(l.off, len(env.entryBytes(l.data)), l.num, &env, fw.near)
+	fw.near = r.id
+	return r, true, nil
 }
 
 // Cursor is where a forward read of a session file stopped: the start of
@@ -184,9 +187,9 @@ func ReadFromReader(name string, r io.ReaderAt, size int64, c Cursor, opts *Open
 			}
 		}
 		if ok {
-			e := &Entry{Type: rec.typ, ID: rec.id, ParentID: rec.parentID, raw: append([]byte(nil), l.data[:rec.size]...), line: l.num}
+			e := &Entry{Type: rec.typeName(), ID: rec.id, ParentID: rec.parentID, raw: append([]byte(nil), l.data[:rec.size]...), line: l.num}
 			r := Read{Entry: e, Offset: rec.off, Size: int(rec.size), Line: l.num}
-			if err := decodeEntry(e, rec.kept, fw.cur.Version); err != nil {
+			if err := decodeEntry(e, rec.kept(), fw.cur.Version); err != nil {
 				e.Body = nil
 				r.Err = fmt.Errorf("%s: line %d: %w", path, l.num, err)
 			}

@@ -314,9 +314,10 @@ func formatFrameBytes(n float64) string {
 // plainArchiveText is snapcompact's toPlainText: dim toggles dropped, the
 // newline glyph printed as a newline.
 func plainArchiveText(s string) string {
-	s = strings.NewReplacer("\u000e", "", "\u000f", "").Replace(s)
-	return strings.ReplaceAll(s, snapcompactNewlineGlyph, "\n")
+	return archiveText.Replace(s)
 }
+
+var archiveText = strings.NewReplacer("\u000e", "", "\u000f", "", snapcompactNewlineGlyph, "\n")
 
 // jsSpace is JavaScript's \s (without the u flag) as a Go class body.
 const jsSpace = `\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}`

@@ -46,10 +46,13 @@ type window struct {
 }
 
 // diag is what a load skipped: malformed counts every skipped line,
-// badLines describes the first maxBadLines of them.
+// badLines describes the first maxBadLines of them; nullLines counts the
+// lines that are JSON null (omp's loader throws on the first, firstNull).
 type diag struct {
 	malformed int
 	badLines  []BadLine
+	nullLines int
+	firstNull int
 	tornTail  bool
 	stats     WindowStats
 }
@@ -177,7 +180,8 @@ func (s *Store) decodeEntry(e *Entry, kept string) error {
 // as omp reads it: JSON.parse, then whatever fields have the expected
 // types (see jsonx.Decode). Only a line that is not JSON fails.
 func decodeEntry(e *Entry, kept string, version int) error {
-	v, err := jsonx.Parse(e.raw)
+	// The entry's line is its own and never changes: the body shares it.
+	v, err := jsonx.ParseOwned(e.raw)
 	if err != nil {
 		return err
 	}

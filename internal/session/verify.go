@@ -58,6 +58,7 @@ const (
 	ProblemBadBlob        ProblemKind = "bad-blob-ref"    // an image ref that is not a valid blob ref
 	ProblemSymlink        ProblemKind = "symlink"         // a session path that is a symlink; never followed in a data dir walk
 	ProblemLeftover       ProblemKind = "leftover"        // a temp file or lockfile a killed writer left; --repair removes it
+	ProblemOmpRefuses     ProblemKind = "omp-refuses"     // omp throws on an entry xdev reads, so it cannot resume the file (see ompfault.go)
 )
 
 // VerifyOptions tune Verify. The zero value is ready to use.
@@ -137,38 +138,82 @@ func Verify(path string, opts *VerifyOptions) ([]Problem, error) {
 			}
 		}
 	}
-	// Bodies: every entry decoded, one at a time.
+	// Blob references: in a message's text (handed to the model as text),
+	// and wherever omp resolves them (any entry type). A line that cannot
+	// name one is not parsed: a long session costs its reads, not its
+	// decoding.
 	blobs := opts.Blobs
 	if blobs == nil {
 		blobs = x.s.blobStore()
 	}
+	var buf []byte
 	for i := range x.Len() {
-		if x.Type(i) != TypeMessage {
+		raw, err := x.AppendRaw(buf[:0], i)
+		if err != nil {
+			return nil, err
+		}
+		buf = raw
+		if !mayNameBlob(raw) {
 			continue
 		}
-		e, err := x.Entry(i)
-		if err != nil {
-			return nil, err
+		if x.Type(i) == TypeMessage {
+			e, err := x.Entry(i)
+			if err != nil {
+				return nil, err
+			}
+			if m := e.Message(); m != nil {
+				verifyTextRefs(m, e.line, add)
+			}
 		}
-		if m := e.Message(); m != nil {
-			verifyTextRefs(m, e.line, add)
-		}
+		verifyBlobs(raw, x.Line(i), blobs, add)
 	}
-	// Blob references, wherever omp resolves them (any entry type).
-	for i := range x.Len() {
-		raw, err := x.Raw(i)
-		if err != nil {
-			return nil, err
-		}
-		if bytes.Contains(raw, []byte(BlobRefPrefix)) {
-			verifyBlobs(raw, x.Line(i), blobs, add)
-		}
-	}
+	verifyOmpOpens(x, add)
 	if more := x.Malformed() - listed; more > 0 {
 		add(0, ProblemMalformed, fmt.Sprintf("%d more bad lines not listed", more), "drop them")
 	}
 	sortProblems(probs)
 	return probs, nil
+}
+
+// verifyOmpOpens reports what omp throws on as it opens the file and
+// rebuilds the context at its leaf: one problem for the first entry of
+// each kind of fault, with how many more there are.
+func verifyOmpOpens(x *Index, add func(line int, kind ProblemKind, detail, repair string)) {
+	const cannot = ": omp throws on it, so it cannot resume the file"
+	more := func(n int) string {
+		if n > 1 {
+			return fmt.Sprintf(" (and %d more such lines)", n-1)
+		}
+		return ""
+	}
+	if n := x.s.nullLines; n > 0 {
+		add(x.s.firstNull, ProblemOmpRefuses, string(faultNullLine)+cannot+more(n), "drop the line (the original keeps it)")
+	}
+	first, count := map[string]int{}, map[string]int{}
+	var order []string
+	for i := range x.Len() {
+		f := x.LoadFault(i)
+		if f == "" {
+			continue
+		}
+		if count[f] == 0 {
+			first[f] = x.Line(i)
+			order = append(order, f)
+		}
+		count[f]++
+	}
+	for _, f := range order {
+		add(first[f], ProblemOmpRefuses, f+cannot+more(count[f]), "")
+	}
+	if c, err := x.readContext(); err == nil && c.OmpRefuses != "" {
+		add(c.OmpRefusesLine, ProblemOmpRefuses, c.OmpRefuses+", on the path to the leaf"+cannot, "")
+	}
+}
+
+// mayNameBlob reports whether a line can hold a blob reference once
+// parsed: it spells one, or has an escape that could spell one.
+func mayNameBlob(raw []byte) bool {
+	return bytes.Contains(raw, []byte(BlobRefPrefix)) || bytes.Contains(raw, []byte(`\u`))
 }
 
 // verifyTextRefs reports blob references in a message's text, which omp
