@@ -3,6 +3,7 @@ package searchtext
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -76,4 +77,32 @@ func FuzzParse(f *testing.F) {
 		}
 
 	})
+}
+
+// TestCutInvalidUTF8 cuts snippets out of texts that are partly or wholly
+// continuation bytes, a match before, inside or after them: the window's
+// ends back up to a rune start and never past each other (a text of
+// continuation bytes alone once backed up to index -1).
+func TestCutInvalidUTF8(t *testing.T) {
+	p, err := Parse("lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, junk := range []string{"\x80", "\xa4", "\xbf\x80", "\xe2\x82"} {
+		for n := 0; n <= 2*SnippetBytes; n += 7 {
+			bad := strings.Repeat(junk, n)
+			for _, text := range []string{bad, bad + " lock", "lock " + bad, bad + " lock " + bad, "é" + bad} {
+				s, marks := Cut(text, p.Highlights())
+				// A stray byte shows as U+FFFD, one rune for one byte.
+				if !utf8.ValidString(s) || utf8.RuneCountInString(s) > SnippetBytes+1 {
+					t.Fatalf("%d×%q: snippet %q", n, junk, s)
+				}
+				for _, m := range marks {
+					if s[m[0]:m[1]] != "lock" {
+						t.Fatalf("%d×%q: mark %q", n, junk, s[m[0]:m[1]])
+					}
+				}
+			}
+		}
+	}
 }

@@ -96,7 +96,9 @@ func Cut(text string, phrases []Phrase) (string, [][2]int) {
 		}
 	}
 	to := min(len(text), from+SnippetBytes)
-	for to < len(text) && !utf8.RuneStart(text[to]) {
+	// End before a rune that would be cut, never before the start: a
+	// text of continuation bytes alone has no rune start to back up to.
+	for to > from && to < len(text) && !utf8.RuneStart(text[to]) {
 		to--
 	}
 	window := text[from:to]
