@@ -21,6 +21,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -327,8 +329,12 @@ func (g *gen) plain(n int) string {
 	return b.String()
 }
 
+// title is a word, capitalized by its first character (not byte: the
+// words are not all ASCII), and some prose.
 func (g *gen) title() string {
-	return strings.ToUpper(words[g.r.IntN(len(words))][:1]) + words[g.r.IntN(len(words))][1:] + " " + g.prose(20)
+	w := words[g.r.IntN(len(words))]
+	r, n := utf8.DecodeRuneInString(w)
+	return string(unicode.ToUpper(r)) + w[n:] + " " + g.prose(20)
 }
 
 func (g *gen) hex(n int) string {

@@ -5,9 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"flag"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/xdev/xdev/internal/session"
 )
@@ -175,5 +180,29 @@ func TestTailSeed(t *testing.T) {
 	}
 	if texts[0] != texts[1] || len(texts[0]) < 1000 {
 		t.Errorf("the windows differ (%d and %d bytes of text)", len(texts[0]), len(texts[1]))
+	}
+}
+
+// TestTitlesAreText: every title the generator writes is valid UTF-8
+// without a replacement character, and starts with one of its words,
+// capitalized: the words are not all ASCII, and a cut by bytes would
+// split a character (issue 22).
+func TestTitlesAreText(t *testing.T) {
+	for seed := range uint64(300) {
+		g := &gen{r: rand.New(rand.NewPCG(seed, 0x5eed))}
+		for range 20 {
+			title := g.title()
+			if !utf8.ValidString(title) || strings.ContainsRune(title, utf8.RuneError) {
+				t.Fatalf("seed %d: title %q is not text", seed, title)
+			}
+			first, _, _ := strings.Cut(title, " ")
+			r, n := utf8.DecodeRuneInString(first)
+			if !slices.ContainsFunc(words, func(w string) bool {
+				wr, wn := utf8.DecodeRuneInString(w)
+				return unicode.ToUpper(wr) == r && w[wn:] == first[n:]
+			}) {
+				t.Fatalf("seed %d: title %q does not start with a word", seed, title)
+			}
+		}
 	}
 }
