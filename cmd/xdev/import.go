@@ -3,12 +3,13 @@ package main
 import (
 	"flag"
 	"fmt"
+	"path/filepath"
 
 	"github.com/xdev/xdev/internal/foreign"
 )
 
 var importCommand = &command{
-	name: "import", args: "[--omp] [--again] [--json] SESSION",
+	name: "import", args: "[--omp] [--again] [--cwd DIR] [--json] SESSION",
 	summary: "Import a Claude Code or Codex session so omp and xdev continue it",
 	example: `  xdev import ~/.claude/projects/-work-app/1af7fc5e-….jsonl
   xdev import 1af7fc5e              an id (or prefix) of a Claude Code or Codex session
@@ -22,6 +23,7 @@ type importOptions struct {
 	store   *storeFlags
 	sources *sourceFlags
 	again   bool
+	cwd     string
 	asJSON  bool
 	args    []string
 }
@@ -30,6 +32,7 @@ func (o *importOptions) define(fs *flag.FlagSet) {
 	o.store = addStoreFlags(fs)
 	o.sources = addSourceFlags(fs)
 	fs.BoolVar(&o.again, "again", false, "import even if the session was imported before")
+	fs.StringVar(&o.cwd, "cwd", "", "the session's working `directory`, when the transcript names none")
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 }
 
@@ -60,8 +63,27 @@ func (o *importOptions) run(e *env) error {
 		}
 	}
 	skipped := 0
+	cwd := ""
+	if o.cwd != "" {
+		if cwd, err = filepath.Abs(o.cwd); err != nil {
+			return err
+		}
+	}
 	counted := func(begin func(*foreign.Converted) error, emit func(string, []byte) error) error {
-		return conv(func(c *foreign.Converted) error { skipped = c.Skipped; return begin(c) }, emit)
+		return conv(func(c *foreign.Converted) error {
+			skipped = c.Skipped
+			// A session lives under its directory's project: one the
+			// transcript does not name (a file outside Claude's projects
+			// directory, no record with a cwd) is given or refused, never
+			// made up from a directory's name.
+			switch {
+			case !filepath.IsAbs(c.Cwd) && cwd == "":
+				return fmt.Errorf("%s names no working directory (no record has a cwd, and it is not in a projects directory): --cwd DIR says which", s.Path)
+			case !filepath.IsAbs(c.Cwd):
+				c.Cwd = cwd
+			}
+			return begin(c)
+		}, emit)
 	}
 	path, newID, err := foreign.ImportStream(dir, src, counted)
 	if err != nil {

@@ -131,7 +131,16 @@ func resolveReadable(store *storeFlags, sources *sourceFlags, arg string) (reada
 	}
 	r.cleanup = func() { os.RemoveAll(tmp) }
 	counted := func(begin func(*foreign.Converted) error, emit func(string, []byte) error) error {
-		return conv(func(c *foreign.Converted) error { r.skipped = c.Skipped; return begin(c) }, emit)
+		return conv(func(c *foreign.Converted) error {
+			r.skipped = c.Skipped
+			if !filepath.IsAbs(c.Cwd) {
+				// A transcript that names no directory (outside Claude's
+				// projects dir, no record with a cwd) reads as started in
+				// its own; an import asks (--cwd).
+				c.Cwd = filepath.Dir(ref.Path)
+			}
+			return begin(c)
+		}, emit)
 	}
 	if r.path, _, err = foreign.ImportStream(tmp, ref.Foreign.Provenance(), counted); err != nil {
 		r.cleanup()

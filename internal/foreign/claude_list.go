@@ -158,7 +158,16 @@ func ListClaude(root string, subagents bool) ([]Session, error) {
 // ClaudeSessionAt describes the transcript at path as a listing of root
 // would, whether or not it lies under root.
 func ClaudeSessionAt(root, path string) (Session, error) {
-	s, ok := claudeListed(path, claudeProjectCwd(filepath.Base(filepath.Dir(path)), claudeRegistered(root)), readClaudeHistory(root))
+	// The project directory's name stands for the cwd only inside
+	// Claude's projects directory: elsewhere a directory is named anyhow,
+	// and the cwd is what the records say, or nothing.
+	projectCwd := ""
+	if rel, err := filepath.Rel(filepath.Join(root, "projects"), path); err == nil && filepath.IsLocal(rel) {
+		if name, _, ok := strings.Cut(filepath.ToSlash(rel), "/"); ok {
+			projectCwd = claudeProjectCwd(name, claudeRegistered(root))
+		}
+	}
+	s, ok := claudeListed(path, projectCwd, readClaudeHistory(root))
 	if !ok {
 		_, err := os.Stat(path)
 		return Session{}, err

@@ -51,6 +51,10 @@ func Import(dataDir string, c *Converted, src Provenance) (path, id string, err 
 	})
 }
 
+// ErrNoCwd is ImportStream's error for a session whose working directory
+// is not known as an absolute path.
+var ErrNoCwd = errors.New("the session names no working directory")
+
 // A Stream converts one session: it passes the session's cwd and title to
 // begin, then each entry, with its id, to emit (StreamClaude, StreamCodex).
 type Stream func(begin func(*Converted) error, emit func(id string, entry []byte) error) error
@@ -63,6 +67,11 @@ func ImportStream(dataDir string, src Provenance, conv Stream) (path, id string,
 	// learns; the new file is written beside it and linked into place.
 	err = writeSession(func(c *Converted) (string, string, error) {
 		cwd = c.Cwd
+		if !filepath.IsAbs(cwd) {
+			// The project comes from the cwd: one made up of a
+			// directory's name would put the session anywhere.
+			return "", "", fmt.Errorf("%w (%q)", ErrNoCwd, cwd)
+		}
 		path, id, err = session.NewSessionPath(dataDir, cwd)
 		return path, id, err
 	}, false, session.NewBlobStore(session.BlobsDir(dataDir)), src, conv)
