@@ -121,6 +121,12 @@ type OmpRow struct {
 	ID, Cwd, ParentSession string
 	Created                time.Time
 	Err                    error // the content does not start with a session header
+
+	// Listing is what Rows reads of the content's head and tail, by the
+	// rules a local listing reads a file by (session.Describe); a
+	// subagent's transcript is known by its place too, in the directory
+	// named like its parent's row (session.SubagentPath).
+	Listing session.SessionInfo
 }
 
 // Rows lists the table's session files (rows whose path ends in .jsonl),
@@ -132,7 +138,7 @@ func (o *OmpTable) Rows(ctx context.Context) ([]*OmpRow, error) {
 
 func (o *OmpTable) rows(ctx context.Context, where string, args ...any) ([]*OmpRow, error) {
 	rows, err := o.db.pool.Query(ctx, `SELECT path, octet_length(content), mtime_ms, coalesce(title, ''), coalesce(title_source, ''),
-	coalesce(title_updated_at, ''), left(content, 16384) FROM `+o.table+` `+where+` ORDER BY mtime_ms DESC, path`, args...)
+	coalesce(title_updated_at, ''), left(content, 16384), right(content, `+fmt.Sprint(session.TailBytes)+`) FROM `+o.table+` `+where+` ORDER BY mtime_ms DESC, path`, args...)
 	if err != nil {
 		return nil, o.db.redact(err)
 	}
@@ -140,14 +146,28 @@ func (o *OmpTable) rows(ctx context.Context, where string, args ...any) ([]*OmpR
 	var out []*OmpRow
 	for rows.Next() {
 		r := &OmpRow{}
-		var head string
-		if err := rows.Scan(&r.Path, &r.Size, &r.MtimeMs, &r.Title, &r.TitleSource, &r.TitleUpdatedAt, &head); err != nil {
+		var head, tail string
+		if err := rows.Scan(&r.Path, &r.Size, &r.MtimeMs, &r.Title, &r.TitleSource, &r.TitleUpdatedAt, &head, &tail); err != nil {
 			return nil, o.db.redact(err)
 		}
 		r.readHead([]byte(head))
+		r.Listing = session.Describe(r.Path, []byte(head), []byte(tail), r.Size)
+		r.Listing.Modified = time.UnixMilli(r.MtimeMs)
 		out = append(out, r)
 	}
-	return out, o.db.redact(rows.Err())
+	if err := rows.Err(); err != nil {
+		return nil, o.db.redact(err)
+	}
+	paths := make(map[string]bool, len(out))
+	for _, r := range out {
+		paths[r.Path] = true
+	}
+	for _, r := range out {
+		if dir := path.Dir(r.Path); dir != "." && paths[dir+".jsonl"] {
+			r.Listing.Subagent = true
+		}
+	}
+	return out, nil
 }
 
 // readHead reads the header from the content's head, as the core reader

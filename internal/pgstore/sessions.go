@@ -32,6 +32,12 @@ type Session struct {
 	Size  int64 // bytes stored: the file up to its last complete line
 	Lines int   // lines stored
 
+	// Listing is what List reads of the stored head and tail, by the rules
+	// a local listing reads a file by (session.Describe): the last turn's
+	// status, the first message, a compaction's short summary, the title
+	// a listing falls back on. Find and a search leave it zero.
+	Listing session.SessionInfo
+
 	cursor session.Cursor // where the stored lines end, for an append
 }
 
@@ -51,12 +57,19 @@ const sessionColumns = `key, path, revision, current, id, origin, cwd, title, ti
 // scanSession reads a row of sessionColumns, after the columns lead
 // scans into (a search hit's).
 func scanSession(row pgx.Row, lead ...any) (*Session, error) {
+	return scanSessionThen(row, lead)
+}
+
+// scanSessionThen is scanSession with the columns trail scans into after
+// sessionColumns.
+func scanSessionThen(row pgx.Row, lead []any, trail ...any) (*Session, error) {
 	s := &Session{}
 	var created *time.Time
 	var entries, headerLine, version int
 	var lastID string
-	err := row.Scan(append(lead, &s.Key, &s.Path, &s.Revision, &s.Current, &s.ID, &s.Origin, &s.Cwd, &s.Title, &s.TitleSource,
-		&created, &s.Updated, &s.ParentSession, &s.Subagent, &s.Size, &s.Lines, &entries, &headerLine, &version, &lastID)...)
+	dst := append(lead, &s.Key, &s.Path, &s.Revision, &s.Current, &s.ID, &s.Origin, &s.Cwd, &s.Title, &s.TitleSource,
+		&created, &s.Updated, &s.ParentSession, &s.Subagent, &s.Size, &s.Lines, &entries, &headerLine, &version, &lastID)
+	err := row.Scan(append(dst, trail...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +103,14 @@ func (db *DB) List(ctx context.Context, opts ListOptions) ([]*Session, error) {
 		args = append(args, opts.Cwd)
 		where = append(where, fmt.Sprintf("cwd = $%d", len(args)))
 	}
-	q := `SELECT ` + sessionColumns + ` FROM ` + db.t("sessions")
+	// Each session's first HeadBytes and last TailBytes, as whole lines
+	// (the stored lines are the file's, each followed by its newline).
+	q := `SELECT ` + sessionColumns + `,
+	(SELECT string_agg(l.line || '\x0a'::bytea, ''::bytea ORDER BY l.off) FROM ` + db.t("lines") + ` l
+		WHERE l.session = s.key AND l.off < ` + fmt.Sprint(session.HeadBytes) + `),
+	(SELECT string_agg(l.line || '\x0a'::bytea, ''::bytea ORDER BY l.off) FROM ` + db.t("lines") + ` l
+		WHERE l.session = s.key AND l.off + octet_length(l.line) + 1 > s.size - ` + fmt.Sprint(session.TailBytes) + `)
+	FROM ` + db.t("sessions") + ` s`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -99,7 +119,23 @@ func (db *DB) List(ctx context.Context, opts ListOptions) ([]*Session, error) {
 		args = append(args, opts.Limit)
 		q += fmt.Sprintf(" LIMIT $%d", len(args))
 	}
-	return db.sessions(ctx, q, args...)
+	rows, err := db.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, db.redact(err)
+	}
+	defer rows.Close()
+	var out []*Session
+	for rows.Next() {
+		var head, tail []byte
+		s, err := scanSessionThen(rows, nil, &head, &tail)
+		if err != nil {
+			return nil, db.redact(err)
+		}
+		s.Listing = session.Describe(s.Name(), head, tail, s.Size)
+		s.Listing.Modified, s.Listing.Subagent = s.Updated, s.Listing.Subagent || s.Subagent
+		out = append(out, s)
+	}
+	return out, db.redact(rows.Err())
 }
 
 func (db *DB) sessions(ctx context.Context, q string, args ...any) ([]*Session, error) {

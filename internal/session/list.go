@@ -307,6 +307,12 @@ func describe(c candidate) SessionInfo {
 		info.Err = err
 		return info
 	}
+	info.fill(h, status)
+	return info
+}
+
+// fill sets what a file's head and status say of it.
+func (info *SessionInfo) fill(h head, status Status) {
 	hd := h.header
 	info.ID, info.Cwd, info.ParentSession = hd.ID, hd.Cwd, hd.ParentSession
 	info.FirstMessage, info.ShortSummary, info.Status, info.hasSlot = h.firstMessage, h.shortSummary, status, h.hasSlot
@@ -316,5 +322,22 @@ func describe(c candidate) SessionInfo {
 	if info.TitleSource == TitleSubagent {
 		info.Subagent = true
 	}
+}
+
+// Describe describes a session from its first bytes and its last, by the
+// rules List describes a file by: head is its first HeadBytes or more (or
+// all of it), tail its last TailBytes or more (whole lines ending the
+// session will do), size its length. name is the Path and names it in
+// errors. It is how a session kept elsewhere than in a file (a database's
+// rows) is listed as a file would be; Size, Modified and a subagent's
+// place are the caller's to set.
+func Describe(name string, head, tail []byte, size int64) SessionInfo {
+	info := SessionInfo{Path: name, Size: size}
+	h, err := parseHead(head[:min(len(head), HeadBytes)], len(head) >= HeadBytes, name)
+	if err != nil {
+		info.Err = err
+		return info
+	}
+	info.fill(h, tailStatus(tail[max(0, len(tail)-TailBytes):]))
 	return info
 }
