@@ -54,12 +54,18 @@ func (o *importOptions) run(e *env) error {
 	dir := c.DataDir()
 	src := s.Provenance()
 	if !o.again {
-		prev, err := foreign.Imported(dir, src)
+		prev, ok, err := foreign.Imported(dir, src)
 		if err != nil {
 			return err
 		}
-		if prev != "" {
-			return fmt.Errorf("%s was imported before, as %s (--again imports it again)", s.Path, prev)
+		switch {
+		case ok && prev.SamePath(s.Path):
+			return fmt.Errorf("%s was imported before, as %s (--again imports it again)", s.Path, prev.Path)
+		case ok:
+			// Another file with this session's id: the same rollout
+			// moved or compressed, or a copy that may hold more or less.
+			return fmt.Errorf("%s is %s session %s, which was imported before from another file, %s, as %s (--again imports this file too)",
+				s.Path, ref.Harness.Name(), s.ID, prev.Source.Path, prev.Path)
 		}
 	}
 	skipped := 0

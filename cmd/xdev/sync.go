@@ -130,7 +130,7 @@ func (o *syncOptions) run(e *env) error {
 		failed = st.Failed
 	}
 	for _, f := range failed {
-		out.Failed = append(out.Failed, failedJSON{f.Path, f.Err.Error()})
+		out.Failed = append(out.Failed, failedJSON{f.Path, f.Reason()})
 	}
 	if o.asJSON {
 		if err := writeJSON(e, out); err != nil {
@@ -138,7 +138,7 @@ func (o *syncOptions) run(e *env) error {
 		}
 	} else {
 		for _, f := range failed {
-			fmt.Fprintf(e.stderr, "%s: not synced: %v\n", f.Path, f.Err)
+			fmt.Fprintf(e.stderr, "%s: not synced: %s\n", f.Path, f.Reason())
 		}
 		if out.Push != nil {
 			printPush(e, db.URL(), out.Push)

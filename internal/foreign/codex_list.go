@@ -38,6 +38,9 @@ type CodexSession struct {
 	// FirstMessage is the first prompt typed (a user_message event) in the
 	// first 64 KiB.
 	FirstMessage string
+	// Err says why a file that lies where Codex keeps rollouts could not
+	// be read (a corrupt .zst, say); the other fields are then partial.
+	Err error
 }
 
 // ListCodex lists the rollouts under root as omp's CodexSessionStore.list
@@ -60,7 +63,18 @@ func ListCodex(root string) ([]CodexSession, error) {
 				return nil // an unreadable directory lists nothing, as in omp
 			}
 			if d.Type().IsRegular() && (strings.HasSuffix(path, ".jsonl") || strings.HasSuffix(path, ".jsonl.zst")) {
-				if s, ok := codexListed(path, index); ok {
+				s, ok, err := codexListed(path, index)
+				if err != nil {
+					// A rollout that cannot be read (a corrupt .zst, an
+					// I/O error) is listed with the reason, not left out
+					// as though it were not there.
+					s = CodexSession{CodexInfo: CodexInfo{ID: CodexRolloutID(path)}, Path: path, Err: err}
+					if fi, serr := d.Info(); serr == nil {
+						s.Size, s.Modified = fi.Size(), float64(fi.ModTime().UnixMilli())
+					}
+					ok = true
+				}
+				if ok {
 					s.Archived = r == "archived_sessions"
 					out = append(out, s)
 				}
@@ -81,7 +95,11 @@ func ListCodex(root string) ([]CodexSession, error) {
 // lies under a Codex data dir; a rollout omp would not list (no
 // session_meta, or no cwd) is still described, from its name and times.
 func CodexSessionAt(root, path string) (CodexSession, error) {
-	if s, ok := codexListed(path, codexIndex(root)); ok {
+	s, ok, err := codexListed(path, codexIndex(root))
+	if err != nil {
+		return CodexSession{}, err
+	}
+	if ok {
 		return s, nil
 	}
 	fi, err := os.Stat(path)
@@ -147,15 +165,21 @@ func codexIndex(root string) map[string]codexIndexRow {
 
 // codexListed reads a rollout's first record: omp lists it only if that
 // is a session_meta with a cwd.
-func codexListed(path string, index map[string]codexIndexRow) (CodexSession, bool) {
+func codexListed(path string, index map[string]codexIndexRow) (CodexSession, bool, error) {
 	first, fi, err := firstRecord(path)
-	if err != nil || !first.Get("type").Is("session_meta") || !isRecordValue(first.Get("payload")) {
-		return CodexSession{}, false
+	if errors.Is(err, io.EOF) {
+		return CodexSession{}, false, nil // no object line: not a rollout omp lists
+	}
+	if err != nil {
+		return CodexSession{}, false, err
+	}
+	if !first.Get("type").Is("session_meta") || !isRecordValue(first.Get("payload")) {
+		return CodexSession{}, false, nil
 	}
 	p := first.Get("payload")
 	cwd, ok := stringField(p, "cwd")
 	if !ok {
-		return CodexSession{}, false
+		return CodexSession{}, false, nil
 	}
 	id, ok := textField(p, "id")
 	if !ok {
@@ -174,7 +198,7 @@ func codexListed(path string, index map[string]codexIndexRow) (CodexSession, boo
 		s.Title = row.name
 		s.Modified = truncMillis(codexMillis(jsonx.Str(row.updated), s.Modified))
 	}
-	return s, true
+	return s, true, nil
 }
 
 func truncMillis(ms float64) float64 {

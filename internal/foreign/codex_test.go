@@ -2,6 +2,7 @@ package foreign
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -175,4 +176,93 @@ func TestCodexZstd(t *testing.T) {
 	if _, err := ConvertCodex(bad, CodexInfo{}); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("a damaged zstd rollout: %v", err)
 	}
+}
+
+// TestCodexZstdDamaged damages a compressed rollout every way a disk or a
+// killed copy does (cut at many lengths, bytes flipped at many offsets,
+// the frame replaced by junk) and lists and converts each: every file is
+// in the listing, either as the session it still is or with an error
+// naming it and the decompression; none is left out of the listing, and
+// a conversion that fails says so.
+func TestCodexZstdDamaged(t *testing.T) {
+	plain, err := os.ReadFile("testdata/codex/handmade.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var z bytes.Buffer
+	w, _ := zstd.NewWriter(&z)
+	w.Write(plain)
+	w.Close()
+	good := z.Bytes()
+	var damaged [][]byte
+	for n := 0; n < len(good); n += max(1, len(good)/40) {
+		damaged = append(damaged, good[:n:n])
+	}
+	for off := 0; off < len(good); off += max(1, len(good)/40) {
+		b := bytes.Clone(good)
+		b[off] ^= 0x5a
+		damaged = append(damaged, b)
+	}
+	damaged = append(damaged, []byte("not zstd at all\n"), bytes.Repeat([]byte{0}, 4096))
+	root := t.TempDir()
+	dir := filepath.Join(root, "sessions", "2026", "03", "01")
+	os.MkdirAll(dir, 0o700)
+	for i, b := range damaged {
+		name := fmt.Sprintf("rollout-2026-03-01T10-00-00-019d0000-aaaa-7bbb-8ccc-%012d.jsonl.zst", i)
+		os.WriteFile(filepath.Join(dir, name), b, 0o600)
+	}
+	list, err := ListCodex(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]CodexSession{}
+	for _, s := range list {
+		listed[filepath.Base(s.Path)] = s
+	}
+	failed := 0
+	for i, b := range damaged {
+		name := fmt.Sprintf("rollout-2026-03-01T10-00-00-019d0000-aaaa-7bbb-8ccc-%012d.jsonl.zst", i)
+		path := filepath.Join(dir, name)
+		s, ok := listed[name]
+		if len(b) == 0 {
+			continue // an empty file is no rollout, compressed or not
+		}
+		if !ok {
+			t.Errorf("%d bytes of damaged zstd: left out of the listing", len(b))
+			continue
+		}
+		if s.Err != nil {
+			failed++
+			if !strings.Contains(s.Err.Error(), path) || !strings.Contains(s.Err.Error(), "decompressing zstd") {
+				t.Errorf("listed with the error %q, which does not name the file and the decompression", s.Err)
+			}
+			continue
+		}
+		if _, err := ConvertCodex(path, s.CodexInfo); err != nil && !strings.Contains(err.Error(), "decompressing zstd") {
+			t.Errorf("%s: converting: %v", name, err)
+		}
+	}
+	if failed == 0 {
+		t.Error("no damaged file failed to list: the test damages nothing")
+	}
+	// Cut late: the head lists, the conversion fails and says why.
+	var big bytes.Buffer
+	big.Write(plain[:bytes.IndexByte(plain, '\n')+1])
+	for i := range 20000 {
+		fmt.Fprintf(&big, `{"timestamp":"2026-03-01T10:00:01.000Z","type":"event_msg","payload":{"type":"agent_reasoning","text":"step %d of %x"}}`+"\n", i, i*2654435761)
+	}
+	z.Reset()
+	w.Reset(&z)
+	w.Write(big.Bytes())
+	w.Close()
+	late := filepath.Join(dir, "rollout-2026-03-01T10-00-00-019d0000-aaaa-7bbb-8ccc-999999999999.jsonl.zst")
+	os.WriteFile(late, z.Bytes()[:z.Len()*3/4], 0o600)
+	s, err := CodexSessionAt(root, late)
+	if err != nil || s.Err != nil || s.Cwd != "/work/handmade" {
+		t.Fatalf("a rollout cut late lists as %+v, %v", s, err)
+	}
+	if _, err := ConvertCodex(late, s.CodexInfo); err == nil || !strings.Contains(err.Error(), "decompressing zstd") || !strings.Contains(err.Error(), late) {
+		t.Errorf("converting a rollout cut late: %v", err)
+	}
+	t.Logf("%d damaged rollouts, %d listed with an error", len(damaged), failed)
 }

@@ -177,47 +177,68 @@ func writeTrailer(w io.Writer, title string, meta *Converted, src Provenance, la
 			member("sourcePath", jsonx.Str(src.Path)), member("sourceCwd", jsonx.Str(src.Cwd)))))
 }
 
+// An EarlierImport is an import found in a data dir: the session file
+// it wrote and the source its provenance entry names.
+type EarlierImport struct {
+	Path   string
+	Source Provenance
+}
+
+// SamePath reports whether the earlier import was of the file at path,
+// not another file with the same session id (a truncated copy, or the
+// rollout before Codex compressed it).
+func (im EarlierImport) SamePath(path string) bool { return im.Source.Path == path }
+
 // Imported finds an earlier import of src among dataDir's sessions: the
-// file holding a provenance entry naming src's harness and path (or id).
-// A file is first searched for ImportType's bytes, a read through in
+// file holding a provenance entry naming src's harness and path, else
+// one naming its harness and id (ok is false when there is neither). A
+// file is first searched for ImportType's bytes, a read through in
 // bounded memory; one that holds them is read as every session is read
 // (session.OpenIndex: lines too long to hold skipped and counted, not the
 // end of the file), and its custom entries decoded.
-func Imported(dataDir string, src Provenance) (string, error) {
+func Imported(dataDir string, src Provenance) (im EarlierImport, ok bool, err error) {
 	files, err := session.Files(dataDir)
 	if err != nil {
-		return "", err
+		return EarlierImport{}, false, err
 	}
 	marker := []byte(`"` + ImportType + `"`)
+	var byID EarlierImport
 	for _, f := range files {
-		found, err := holdsImport(f.Path, marker, src)
-		if err != nil {
+		from, found, err := importSource(f.Path, marker, src)
+		if err != nil || !found {
 			continue // unreadable: not an import we can point at
 		}
-		if found {
-			return f.Path, nil
+		if from.Path == src.Path {
+			return EarlierImport{f.Path, from}, true, nil
+		}
+		if byID.Path == "" {
+			byID = EarlierImport{f.Path, from}
 		}
 	}
-	return "", nil
+	return byID, byID.Path != "", nil
 }
 
-func holdsImport(path string, marker []byte, src Provenance) (bool, error) {
+// importSource returns the provenance in the session file at path that
+// names src's harness and its path or id, the one naming its path first.
+func importSource(path string, marker []byte, src Provenance) (Provenance, bool, error) {
 	if ok, err := fileContains(path, marker); err != nil || !ok {
-		return false, err
+		return Provenance{}, false, err
 	}
 	x, err := session.OpenIndex(path, nil)
 	if err != nil {
-		return false, err
+		return Provenance{}, false, err
 	}
 	defer x.Close()
 	var buf []byte
+	var byID Provenance
+	found := false
 	for i := range x.Len() {
 		if x.Type(i) != session.TypeCustom {
 			continue
 		}
 		line, err := x.AppendRaw(buf[:0], i)
 		if err != nil {
-			return false, err
+			return Provenance{}, false, err
 		}
 		buf = line
 		if !bytes.Contains(line, marker) {
@@ -228,11 +249,21 @@ func holdsImport(path string, marker []byte, src Provenance) (bool, error) {
 			continue
 		}
 		d := v.Get("data")
-		if d.Get("source").Is(src.Harness) && (d.Get("sourcePath").Is(src.Path) || src.ID != "" && d.Get("sourceId").Is(src.ID)) {
-			return true, nil
+		if !d.Get("source").Is(src.Harness) {
+			continue
+		}
+		p := Provenance{Harness: src.Harness}
+		p.ID, _ = d.Get("sourceId").Text()
+		p.Path, _ = d.Get("sourcePath").Text()
+		p.Cwd, _ = d.Get("sourceCwd").Text()
+		if p.Path == src.Path {
+			return p, true, nil
+		}
+		if src.ID != "" && p.ID == src.ID && !found {
+			byID, found = p, true
 		}
 	}
-	return false, nil
+	return byID, found, nil
 }
 
 // fileContains reports whether the file at path holds b, reading it a

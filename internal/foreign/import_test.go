@@ -119,13 +119,13 @@ func checkImportResumes(t *testing.T, harness, root string, convert func(src str
 		if _, ok := s.Get("path").Text(); !ok {
 			continue
 		}
-		prev, err := Imported(dataDir, Provenance{Harness: harness, Path: src})
-		if err != nil || prev == "" {
+		prev, ok, err := Imported(dataDir, Provenance{Harness: harness, Path: src})
+		if err != nil || !ok || !prev.SamePath(src) {
 			t.Errorf("the import of %s is not found: %v", src, err)
 		}
 	}
-	if prev, _ := Imported(dataDir, Provenance{Harness: harness, Path: "/elsewhere.jsonl"}); prev != "" {
-		t.Errorf("an import of a source never imported is found: %s", prev)
+	if prev, ok, _ := Imported(dataDir, Provenance{Harness: harness, Path: "/elsewhere.jsonl"}); ok {
+		t.Errorf("an import of a source never imported is found: %s", prev.Path)
 	}
 	if _, err := os.Stat(dataDir); err != nil {
 		t.Fatal(err)
@@ -200,9 +200,9 @@ func TestImportedPastLongLine(t *testing.T) {
 		f.Seek(0, io.SeekEnd)
 		f.WriteString("\n" + prov)
 		f.Close()
-		got, err := Imported(dataDir, src)
-		if err != nil || got != path {
-			t.Errorf("provenance after a line of %d bytes: found %q, %v", long, got, err)
+		got, _, err := Imported(dataDir, src)
+		if err != nil || got.Path != path {
+			t.Errorf("provenance after a line of %d bytes: found %q, %v", long, got.Path, err)
 		}
 	}
 }

@@ -47,6 +47,16 @@ type zstdFile struct {
 	f *os.File
 }
 
+// Read says that an error is the decompression's: "unexpected EOF" alone
+// does not tell a truncated .zst from a torn line.
+func (z zstdFile) Read(p []byte) (int, error) {
+	n, err := z.Decoder.Read(p)
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("decompressing zstd: %w", err)
+	}
+	return n, err
+}
+
 func (z zstdFile) Close() error {
 	z.Decoder.Close()
 	return z.f.Close()

@@ -125,7 +125,7 @@ func (c codexSource) Stream(s Session) Stream {
 
 func codexSession(c CodexSession) Session {
 	return Session{Harness: HarnessCodex, ID: c.ID, Path: c.Path, Cwd: c.Cwd, Title: c.Title, FirstMessage: c.FirstMessage,
-		Created: Time(c.Created), Modified: Time(c.Modified), Size: c.Size, codex: c.CodexInfo}
+		Created: Time(c.Created), Modified: Time(c.Modified), Size: c.Size, Err: c.Err, codex: c.CodexInfo}
 }
 
 // Provenance is what omp records of s in an import of it.

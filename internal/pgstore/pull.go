@@ -168,8 +168,8 @@ func (db *DB) pullOne(ctx context.Context, s *Session, path string, lock session
 	case err != nil:
 		return err
 	case !same:
-		return fmt.Errorf("%s: %w (stored %s is %d bytes, the file %d): xdev sync pushes the file as a new revision",
-			path, ErrDiverged, s.Name(), s.Size, fi.Size())
+		return fmt.Errorf("%s: %w (the stored revision %d is %d bytes, the file %d): xdev sync pushes the file as a new revision",
+			path, ErrDiverged, s.Revision, s.Size, fi.Size())
 	}
 	// A slot retitled elsewhere later than here is put in place, as a
 	// retitle writes it; a newer local one waits for the next push.

@@ -64,7 +64,14 @@ type FileError struct {
 	Err  error
 }
 
-func (e FileError) Error() string { return e.Err.Error() }
+func (e FileError) Error() string { return e.Path + ": " + e.Reason() }
+
+// Reason is why the file was left alone, without its path in front (most
+// errors of reading a file begin with its name already), so that one who
+// prints the path and the reason names the file once.
+func (e FileError) Reason() string {
+	return strings.TrimPrefix(e.Err.Error(), e.Path+": ")
+}
 
 // fileProblem marks an error of the file pushed (unreadable, not a
 // session), as opposed to the database's: a push reports it and goes on
