@@ -163,8 +163,11 @@ func (o *listOptions) run(e *env) error {
 			where = "anywhere"
 		}
 		fmt.Fprintf(e.stderr, "No %s sessions %s. Try --all, or --from all for every harness's.\n", strings.Join(from, ", "), where)
+	} else {
+		// A table with no rows is only its header: on a terminal the
+		// hint says it all; piped, no sessions is no lines.
+		o.printTable(e, good, len(from) > 1 || from[0] != "xdev" && from[0] != "db")
 	}
-	o.printTable(e, good, len(from) > 1 || from[0] != "xdev" && from[0] != "db")
 	if len(bad) > 0 {
 		fmt.Fprintf(e.stderr, "%s not listed: not sessions or unreadable (xdev list --json, or xdev verify, says why)\n", plural(len(bad), "file"))
 	}
