@@ -14,7 +14,7 @@ var importCommand = &command{
 	example: `  xdev import ~/.claude/projects/-work-app/1af7fc5e-….jsonl
   xdev import 1af7fc5e              an id (or prefix) of a Claude Code or Codex session
   xdev import ~/.codex/sessions/2026/02/23/rollout-….jsonl
-  xdev import --omp --json 1af7fc5e into omp's data dir; prints {"path", "id"}`,
+  xdev import --omp --json 1af7fc5e  into omp's data dir; prints {"path", "id"}`,
 	options: func() options { return &importOptions{} },
 }
 

@@ -95,3 +95,72 @@ func TestParseOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpExamplesParse parses every example of every command's help as
+// the command would (issue 22: search's own `'pars*' -test` example
+// stopped at "flag provided but not defined"): the command line of an
+// example is what follows "xdev NAME" up to a pipe, a redirect or the two
+// spaces before its comment, words split as a shell splits them.
+func TestHelpExamplesParse(t *testing.T) {
+	e := newEnv(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, false, 80)
+	n := 0
+	for _, g := range commandGroups {
+		for _, c := range g.commands {
+			for line := range strings.Lines(c.example) {
+				_, rest, ok := strings.Cut(line, "xdev "+c.name)
+				if !ok || rest != "" && rest[0] != ' ' && rest[0] != '\n' {
+					continue
+				}
+				if i := strings.Index(rest, "  "); i >= 0 && strings.TrimSpace(rest[:i]) != "" || i == 0 {
+					rest = rest[:max(i, 0)]
+				}
+				if i := strings.IndexAny(rest, "|>"); i >= 0 {
+					rest = rest[:i]
+				}
+				args := shellWords(t, rest)
+				if _, err := parseOptions(e, c, args); err != nil {
+					t.Errorf("xdev help %s: the example %q: %v", c.name, strings.TrimSpace(line), err)
+				}
+				n++
+			}
+		}
+	}
+	if n < 40 {
+		t.Errorf("parsed %d examples; the help has more", n)
+	}
+}
+
+// shellWords splits s as sh does words: blanks separate them, quotes
+// group them, $VAR stands for a word.
+func shellWords(t *testing.T, s string) []string {
+	var out []string
+	var w strings.Builder
+	in, quote := false, byte(0)
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case quote != 0 && ch == quote:
+			quote = 0
+		case quote != 0:
+			w.WriteByte(ch)
+		case ch == '\'' || ch == '"':
+			quote, in = ch, true
+		case ch == ' ' || ch == '\t' || ch == '\n':
+			if in {
+				out = append(out, w.String())
+				w.Reset()
+				in = false
+			}
+		default:
+			w.WriteByte(ch)
+			in = true
+		}
+	}
+	if quote != 0 {
+		t.Fatalf("an unclosed quote in %q", s)
+	}
+	if in {
+		out = append(out, w.String())
+	}
+	return out
+}
