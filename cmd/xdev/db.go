@@ -148,7 +148,7 @@ func (d *dbSession) writeTo(ctx context.Context, w io.Writer) error {
 // that read every entry (the tree, the raw entries, an export), which
 // work on files.
 func (d *dbSession) readable(ctx context.Context) (readable, error) {
-	r := readable{shown: d.shown, cleanup: func() {}}
+	r := readable{shown: d.shown, harness: "db", cleanup: func() {}}
 	tmp, err := os.MkdirTemp("", "xdev-db-")
 	if err != nil {
 		return r, err

@@ -50,7 +50,7 @@ func (o *importOptions) run(e *env) error {
 		return fmt.Errorf("%s is in omp's format already: omp and xdev open it as it is, and 'xdev fork %s' copies it into the data dir", ref.Path, o.args[0])
 	}
 	s := *ref.Foreign
-	conv := c.Source(ref.Harness).Stream(s)
+	conv := c.Source(ref.Harness).Stream(s, foreign.ForResume)
 	dir := c.DataDir()
 	src := s.Provenance()
 	if !o.again {

@@ -80,6 +80,44 @@ func (s source) sourcePath(p string) string {
 	return p
 }
 
+// toSource makes a hit in a mirror file name what the person has: the
+// source transcript, the line of it the entry came from (read from the
+// first bytes of the mirror's line, foreign.SourceLine), and the
+// source's modification time, as list shows it.
+func (s source) toSource(h *search.Hit) {
+	src := s.sourcePath(h.Path)
+	if src == h.Path {
+		return
+	}
+	if f, err := os.Open(h.Path); err == nil {
+		head := make([]byte, 32)
+		n, _ := f.ReadAt(head, h.Offset)
+		f.Close()
+		if line, ok := foreign.SourceLineOf(head[:n]); ok {
+			h.Line = line
+		}
+	}
+	h.Path = src
+	if fi, err := os.Stat(src); err == nil {
+		h.Modified = fi.ModTime()
+	}
+	for j, p := range h.AlsoIn {
+		h.AlsoIn[j] = s.sourcePath(p)
+	}
+}
+
+// sessionToSource is toSource for a session with hits.
+func (s source) sessionToSource(ss *search.Session) {
+	src := s.sourcePath(ss.Path)
+	if src == ss.Path {
+		return
+	}
+	ss.Path = src
+	if fi, err := os.Stat(src); err == nil {
+		ss.Modified = fi.ModTime()
+	}
+}
+
 // sources returns the data dirs the flags choose.
 func (f *indexFlags) sources() ([]source, error) {
 	if f.from != "" {
@@ -571,10 +609,7 @@ func (o *searchOptions) run(e *env) error {
 		}
 		src := o.opened[i]
 		for k := range h {
-			h[k].Path = src.sourcePath(h[k].Path)
-			for j, p := range h[k].AlsoIn {
-				h[k].AlsoIn[j] = src.sourcePath(p)
-			}
+			src.toSource(&h[k])
 		}
 		hits = append(hits, h...)
 	}
@@ -658,7 +693,7 @@ func (o *searchOptions) printSessions(e *env, ctx context.Context, dbs []*search
 			return err
 		}
 		for k := range ss {
-			ss[k].Path = o.opened[i].sourcePath(ss[k].Path)
+			o.opened[i].sessionToSource(&ss[k])
 		}
 		all = append(all, ss...)
 	}

@@ -32,9 +32,10 @@ var showCommand = &command{
 type showJSON struct {
 	ID   string `json:"id"`
 	Path string `json:"path"`
-	// Harness names the agent that wrote a foreign session (its path is
-	// the source's, read as omp imports it); empty for omp's format.
-	Harness string `json:"harness,omitempty"`
+	// Harness names who wrote the session: xdev, omp, file (an omp-format
+	// file in no known place), db, or the harness whose transcript it is
+	// (claude, codex, pi), its path then the source's.
+	Harness string `json:"harness"`
 	contextJSON
 }
 
@@ -105,7 +106,7 @@ func (o *showOptions) run(e *env) error {
 				return err
 			}
 		} else {
-			r = readable{shown: d.shown, cleanup: func() {}}
+			r = readable{shown: d.shown, harness: "db", cleanup: func() {}}
 			if s, err = d.open(ctx); err != nil {
 				return err
 			}
@@ -122,7 +123,7 @@ func (o *showOptions) run(e *env) error {
 		if o.tree || o.raw {
 			return usagef("--at shows messages; it does not go with --tree or --raw")
 		}
-		return showAt(e, path, o.at, o.around, o.full, o.asJSON)
+		return showAt(e, r, o.at, o.around, o.full, o.asJSON)
 	}
 	if o.tree || o.raw {
 		// The whole file, one entry at a time: memory follows the number
@@ -135,7 +136,7 @@ func (o *showOptions) run(e *env) error {
 		if o.raw {
 			return showRaw(e, x)
 		}
-		return showTree(e, x, o.asJSON)
+		return showTree(e, x, r, o.asJSON)
 	}
 	// The context is read a message at a time: that of a long session
 	// never compacted is the whole file, and is never held whole.
@@ -161,8 +162,11 @@ func (o *showOptions) run(e *env) error {
 	}
 	w := bufio.NewWriter(e.stdout)
 	id := c.Header().ID
-	if r.harness != "" {
-		id = r.harness + " session, read as omp imports it"
+	switch {
+	case r.converted:
+		id += " · " + r.harness + " session, converted for reading"
+	case r.harness == "pi":
+		id += " · pi session"
 	}
 	fmt.Fprintf(w, "%s\n%s · %s · model %s · thinking %s · ~%d tokens\n", orUntitled(title), id, homePath(r.shown),
 		orDash(c.Model()), orDash(c.ThinkingLevel), tokens)
@@ -187,10 +191,8 @@ func (o *showOptions) run(e *env) error {
 // harness, then the context as `xdev context --json` prints it, its
 // messages streamed from each.
 func writeShowJSON(e *env, out showJSON, each func(func(*ai.Message) error) error) error {
-	lead := []jsonx.Member{{Name: "id", Value: jsonx.Str(out.ID)}, {Name: "path", Value: jsonx.Str(out.Path)}}
-	if out.Harness != "" {
-		lead = append(lead, jsonx.Member{Name: "harness", Value: jsonx.Str(out.Harness)})
-	}
+	lead := []jsonx.Member{{Name: "id", Value: jsonx.Str(out.ID)}, {Name: "path", Value: jsonx.Str(out.Path)},
+		{Name: "harness", Value: jsonx.Str(out.Harness)}}
 	return writeContextJSON(e, lead, out.contextJSON, jsonx.Str(out.LeafID), each)
 }
 
@@ -293,7 +295,7 @@ func showRaw(e *env, x *session.Index) error {
 // a branch that leaves it is drawn indented where it leaves, and the main
 // line goes on below at the left. So a long session stays at the left
 // however often it forked. ● marks the leaf, * the entries on its path.
-func showTree(e *env, x *session.Index, asJSON bool) error {
+func showTree(e *env, x *session.Index, r readable, asJSON bool) error {
 	labels := x.Labels()
 	onPath := make([]bool, x.Len())
 	if leaf := x.Leaf(); leaf >= 0 {
@@ -302,7 +304,7 @@ func showTree(e *env, x *session.Index, asJSON bool) error {
 		}
 	}
 	if asJSON {
-		return treeJSONOut(e, x, labels, onPath)
+		return treeJSONOut(e, x, r, labels, onPath)
 	}
 	t := &treePrinter{x: x, labels: labels, onPath: onPath, seen: make([]bool, x.Len()),
 		w: bufio.NewWriter(e.stdout), width: 120}
@@ -411,7 +413,7 @@ func (t *treePrinter) line(i int, prefix string) error {
 }
 
 // treeJSONOut streams the entries as a JSON array, one decoded at a time.
-func treeJSONOut(e *env, x *session.Index, labels map[string]string, onPath []bool) error {
+func treeJSONOut(e *env, x *session.Index, r readable, labels map[string]string, onPath []bool) error {
 	w := bufio.NewWriter(e.rawOut)
 	enc := jsontext.NewEncoder(w, jsontext.Multiline(true), jsontext.WithIndent("  "), jsontext.AllowInvalidUTF8(true))
 	if err := enc.WriteToken(jsontext.BeginArray); err != nil {
@@ -423,7 +425,7 @@ func treeJSONOut(e *env, x *session.Index, labels map[string]string, onPath []bo
 		if en == nil {
 			return fmt.Errorf("%s: line %d: unreadable", x.Path(), x.Line(i))
 		}
-		t := treeJSON{ID: session.DisplayID(en.ID), Type: en.Type, Line: en.Line(), Label: labels[en.ID],
+		t := treeJSON{ID: session.DisplayID(en.ID), Type: en.Type, Line: r.line(x, i), Label: labels[en.ID],
 			Summary: entrySummary(en), OnPath: onPath[i], Leaf: i == leaf}
 		if en.ParentID != "" {
 			pid := session.DisplayID(en.ParentID)

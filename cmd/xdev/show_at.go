@@ -14,6 +14,7 @@ import (
 type showAtJSON struct {
 	ID             string        `json:"id"`
 	Path           string        `json:"path"`
+	Harness        string        `json:"harness"`
 	At             string        `json:"at"`
 	OnActiveBranch bool          `json:"onActiveBranch"`
 	Entries        []showAtEntry `json:"entries"`
@@ -33,11 +34,12 @@ type showAtEntry struct {
 // before it on its branch, and the around after it, following the
 // continuation that leads to the leaf (else the latest one). Only
 // entries a person reads count: messages and summaries.
-func showAt(e *env, path, id string, around int, full, asJSON bool) error {
+func showAt(e *env, r readable, id string, around int, full, asJSON bool) error {
 	if around < 0 {
 		return usagef("--around wants 0 or more")
 	}
-	x, err := session.OpenIndex(path, nil)
+	path := r.shown
+	x, err := session.OpenIndex(r.path, nil)
 	if err != nil {
 		return err
 	}
@@ -99,14 +101,14 @@ func showAt(e *env, path, id string, around int, full, asJSON bool) error {
 	}
 	order := append(append(before, at), after...)
 	if asJSON {
-		out := showAtJSON{ID: x.Header().ID, Path: path, At: session.DisplayID(x.ID(at)), OnActiveBranch: onLeafPath[at],
+		out := showAtJSON{ID: x.Header().ID, Path: path, Harness: r.harness, At: session.DisplayID(x.ID(at)), OnActiveBranch: onLeafPath[at],
 			Entries: []showAtEntry{}}
 		for _, i := range order {
 			en, err := x.Entry(i)
 			if err != nil {
 				return err
 			}
-			j := showAtEntry{ID: session.DisplayID(en.ID), Type: en.Type, Line: en.Line(), Timestamp: en.Timestamp,
+			j := showAtEntry{ID: session.DisplayID(en.ID), Type: en.Type, Line: r.line(x, i), Timestamp: en.Timestamp,
 				Message: en.Message(), Target: i == at}
 			switch b := en.Body.(type) {
 			case *session.Compaction:
@@ -121,7 +123,7 @@ func showAt(e *env, path, id string, around int, full, asJSON bool) error {
 	w := bufio.NewWriter(e.stdout)
 	title, _ := x.Title()
 	fmt.Fprintf(w, "%s\n%s · %s · entry %s, line %d", orUntitled(title), x.Header().ID, homePath(path),
-		session.DisplayID(x.ID(at)), x.Line(at))
+		session.DisplayID(x.ID(at)), r.line(x, at))
 	if !onLeafPath[at] {
 		fmt.Fprint(w, " · on an abandoned branch")
 	}
@@ -136,7 +138,7 @@ func showAt(e *env, path, id string, around int, full, asJSON bool) error {
 			return err
 		}
 		if i == at {
-			fmt.Fprintf(w, "\n▶ entry %s (line %d)", session.DisplayID(en.ID), en.Line())
+			fmt.Fprintf(w, "\n▶ entry %s (line %d)", session.DisplayID(en.ID), r.line(x, i))
 		}
 		switch b := en.Body.(type) {
 		case *session.Message:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/foreign"
+	"github.com/xdev/xdev/internal/session"
 )
 
 // sourceFlags choose where the other harnesses keep their sessions.
@@ -98,54 +99,58 @@ func resolve(store *storeFlags, sources *sourceFlags, arg string) (*catalog.Cata
 	return c, ref, err
 }
 
-// readable is a session to read: an omp-format file, or a foreign
-// session converted into one in a private temp dir.
+// readable is a session to read: an omp-format file, for a Claude Code or
+// Codex session its mirror in the cache (foreign.Mirror.Ensure).
 type readable struct {
-	path    string // the omp-format file to open
-	shown   string // the path to print: the source's for a foreign session
-	harness string // "" for the data dir's own
-	skipped int    // the foreign source's lines skipped as unreadable
-	cleanup func()
+	path      string // the omp-format file to open
+	shown     string // the path to print: the source's for a foreign session
+	harness   string // who wrote it (catalog.Harness; "db" for a stored session)
+	converted bool   // read through a conversion: its lines are the source's by foreign.SourceLineOf
+	skipped   int    // the foreign source's lines skipped as unreadable
+	cleanup   func()
+}
+
+// line is the line a person finds entry i at: in the file shown, which
+// for a converted session is the source transcript, not its mirror.
+func (r readable) line(x *session.Index, i int) int {
+	if r.converted {
+		if raw, err := x.AppendRaw(nil, i); err == nil {
+			if n, ok := foreign.SourceLineOf(raw); ok {
+				return n
+			}
+		}
+	}
+	return x.Line(i)
 }
 
 // resolveReadable finds the session SESSION names for show and export. A
-// Claude Code or Codex session is converted as `xdev import` converts
-// it, into a temp file removed by cleanup; its source is only read.
+// Claude Code or Codex session is read through its mirror in xdev's
+// cache, converted for reading (foreign.ForReading) when its source
+// changed: nothing is written beside the source, nor in a temp dir a
+// killed reader would leave behind.
 func resolveReadable(store *storeFlags, sources *sourceFlags, arg string) (readable, error) {
 	r := readable{cleanup: func() {}}
 	c, ref, err := resolve(store, sources, arg)
 	if err != nil {
 		return r, err
 	}
-	r.path, r.shown = ref.Path, ref.Path
-	if ref.Foreign != nil {
-		r.harness = string(ref.Harness)
-	}
+	r.path, r.shown, r.harness = ref.Path, ref.Path, string(ref.Harness)
 	if !ref.Harness.Converted() {
 		return r, nil
 	}
-	conv := c.Source(ref.Harness).Stream(*ref.Foreign)
-	tmp, err := os.MkdirTemp("", "xdev-"+string(ref.Harness)+"-")
+	r.converted = true
+	src := c.Source(ref.Harness)
+	dir, err := foreign.DefaultMirrorDir(src.Harness(), src.Root())
 	if err != nil {
 		return r, err
 	}
-	r.cleanup = func() { os.RemoveAll(tmp) }
-	counted := func(begin func(*foreign.Converted) error, emit func(string, []byte) error) error {
-		return conv(func(c *foreign.Converted) error {
-			r.skipped = c.Skipped
-			if !filepath.IsAbs(c.Cwd) {
-				// A transcript that names no directory (outside Claude's
-				// projects dir, no record with a cwd) reads as started in
-				// its own; an import asks (--cwd).
-				c.Cwd = filepath.Dir(ref.Path)
-			}
-			return begin(c)
-		}, emit)
-	}
-	if r.path, _, err = foreign.ImportStream(tmp, ref.Foreign.Provenance(), counted); err != nil {
-		r.cleanup()
+	ctx, cancel := interruptible()
+	defer cancel()
+	mf, err := (&foreign.Mirror{Dir: dir, Source: src}).Ensure(ctx, *ref.Foreign)
+	if err != nil {
 		return r, err
 	}
+	r.path, r.skipped = mf.Path, mf.Skipped
 	return r, nil
 }
 

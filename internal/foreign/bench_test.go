@@ -97,7 +97,7 @@ func BenchmarkImport(b *testing.B) {
 			for b.Loop() {
 				out := b.TempDir()
 				peak = max(peak, peakHeap(func() {
-					if _, _, err := ImportStream(out, s.Provenance(), src.Stream(s)); err != nil {
+					if _, _, err := ImportStream(out, s.Provenance(), src.Stream(s, ForResume)); err != nil {
 						b.Fatal(err)
 					}
 				}))

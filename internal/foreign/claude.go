@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/xdev/xdev/internal/jsonx"
 )
@@ -22,11 +23,24 @@ type Converted struct {
 	// Skipped counts the source's lines that are not JSON objects (a torn
 	// last line, junk, a line over the store's bound): omp skips them too.
 	Skipped int
+	// Started is the time of the source's first record that has one
+	// (zero when none does): when the session began.
+	Started time.Time
 	// TitleTrigger is the trigger omp's importer records with the title
 	// ("codex-import"), or empty.
 	TitleTrigger string
 	// Entries are omp session entries, each as JSON.stringify writes it.
 	Entries [][]byte
+}
+
+// noteStart takes ts as the session's start if it is the first time read.
+func (c *Converted) noteStart(ts jsonx.Value) {
+	if !c.Started.IsZero() || !ts.Defined() {
+		return
+	}
+	if ms := timestampMs(ts, math.NaN()); !math.IsNaN(ms) && math.Abs(ms) <= 8.64e15 {
+		c.Started = Time(ms)
+	}
 }
 
 // stringField is a member that is a non-empty string, as omp's
@@ -187,13 +201,23 @@ type converted struct {
 	suffix string
 }
 
-// convertRecord is omp's convertRecord: a user or assistant record, not a
-// sidechain's and not meta, as the messages it gives.
-func convertRecord(r jsonx.Value, fallback float64, toolNames map[string]string) []converted {
+// isTrue reports whether member name of r is the boolean true.
+func isTrue(r jsonx.Value, name string) bool {
+	v := r.Get(name)
+	return v.Kind() == jsonx.Bool && v.Truthy()
+}
+
+// isMessageRecord reports whether r is a user or assistant record.
+func isMessageRecord(r jsonx.Value) bool {
+	return r.Get("type").Is("user") || r.Get("type").Is("assistant")
+}
+
+// convertRecord is omp's convertRecord: a user or assistant record, not
+// meta and (unless sidechains, for a subagent's own transcript) not a
+// sidechain's, as the messages it gives.
+func convertRecord(r jsonx.Value, fallback float64, toolNames map[string]string, sidechains bool) []converted {
 	typ := r.Get("type")
-	if !typ.Is("user") && !typ.Is("assistant") ||
-		r.Get("isSidechain").Kind() == jsonx.Bool && r.Get("isSidechain").Truthy() ||
-		r.Get("isMeta").Kind() == jsonx.Bool && r.Get("isMeta").Truthy() {
+	if !isMessageRecord(r) || !sidechains && isTrue(r, "isSidechain") || isTrue(r, "isMeta") {
 		return nil
 	}
 	m := r.Get("message")
@@ -299,12 +323,19 @@ func convertRecord(r jsonx.Value, fallback float64, toolNames map[string]string)
 }
 
 // ConvertClaude converts the Claude Code transcript at path as omp's
-// ClaudeSessionStore.load does. fallbackCwd is the listing's (the project
-// directory's name, decoded), used when no record names a cwd. It holds
-// every entry in memory; StreamClaude does not.
+// ClaudeSessionStore.load does (ForResume). fallbackCwd is the listing's
+// (the project directory's name, decoded), used when no record names a
+// cwd. It holds every entry in memory; StreamClaude does not.
 func ConvertClaude(path, fallbackCwd string) (*Converted, error) {
+	return convertAll(func(begin func(*Converted) error, emit func(string, []byte) error) error {
+		return StreamClaude(path, fallbackCwd, ForResume, begin, emit)
+	})
+}
+
+// convertAll runs a stream into memory.
+func convertAll(conv Stream) (*Converted, error) {
 	var c *Converted
-	err := StreamClaude(path, fallbackCwd, func(m *Converted) error { c = m; return nil },
+	err := conv(func(m *Converted) error { c = m; return nil },
 		func(_ string, e []byte) error { c.Entries = append(c.Entries, e); return nil })
 	return c, err
 }
@@ -313,7 +344,20 @@ func ConvertClaude(path, fallbackCwd string) (*Converted, error) {
 // memory: the first gathers the tree links, the cwd and the title and
 // passes them to begin (Entries empty); the second converts a record at a
 // time and passes each entry, with its id, to emit.
-func StreamClaude(path, fallbackCwd string, begin func(*Converted) error, emit func(id string, entry []byte) error) error {
+//
+// Two kinds of file are read other than omp's importer reads them. A
+// subagent's own transcript (agent-*.jsonl, every message record a
+// sidechain's), which omp's importer would make an empty session, is
+// converted whole, for either purpose: it is that subagent's
+// conversation. And for reading (ForReading), a compaction boundary (a
+// system record of subtype compact_boundary, whose parentUuid is null and
+// whose logicalParentUuid names the record before it) hangs from the
+// record it follows and becomes an omp compaction entry carrying the
+// summary (the isCompactSummary user record under it, folded in), so the
+// conversation reads whole with the boundary marked, and its context is
+// still the summary and what follows. For resuming, the boundary is a
+// new root, as omp's importer leaves it.
+func StreamClaude(path, fallbackCwd string, purpose Purpose, begin func(*Converted) error, emit func(id string, entry []byte) error) error {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return err
@@ -324,17 +368,42 @@ func StreamClaude(path, fallbackCwd string, begin func(*Converted) error, emit f
 	meta := &Converted{Cwd: fallbackCwd}
 	cwdSet := false
 	var sourceTitle, aiTitle string
-	n := 0
+	n, messages, sidechain := 0, 0, 0
+	// For reading: each compaction boundary's record, and the summary
+	// records by the uuid of the record they hang from.
+	boundaries := map[string]boundary{}
+	summaries := map[string]summaryRecord{}
 	meta.Skipped, err = eachRecord(path, func(r record) error {
 		n++
-		if uuid, ok := stringField(r.v, "uuid"); ok {
+		uuid, hasUUID := stringField(r.v, "uuid")
+		if hasUUID {
 			parents[uuid], _ = stringField(r.v, "parentUuid")
+		}
+		if isMessageRecord(r.v) {
+			messages++
+			if isTrue(r.v, "isSidechain") {
+				sidechain++
+			}
+		}
+		if purpose == ForReading && hasUUID {
+			if b, ok := compactBoundary(r.v); ok {
+				boundaries[uuid] = b
+				parents[uuid] = b.logicalParent
+			}
+			if isTrue(r.v, "isCompactSummary") && r.v.Get("type").Is("user") {
+				if p, ok := stringField(r.v, "parentUuid"); ok {
+					if _, dup := summaries[p]; !dup {
+						summaries[p] = summaryRecord{uuid, compactSummaryText(r.v.Get("message"))}
+					}
+				}
+			}
 		}
 		if !cwdSet {
 			if c, ok := stringField(r.v, "cwd"); ok {
 				meta.Cwd, cwdSet = c, true
 			}
 		}
+		meta.noteStart(r.v.Get("timestamp"))
 		if r.v.Get("type").Is("custom-title") {
 			if t, ok := stringField(r.v, "customTitle"); ok {
 				sourceTitle = t
@@ -362,6 +431,22 @@ func StreamClaude(path, fallbackCwd string, begin func(*Converted) error, emit f
 	if err := begin(meta); err != nil {
 		return err
 	}
+	// A summary folds into its boundary only when it hangs from one.
+	folded := map[string]bool{}
+	for p, sr := range summaries {
+		if b, ok := boundaries[p]; ok {
+			b.summary = sr.text
+			boundaries[p] = b
+			folded[sr.uuid] = true
+		}
+	}
+	sidechains := messages > 0 && sidechain == messages
+	emitLine := func(id string, e []byte, line int) error {
+		if purpose == ForReading {
+			e = withSourceLine(e, line)
+		}
+		return emit(id, e)
+	}
 
 	tails := map[string]string{}
 	used := map[string]bool{}
@@ -379,11 +464,32 @@ func StreamClaude(path, fallbackCwd string, begin func(*Converted) error, emit f
 		return ""
 	}
 	_, err = eachRecord(path, func(r record) error {
-		conv := convertRecord(r.v, mtime, toolNames)
+		uuid, ok := stringField(r.v, "uuid")
+		if b, isBoundary := boundaries[uuid]; ok && isBoundary {
+			parent := resolveParent(b.logicalParent)
+			ts, err := isoTimestamp(timestampMs(r.v.Get("timestamp"), mtime))
+			if err != nil {
+				return fmt.Errorf("%s: line %d: %w", path, r.line, err)
+			}
+			id := uniqueID("claude-"+uuid+"-compaction", used)
+			// firstKeptEntryId is the entry itself: nothing before the
+			// boundary is kept, as Claude Code resumes after one.
+			if err := emitLine(id, jsonx.ObjectOf(member("type", jsonx.Str("compaction")), member("id", jsonx.Str(id)),
+				member("parentId", parentValue(parent)), member("timestamp", jsonx.Str(ts)),
+				member("summary", jsonx.Str(b.summary)), member("firstKeptEntryId", jsonx.Str(id)),
+				member("tokensBefore", jsonx.Num(b.tokensBefore))).JSON(), r.line); err != nil {
+				return err
+			}
+			tails[uuid] = id
+			return nil
+		}
+		if ok && folded[uuid] {
+			return nil // its text is the compaction's summary
+		}
+		conv := convertRecord(r.v, mtime, toolNames, sidechains)
 		if len(conv) == 0 {
 			return nil
 		}
-		uuid, ok := stringField(r.v, "uuid")
 		if !ok {
 			uuid = "line-" + strconv.Itoa(r.line)
 		}
@@ -396,9 +502,9 @@ func StreamClaude(path, fallbackCwd string, begin func(*Converted) error, emit f
 		if r.v.Get("type").Is("assistant") && isRecordValue(r.v.Get("message")) {
 			if model, ok := stringField(r.v.Get("message"), "model"); ok && model != lastModel {
 				id := uniqueID("claude-"+uuid+"-model", used)
-				if err := emit(id, jsonx.ObjectOf(member("type", jsonx.Str("model_change")),
+				if err := emitLine(id, jsonx.ObjectOf(member("type", jsonx.Str("model_change")),
 					member("id", jsonx.Str(id)), member("parentId", parentValue(parent)), member("timestamp", jsonx.Str(ts)),
-					member("model", jsonx.Str("anthropic/"+model))).JSON()); err != nil {
+					member("model", jsonx.Str("anthropic/"+model))).JSON(), r.line); err != nil {
 					return err
 				}
 				parent, lastModel = id, model
@@ -407,8 +513,8 @@ func StreamClaude(path, fallbackCwd string, begin func(*Converted) error, emit f
 		for _, c := range conv {
 			synthetic++
 			id := uniqueID("claude-"+uuid+"-"+c.suffix+"-"+strconv.Itoa(synthetic), used)
-			if err := emit(id, jsonx.ObjectOf(member("type", jsonx.Str("message")), member("id", jsonx.Str(id)),
-				member("parentId", parentValue(parent)), member("timestamp", jsonx.Str(ts)), member("message", c.msg)).JSON()); err != nil {
+			if err := emitLine(id, jsonx.ObjectOf(member("type", jsonx.Str("message")), member("id", jsonx.Str(id)),
+				member("parentId", parentValue(parent)), member("timestamp", jsonx.Str(ts)), member("message", c.msg)).JSON(), r.line); err != nil {
 				return err
 			}
 			parent = id
@@ -419,6 +525,49 @@ func StreamClaude(path, fallbackCwd string, begin func(*Converted) error, emit f
 		return nil
 	})
 	return err
+}
+
+// boundary is a compact_boundary record, as reading converts it.
+type boundary struct {
+	logicalParent string
+	tokensBefore  float64
+	summary       string
+}
+
+// summaryRecord is an isCompactSummary user record: its uuid and text.
+type summaryRecord struct {
+	uuid, text string
+}
+
+// compactBoundary reads r as a compaction boundary: a system record of
+// subtype compact_boundary naming the record it follows.
+func compactBoundary(r jsonx.Value) (boundary, bool) {
+	if !r.Get("type").Is("system") || !r.Get("subtype").Is("compact_boundary") {
+		return boundary{}, false
+	}
+	lp, ok := stringField(r, "logicalParentUuid")
+	if !ok {
+		return boundary{}, false
+	}
+	return boundary{logicalParent: lp, tokensBefore: numberField(r.Get("compactMetadata"), "preTokens")}, true
+}
+
+// compactSummaryText is a summary message's text: its string content, or
+// its text blocks joined.
+func compactSummaryText(m jsonx.Value) string {
+	c := m.Get("content")
+	if s, ok := c.Text(); ok {
+		return s
+	}
+	var parts []string
+	if c.Kind() == jsonx.Array {
+		for _, b := range c.Items() {
+			if t, ok := b.Get("text").Text(); ok && b.Get("type").Is("text") {
+				parts = append(parts, t)
+			}
+		}
+	}
+	return strings.Join(parts, "\n\n")
 }
 
 func parentValue(id string) jsonx.Value {

@@ -1,6 +1,7 @@
 package foreign
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -34,7 +35,11 @@ func claudeRoot(t *testing.T) string {
 	}
 	// And a hand-made session for what they lack: images, errors, titles,
 	// meta and sidechain lines, branches, a repeated uuid, a torn line.
-	files = append(files, "testdata/claude/handmade.jsonl")
+	// And Claude Code 2.1's shapes, hand-made after the records the real
+	// 2.1 transcripts issue 23 names show: a file-history-snapshot first,
+	// queue-operation, attachment, progress and away_summary records, a
+	// compaction boundary with a null parent, and a subagent's own file.
+	files = append(files, "testdata/claude/handmade.jsonl", "testdata/claude/v21-compacted.jsonl", "testdata/claude/agent-v21sub.jsonl")
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -134,6 +139,14 @@ func TestClaudeAsOmp(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if strings.HasPrefix(filepath.Base(path), "agent-") {
+				// A subagent's own transcript: omp's importer drops its
+				// every (sidechain) record; xdev converts it whole.
+				if len(s.Get("entries").Items()) != 0 || len(got.Entries) == 0 {
+					t.Errorf("a subagent transcript: %d entries, omp %d; want the conversation, and omp none", len(got.Entries), len(s.Get("entries").Items()))
+				}
+				return
+			}
 			if cwd, _ := s.Get("cwd").Text(); got.Cwd != cwd {
 				t.Errorf("cwd %q, omp %q", got.Cwd, cwd)
 			}
@@ -197,4 +210,82 @@ func compareWithOmp(t *testing.T, got *Converted, want []jsonx.Value) int {
 		}
 	}
 	return len(want)
+}
+
+// TestClaudeReadingCompaction: for reading, Claude Code 2.1's compaction
+// boundary (parentUuid null, logicalParentUuid the record before) hangs
+// from what it follows and becomes a compaction entry holding the
+// summary, so the conversation reads whole, boundary marked, and its
+// context is still the summary and what follows; every entry names its
+// source line. For resuming it stays omp's new root (TestClaudeAsOmp).
+func TestClaudeReadingCompaction(t *testing.T) {
+	src := "testdata/claude/v21-compacted.jsonl"
+	read, err := convertAll(func(begin func(*Converted) error, emit func(string, []byte) error) error {
+		return StreamClaude(src, "/fallback", ForReading, begin, emit)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resume, err := ConvertClaude(src, "/fallback")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(mustRead(t, src))), "\n")
+	byID := map[string]jsonx.Value{}
+	var last string
+	for _, e := range read.Entries {
+		v, err := jsonx.Parse(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := v.Get("id").Text()
+		byID[id], last = v, id
+		n, ok := v.Get(SourceLine).Float()
+		if !ok || n < 1 || int(n) > len(lines) {
+			t.Fatalf("%s: source line %v", id, v.Get(SourceLine).JSON())
+		}
+		// The entry's source line is the record it came from.
+		rec, _ := jsonx.Parse([]byte(lines[int(n)-1]))
+		if uuid, _ := rec.Get("uuid").Text(); !strings.HasPrefix(id, "claude-"+uuid+"-") {
+			t.Errorf("%s names line %d, the record %s", id, int(n), uuid)
+		}
+	}
+	var path []string // the leaf's branch, root first
+	for id := last; id != ""; {
+		v := byID[id]
+		typ, _ := v.Get("type").Text()
+		text := ""
+		switch typ {
+		case "message":
+			text = string(v.Get("message").Get("content").JSON())
+		case "compaction":
+			text, _ = v.Get("summary").Text()
+		}
+		path = append([]string{typ + ":" + text}, path...)
+		id, _ = v.Get("parentId").Text()
+	}
+	joined := strings.Join(path, "\n")
+	for _, want := range []string{"first question about the loader", "first answer about the loader",
+		"compaction:This session is being continued", "second question after compaction", "second answer after compaction"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("the branch read lacks %q:\n%s", want, joined)
+		}
+	}
+	if strings.Count(joined, "This session is being continued") != 1 {
+		t.Errorf("the summary is on the branch other than once, as the compaction's:\n%s", joined)
+	}
+	// For resuming, omp's importer's shape: the summary a user message at
+	// a new root, no compaction entry.
+	if r := string(bytes.Join(resume.Entries, nil)); strings.Contains(r, `"type":"compaction"`) || strings.Contains(r, SourceLine) {
+		t.Errorf("the conversion for resuming has a compaction or source lines")
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

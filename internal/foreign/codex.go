@@ -28,7 +28,7 @@ type CodexInfo struct {
 // holds every entry in memory; StreamCodex does not.
 func ConvertCodex(path string, info CodexInfo) (*Converted, error) {
 	var c *Converted
-	err := StreamCodex(path, info, func(m *Converted) error { c = m; return nil },
+	err := StreamCodex(path, info, ForResume, func(m *Converted) error { c = m; return nil },
 		func(_ string, e []byte) error { c.Entries = append(c.Entries, e); return nil })
 	return c, err
 }
@@ -39,7 +39,7 @@ func ConvertCodex(path string, info CodexInfo) (*Converted, error) {
 // without keeping anything but which items survive the rollbacks, the
 // title and the last time, and passes them to begin; the third converts
 // again and passes each surviving entry, with its id, to emit.
-func StreamCodex(path string, info CodexInfo, begin func(*Converted) error, emit func(id string, entry []byte) error) error {
+func StreamCodex(path string, info CodexInfo, purpose Purpose, begin func(*Converted) error, emit func(id string, entry []byte) error) error {
 	meta := &Converted{Cwd: info.Cwd, TitleTrigger: "codex-import"}
 	canon := codexCanon{map[textKey]bool{}, map[textKey]bool{}, map[string]bool{}}
 	n, cwdSet := 0, false
@@ -52,6 +52,7 @@ func StreamCodex(path string, info CodexInfo, begin func(*Converted) error, emit
 				meta.Cwd = c
 			}
 		}
+		meta.noteStart(r.v.Get("timestamp"))
 		canon.add(r)
 		return nil
 	})
@@ -110,6 +111,9 @@ func StreamCodex(path string, info CodexInfo, begin func(*Converted) error, emit
 			return nil // a title or an empty rollback: it took an ordinal, as in omp
 		}
 		parent = id
+		if purpose == ForReading {
+			e = withSourceLine(e, it.line)
+		}
 		return emit(id, e)
 	})
 	return err
@@ -146,11 +150,12 @@ func codexPass(path string, info CodexInfo, canon codexCanon, visit func(*codexI
 		if it == nil {
 			return nil
 		}
+		it.line = r.line
 		if err := visit(it); err != nil {
 			return err
 		}
 		if it.following.Defined() {
-			if err := visit(&codexItem{msg: it.following, ts: ts, hasTS: true}); err != nil {
+			if err := visit(&codexItem{msg: it.following, ts: ts, hasTS: true, line: r.line}); err != nil {
 				return err
 			}
 		}
@@ -209,6 +214,7 @@ type codexItem struct {
 	title          string
 	ts             float64
 	hasTS          bool
+	line           int // the rollout's line it came from
 }
 
 type codexCompaction struct {

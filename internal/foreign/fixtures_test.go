@@ -44,7 +44,7 @@ func TestEveryFixtureReads(t *testing.T) {
 				continue
 			}
 			t.Run(harness+"/"+filepath.Base(s.Path), func(t *testing.T) {
-				path, _, err := ImportStream(t.TempDir(), s.Provenance(), src.Stream(s))
+				path, _, err := ImportStream(t.TempDir(), s.Provenance(), src.Stream(s, ForResume))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -88,6 +88,14 @@ func ImportStream(dataDir string, src Provenance, conv Stream) (path, id string,
 // (a mirror, a cache, keeps them inline).
 func writeSession(target func(*Converted) (path, id string, err error), replace bool, blobs *session.BlobStore,
 	src Provenance, conv Stream) error {
+	return writeSessionAs(target, replace, blobs, src, conv, false)
+}
+
+// writeSessionAs is writeSession; with sourceStart, the header's time is
+// the source's first (Converted.Started), as a mirror shows it, not now,
+// as an import (a new session, in omp's rules) has it.
+func writeSessionAs(target func(*Converted) (path, id string, err error), replace bool, blobs *session.BlobStore,
+	src Provenance, conv Stream, sourceStart bool) error {
 	var (
 		w     *atomicfile.Temp
 		path  string
@@ -106,6 +114,9 @@ func writeSession(target func(*Converted) (path, id string, err error), replace 
 		// nothing is left of it.
 		title = session.CleanTitle(c.Title)
 		opts := session.NewOptions{Cwd: c.Cwd, ID: id, Title: title}
+		if sourceStart {
+			opts.Started = c.Started
+		}
 		if title != "" {
 			var ok bool
 			if opts.TitleSource, ok = session.ParseTitleSource(c.TitleSource); !ok {

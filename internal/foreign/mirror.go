@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/xdev/xdev/internal/atomicfile"
 	"github.com/xdev/xdev/internal/filelock"
@@ -42,6 +44,10 @@ type mirrorRow struct {
 	ModTime int64  `json:"mtimeNs"`
 	Mirror  string `json:"mirror"` // file name under sessions/mirror
 	Err     string `json:"error,omitempty"`
+	Skipped int    `json:"skipped,omitempty"` // source lines the conversion skipped
+	// Format is the conversion's version (mirrorFormat) when it was
+	// written: a mirror an older xdev wrote is converted again.
+	Format int `json:"format,omitempty"`
 	// The mirror file's stat when it was written: a mirror file changed
 	// since (cut short, replaced, edited) is converted again.
 	MirrorSize  int64 `json:"mirrorSize,omitempty"`
@@ -72,6 +78,11 @@ func DefaultMirrorDir(harness, root string) (string, error) {
 }
 
 const mirrorSub = "mirror" // the one project directory under sessions/
+
+// mirrorFormat is the version of what a mirror file holds: 2 is a
+// conversion for reading (ForReading), each entry naming its source line.
+// A change to the conversion that a mirror shows bumps it.
+const mirrorFormat = 2
 
 // Refresh brings the mirror up to date with the harness's sessions,
 // subagent transcripts included. Two refreshes of one mirror run one
@@ -124,17 +135,18 @@ func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error)
 		row := mirrorRow{Source: s.Path, ID: s.ID, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(),
 			Mirror: mirrorName(s.Path)}
 		target := filepath.Join(files, row.Mirror)
-		if prev, ok := old[s.Path]; ok && prev.Size == row.Size && prev.ModTime == row.ModTime && prev.ID == row.ID {
+		row.Format = mirrorFormat
+		if prev, ok := old[s.Path]; ok && prev.Size == row.Size && prev.ModTime == row.ModTime && prev.ID == row.ID && prev.Format == mirrorFormat {
 			mfi, err := os.Lstat(target)
 			intact := err == nil && mfi.Mode().IsRegular() && mfi.Size() == prev.MirrorSize && mfi.ModTime().UnixNano() == prev.MirrorMtime
 			if intact || prev.Err != "" {
-				row.Err, row.MirrorSize, row.MirrorMtime = prev.Err, prev.MirrorSize, prev.MirrorMtime
+				row.Err, row.MirrorSize, row.MirrorMtime, row.Skipped = prev.Err, prev.MirrorSize, prev.MirrorMtime, prev.Skipped
 				rows = append(rows, row)
 				keep[row.Mirror] = row.Err == ""
 				continue
 			}
 		}
-		if err := m.convert(s, target); err != nil {
+		if row.Skipped, err = m.convert(s, target); err != nil {
 			row.Err = err.Error()
 			st.Errors = append(st.Errors, err)
 		} else {
@@ -161,18 +173,85 @@ func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error)
 	return st, nil
 }
 
-// convert writes s's conversion at target, replacing what was there once
-// the new file is whole.
-func (m *Mirror) convert(s Session, target string) error {
-	conv := m.Source.Stream(s)
-	if conv == nil {
-		return fmt.Errorf("%s: %s sessions are read as they are, not mirrored", s.Path, s.Harness)
+// Ensure brings the mirror file of one session up to date and returns its
+// path: what show and export read a Claude Code or Codex session
+// through, so that reading one writes nothing outside the cache (never a
+// temp file to leave behind when the reader is killed) and a second
+// reading of an unchanged transcript converts nothing. The source may lie
+// outside the harness's root (a path someone named); a later Refresh,
+// which keeps the mirrors of the listed sessions only, drops its mirror.
+func (m *Mirror) Ensure(ctx context.Context, s Session) (MirrorFile, error) {
+	files := filepath.Join(session.SessionsDir(m.Dir), mirrorSub)
+	if err := os.MkdirAll(files, 0o700); err != nil {
+		return MirrorFile{}, err
 	}
-	err := writeSession(func(*Converted) (string, string, error) { return target, s.ID, nil }, true, nil, s.Provenance(), conv)
+	unlock, err := filelock.Lock(ctx, filepath.Join(m.Dir, "lock"), nil)
 	if err != nil {
-		return fmt.Errorf("%s: %w", s.Path, err)
+		return MirrorFile{}, err
 	}
-	return nil
+	defer unlock()
+	fi, err := regularfile.Stat(s.Path)
+	if err != nil {
+		return MirrorFile{}, err
+	}
+	rows := m.readManifest()
+	row := mirrorRow{Source: s.Path, ID: s.ID, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Mirror: mirrorName(s.Path), Format: mirrorFormat}
+	target := filepath.Join(files, row.Mirror)
+	if prev, ok := rows[s.Path]; ok && prev.Err == "" && prev.Size == row.Size && prev.ModTime == row.ModTime && prev.ID == row.ID && prev.Format == mirrorFormat {
+		if mfi, err := os.Lstat(target); err == nil && mfi.Mode().IsRegular() && mfi.Size() == prev.MirrorSize && mfi.ModTime().UnixNano() == prev.MirrorMtime {
+			return MirrorFile{target, prev.Skipped}, nil
+		}
+	}
+	if row.Skipped, err = m.convert(s, target); err != nil {
+		return MirrorFile{}, err
+	}
+	if mfi, err := os.Stat(target); err == nil {
+		row.MirrorSize, row.MirrorMtime = mfi.Size(), mfi.ModTime().UnixNano()
+	}
+	rows[s.Path] = row
+	list := make([]mirrorRow, 0, len(rows))
+	for _, r := range rows {
+		list = append(list, r)
+	}
+	slices.SortFunc(list, func(a, b mirrorRow) int { return strings.Compare(a.Source, b.Source) })
+	if err := m.writeManifest(list); err != nil {
+		return MirrorFile{}, err
+	}
+	return MirrorFile{target, row.Skipped}, nil
+}
+
+// A MirrorFile is the mirror of one session: the omp-format file to read,
+// and how many of the source's lines the conversion skipped as
+// unreadable (a torn line, junk), for the reader to say.
+type MirrorFile struct {
+	Path    string
+	Skipped int
+}
+
+// convert writes s's conversion at target, replacing what was there once
+// the new file is whole, and returns how many source lines it skipped. A
+// session that names no working directory (a Claude Code transcript
+// outside a projects dir) reads as started in its own file's directory;
+// an import asks instead (ErrNoCwd).
+func (m *Mirror) convert(s Session, target string) (skipped int, err error) {
+	conv := m.Source.Stream(s, ForReading)
+	if conv == nil {
+		return 0, fmt.Errorf("%s: %s sessions are read as they are, not mirrored", s.Path, s.Harness)
+	}
+	counted := func(begin func(*Converted) error, emit func(string, []byte) error) error {
+		return conv(func(c *Converted) error {
+			skipped = c.Skipped
+			if !filepath.IsAbs(c.Cwd) {
+				c.Cwd = filepath.Dir(s.Path)
+			}
+			return begin(c)
+		}, emit)
+	}
+	err = writeSessionAs(func(*Converted) (string, string, error) { return target, s.ID, nil }, true, nil, s.Provenance(), counted, true)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", s.Path, err)
+	}
+	return skipped, nil
 }
 
 // mirrorName is the name of the mirror file of the transcript at source.

@@ -25,7 +25,7 @@ type piSource struct{ root string }
 
 func (p piSource) Harness() string       { return HarnessPi }
 func (p piSource) Root() string          { return p.root }
-func (p piSource) Stream(Session) Stream { return nil }
+func (p piSource) Stream(Session, Purpose) Stream { return nil }
 
 // List lists pi's sessions as session.List reads omp's (pi's files are
 // omp's format without the title slot), each titled by its last

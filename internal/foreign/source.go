@@ -2,9 +2,11 @@ package foreign
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/xdev/xdev/internal/jsonx"
@@ -55,11 +57,24 @@ type Source interface {
 	List(subagents bool) ([]Session, error)
 	// At describes the file at path as List would, wherever it lies.
 	At(path string) (Session, error)
-	// Stream is the conversion of one of its sessions into omp entries,
-	// or nil for a harness that writes omp's format (pi), whose files the
-	// store opens as they are.
-	Stream(s Session) Stream
+	// Stream is the conversion of one of its sessions into omp entries
+	// for purpose, or nil for a harness that writes omp's format (pi),
+	// whose files the store opens as they are.
+	Stream(s Session, purpose Purpose) Stream
 }
+
+// Purpose says what a conversion is for, where the two differ.
+type Purpose int
+
+const (
+	// ForResume converts as omp's importer does: what `xdev import`
+	// writes and a resume sends.
+	ForResume Purpose = iota
+	// ForReading converts for a person or a search to read: the whole
+	// conversation, a Claude Code compaction marked where it happened
+	// rather than cut off as a new root (see StreamClaude).
+	ForReading
+)
 
 // NewSource is the source of harness's sessions under root (DefaultRoot
 // gives the usual one).
@@ -95,9 +110,9 @@ func (c claudeSource) Harness() string                        { return HarnessCl
 func (c claudeSource) Root() string                           { return c.root }
 func (c claudeSource) List(subagents bool) ([]Session, error) { return ListClaude(c.root, subagents) }
 func (c claudeSource) At(path string) (Session, error)        { return ClaudeSessionAt(c.root, path) }
-func (c claudeSource) Stream(s Session) Stream {
+func (c claudeSource) Stream(s Session, purpose Purpose) Stream {
 	return func(begin func(*Converted) error, emit func(string, []byte) error) error {
-		return StreamClaude(s.Path, s.Cwd, begin, emit)
+		return StreamClaude(s.Path, s.Cwd, purpose, begin, emit)
 	}
 }
 
@@ -117,15 +132,60 @@ func (c codexSource) At(path string) (Session, error) {
 	r, err := CodexSessionAt(c.root, path)
 	return codexSession(r), err
 }
-func (c codexSource) Stream(s Session) Stream {
+func (c codexSource) Stream(s Session, purpose Purpose) Stream {
 	return func(begin func(*Converted) error, emit func(string, []byte) error) error {
-		return StreamCodex(s.Path, s.codex, begin, emit)
+		return StreamCodex(s.Path, s.codex, purpose, begin, emit)
 	}
 }
 
 func codexSession(c CodexSession) Session {
 	return Session{Harness: HarnessCodex, ID: c.ID, Path: c.Path, Cwd: c.Cwd, Title: c.Title, FirstMessage: c.FirstMessage,
 		Created: Time(c.Created), Modified: Time(c.Modified), Size: c.Size, Err: c.Err, codex: c.CodexInfo}
+}
+
+// SourceLine is the member a conversion for reading puts first in each
+// entry: the line of the source transcript the entry came from, so that a
+// search hit or a reader names the source's line, not the conversion's.
+// First, so that the line is known from an entry's first bytes.
+const SourceLine = "sourceLine"
+
+// sourceLinePrefix is how an entry with SourceLine begins.
+const sourceLinePrefix = `{"` + SourceLine + `":`
+
+// withSourceLine puts SourceLine first in an entry's JSON object.
+func withSourceLine(entry []byte, line int) []byte {
+	if len(entry) < 2 || entry[0] != '{' {
+		return entry
+	}
+	out := append([]byte(sourceLinePrefix), strconv.Itoa(line)...)
+	if len(entry) > 2 {
+		out = append(out, ',')
+	}
+	return append(out, entry[1:]...)
+}
+
+// SourceLineOf is the source line an entry of a conversion for reading
+// names (SourceLine), read from the entry's first bytes (a prefix of the
+// entry will do), if it names one.
+func SourceLineOf(entry []byte) (int, bool) {
+	rest, ok := bytes.CutPrefix(entry, []byte(sourceLinePrefix))
+	if !ok {
+		return 0, false
+	}
+	n := 0
+	for k, c := range rest {
+		if c < '0' || c > '9' {
+			if k == 0 || n < 1 || c != ',' && c != '}' {
+				return 0, false
+			}
+			return n, true
+		}
+		if n > 1<<40 {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return 0, false
 }
 
 // Provenance is what omp records of s in an import of it.

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"syscall"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -28,6 +30,9 @@ type NewOptions struct {
 	Sync          SyncMode
 	Blobs         *BlobStore
 	Lock          LockOptions // the lockfile the store's writes take
+	// Started is the header's timestamp; now when zero. A mirror of
+	// another harness's session gives its source's start.
+	Started time.Time
 }
 
 // New returns a memory-only session that will live at path. Nothing is
@@ -54,7 +59,7 @@ func New(path string, opts NewOptions) (*Store, error) {
 		opts:       OpenOptions{Blobs: opts.Blobs, Lock: opts.Lock},
 		preamble: preamble{
 			header: Header{
-				Type: "session", Version: CurrentVersion, ID: id, Timestamp: now,
+				Type: "session", Version: CurrentVersion, ID: id, Timestamp: cmp.Or(startedText(opts.Started), now),
 				Cwd: opts.Cwd, ParentSession: opts.ParentSession,
 			},
 			hasSlot: true,
@@ -908,4 +913,12 @@ func fdatasync(f *os.File) error {
 			return err
 		}
 	}
+}
+
+// startedText is t in a header's form, or "" for the zero time.
+func startedText(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return FormatTime(t)
 }
