@@ -23,8 +23,8 @@ func PiDir() (string, error) {
 
 type piSource struct{ root string }
 
-func (p piSource) Harness() string       { return HarnessPi }
-func (p piSource) Root() string          { return p.root }
+func (p piSource) Harness() string                { return HarnessPi }
+func (p piSource) Root() string                   { return p.root }
 func (p piSource) Stream(Session, Purpose) Stream { return nil }
 
 // List lists pi's sessions as session.List reads omp's (pi's files are
