@@ -471,7 +471,7 @@ func entrySummary(en *session.Entry) string {
 		}
 		return "branch summary: " + truncate(b.Summary, 50)
 	case *session.ModelChange:
-		return "model → " + b.Model
+		return "model → " + b.Name()
 	case *session.ThinkingLevelChange:
 		if b.ThinkingLevel != nil {
 			return "thinking → " + *b.ThinkingLevel

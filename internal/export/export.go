@@ -192,7 +192,7 @@ func (t *transcript) item(e *session.Entry) (it Item, ok bool) {
 		}
 		it.Kind, it.Text = "branch", b.Summary
 	case *session.ModelChange:
-		it.Kind, it.Text = "model", "Model: "+b.Model
+		it.Kind, it.Text = "model", "Model: "+b.Name()
 	case *session.ResetBoundary:
 		it.Kind, it.Text = "note", "Context cleared here (/clear)."
 	case *session.CustomMessage:

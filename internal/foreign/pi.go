@@ -1,14 +1,9 @@
 package foreign
 
 import (
-	"bytes"
-	"cmp"
-	"io"
 	"os"
 	"path/filepath"
 
-	"github.com/xdev/xdev/internal/jsonx"
-	"github.com/xdev/xdev/internal/regularfile"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -52,44 +47,13 @@ func (p piSource) At(path string) (Session, error) {
 	if err != nil {
 		return Session{}, err
 	}
-	title, _ := s.Title()
-	return Session{Harness: HarnessPi, ID: s.ID(), Path: path, Cwd: s.Header().Cwd, Title: cmp.Or(PiName(path), title),
+	return Session{Harness: HarnessPi, ID: s.ID(), Path: path, Cwd: s.Header().Cwd, Title: session.Stat(path).ListTitle(),
 		Modified: fi.ModTime(), Size: fi.Size()}, nil
 }
 
 func piSession(i session.SessionInfo) Session {
-	s := Session{Harness: HarnessPi, ID: i.ID, Path: i.Path, Cwd: i.Cwd, Title: i.Title, FirstMessage: i.FirstMessage,
+	// session.List titles a session by pi's session_info name when it has
+	// no other: the one rule for every listing of the same file.
+	return Session{Harness: HarnessPi, ID: i.ID, Path: i.Path, Cwd: i.Cwd, Title: i.Title, FirstMessage: i.FirstMessage,
 		Created: i.Created, Modified: i.Modified, Size: i.Size, Subagent: i.Subagent, Err: i.Err}
-	if i.Err == nil {
-		s.Title = cmp.Or(PiName(i.Path), i.Title)
-	}
-	return s
-}
-
-// PiName is the name pi gave the session at path: the last session_info
-// entry's name in the file's last 64 KiB (pi appends one when a session
-// is named with /name), else "".
-func PiName(path string) string {
-	f, fi, err := regularfile.Open(path, 0)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	off := max(0, fi.Size()-claudeHeadBytes)
-	tail, err := io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off))
-	if err != nil {
-		return ""
-	}
-	name := ""
-	for line := range bytes.Lines(tail) {
-		if !bytes.Contains(line, []byte(`"session_info"`)) {
-			continue
-		}
-		if v, err := jsonx.Parse(line); err == nil && v.Get("type").Is("session_info") {
-			if n, ok := v.Get("name").Text(); ok {
-				name = n
-			}
-		}
-	}
-	return name
 }

@@ -90,6 +90,23 @@ type ModelChange struct {
 	Model                   string `json:"model"` // "provider/modelId"
 	Role                    string `json:"role,omitempty"`
 	ResolvedModelIsFallback bool   `json:"resolvedModelIsFallback"`
+	// Provider and ModelID are how pi writes the model instead of Model.
+	// omp reads Model only (a context takes such an entry's model from
+	// the turns); a reader shows them (Name).
+	Provider string `json:"provider,omitempty"`
+	ModelID  string `json:"modelId,omitempty"`
+}
+
+// Name is the model the entry names, as a person reads it: Model, else
+// pi's provider/modelId.
+func (m *ModelChange) Name() string {
+	switch {
+	case m.Model != "":
+		return m.Model
+	case m.Provider != "" && m.ModelID != "":
+		return m.Provider + "/" + m.ModelID
+	}
+	return m.ModelID
 }
 
 // ThinkingLevelChange records the reasoning effort now active.

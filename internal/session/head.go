@@ -186,39 +186,54 @@ func parsePartialHeader(line []byte) (Header, error) {
 // statHead opens path, stats it and reads its head, and with withStatus
 // its last TailBytes for the Status, leaving it unchanged. A file small
 // enough is read in one go.
-func statHead(path string, withStatus bool) (head, Status, os.FileInfo, error) {
+func statHead(path string, withStatus bool) (head, tailFacts, os.FileInfo, error) {
 	f, fi, err := openRegular(path, 0)
 	if err != nil {
-		return head{}, "", fi, err
+		return head{}, tailFacts{}, fi, err
 	}
 	defer f.Close()
 	size := fi.Size()
 	if !withStatus {
 		h, err := readHead(f, path)
-		return h, "", fi, err
+		if err != nil {
+			return h, tailFacts{}, fi, err
+		}
+		var facts tailFacts
+		if t, _ := h.title(); t == "" {
+			// An untitled session may have a name in its tail (pi's
+			// session_info): one more read, for these files only.
+			bp := headTailBufs.Get().(*[]byte)
+			defer headTailBufs.Put(bp)
+			off := max(0, size-TailBytes)
+			tail := (*bp)[:size-off]
+			if n, err := f.ReadAt(tail, off); err == nil || err == io.EOF {
+				facts.name = tailName(tail[:n])
+			}
+		}
+		return h, facts, fi, err
 	}
 	bp := headTailBufs.Get().(*[]byte)
 	defer headTailBufs.Put(bp)
 	buf := (*bp)[:min(size, HeadBytes+TailBytes)]
 	n, err := f.ReadAt(buf, 0)
 	if err != nil && err != io.EOF {
-		return head{}, "", fi, err
+		return head{}, tailFacts{}, fi, err
 	}
 	buf = buf[:n]
 	h, err := parseHead(buf[:min(n, HeadBytes)], n >= HeadBytes, path)
 	if err != nil {
-		return head{}, "", fi, err
+		return head{}, tailFacts{}, fi, err
 	}
 	tail := buf[max(0, n-TailBytes):]
 	if size > int64(len(buf)) {
 		// The head is parsed (its strings copied): its bytes can go.
 		tail = (*bp)[:TailBytes]
 		if n, err = f.ReadAt(tail, size-TailBytes); err != nil && err != io.EOF {
-			return head{}, "", fi, err
+			return head{}, tailFacts{}, fi, err
 		}
 		tail = tail[:n]
 	}
-	return h, tailStatus(tail), fi, nil
+	return h, readTail(tail), fi, nil
 }
 
 // headTailBufs are statHead's read buffers: List reads thousands of files,

@@ -299,7 +299,7 @@ func describe(c candidate) SessionInfo {
 		info.Err = errors.New(c.path + ": not a regular file")
 		return info
 	}
-	h, status, fi, err := statHead(c.path, c.status)
+	h, facts, fi, err := statHead(c.path, c.status)
 	if fi != nil {
 		info.Size, info.Modified = fi.Size(), fi.ModTime()
 	}
@@ -307,18 +307,22 @@ func describe(c candidate) SessionInfo {
 		info.Err = err
 		return info
 	}
-	info.fill(h, status)
+	info.fill(h, facts)
 	return info
 }
 
 // fill sets what a file's head and status say of it.
-func (info *SessionInfo) fill(h head, status Status) {
+func (info *SessionInfo) fill(h head, tail tailFacts) {
 	hd := h.header
 	info.ID, info.Cwd, info.ParentSession = hd.ID, hd.Cwd, hd.ParentSession
-	info.FirstMessage, info.ShortSummary, info.Status, info.hasSlot = h.firstMessage, h.shortSummary, status, h.hasSlot
+	info.FirstMessage, info.ShortSummary, info.Status, info.hasSlot = h.firstMessage, h.shortSummary, tail.status, h.hasSlot
 	info.Version = hd.FormatVersion()
 	info.Created, _ = ParseTime(hd.Timestamp)
 	info.Title, info.TitleSource = h.title()
+	if info.Title == "" && tail.name != "" {
+		// A name pi gave the session (/name): a person chose it.
+		info.Title, info.TitleSource = tail.name, TitleManual
+	}
 	if info.TitleSource == TitleSubagent {
 		info.Subagent = true
 	}
@@ -338,6 +342,6 @@ func Describe(name string, head, tail []byte, size int64) SessionInfo {
 		info.Err = err
 		return info
 	}
-	info.fill(h, tailStatus(tail[max(0, len(tail)-TailBytes):]))
+	info.fill(h, readTail(tail[max(0, len(tail)-TailBytes):]))
 	return info
 }

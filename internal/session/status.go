@@ -42,6 +42,43 @@ const TailBytes = 32 << 10
 // with '{' or are not JSON (the window's first line is usually a
 // fragment), and classifies the first entry whose type is "message" and
 // whose message is truthy in JavaScript's sense.
+// tailFacts are what a listing reads in a session's last TailBytes: its
+// status, and the name pi gave it (the last session_info entry's name),
+// the title of a session with no other.
+type tailFacts struct {
+	status Status
+	name   string
+}
+
+func readTail(tail []byte) tailFacts {
+	return tailFacts{tailStatus(tail), tailName(tail)}
+}
+
+// tailName is the name of the last session_info entry in tail, pi's
+// record of a session named with /name (omp writes none), or "".
+func tailName(tail []byte) string {
+	for len(tail) > 0 {
+		i := bytes.LastIndex(tail, []byte(`"session_info"`))
+		if i < 0 {
+			return ""
+		}
+		start := bytes.LastIndexByte(tail[:i], '\n') + 1
+		end := len(tail)
+		if j := bytes.IndexByte(tail[i:], '\n'); j >= 0 {
+			end = i + j
+		}
+		var e struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(tail[start:end], &e, jsonx.DecodeOptions) == nil && e.Type == "session_info" && e.Name != "" {
+			return e.Name
+		}
+		tail = tail[:start]
+	}
+	return ""
+}
+
 func tailStatus(tail []byte) Status {
 	for len(tail) > 0 {
 		line := tail
