@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
@@ -144,23 +146,33 @@ func (d *dbSession) writeTo(ctx context.Context, w io.Writer) error {
 	return d.db.WriteSession(ctx, d.s, w)
 }
 
-// readable writes the session into a private temp file, for the views
-// that read every entry (the tree, the raw entries, an export), which
-// work on files.
+// readable writes the session into xdev's cache, for the views that read
+// every entry (the tree, the raw entries, an export), which work on
+// files: a file named by the stored revision's identity (the server, the
+// row, its revision or size and time), written whole or not at all, and
+// read again as it is while the revision stands. Nothing goes to a temp
+// dir that a killed command would leave behind.
 func (d *dbSession) readable(ctx context.Context) (readable, error) {
 	r := readable{shown: d.shown, harness: "db", cleanup: func() {}}
-	tmp, err := os.MkdirTemp("", "xdev-db-")
+	cache, err := os.UserCacheDir()
 	if err != nil {
 		return r, err
 	}
-	r.cleanup = func() { os.RemoveAll(tmp) }
-	r.path = filepath.Join(tmp, "sessions", "db", "session.jsonl")
+	ident := fmt.Sprintf("%s\x00%s", d.db.URL(), d.shown)
+	if d.row != nil {
+		ident += fmt.Sprintf("\x00omp\x00%d\x00%d", d.row.Size, d.row.MtimeMs)
+	} else {
+		ident += fmt.Sprintf("\x00%d\x00%d\x00%d", d.s.Key, d.s.Revision, d.s.Size)
+	}
+	sum := sha256.Sum256([]byte(ident))
+	r.path = filepath.Join(cache, "xdev", "db", "sessions", "db", hex.EncodeToString(sum[:12])+".jsonl")
+	if fi, err := os.Lstat(r.path); err == nil && fi.Mode().IsRegular() && d.row == nil && fi.Size() == d.s.Size {
+		return r, nil
+	}
 	if err := os.MkdirAll(filepath.Dir(r.path), 0o700); err != nil {
-		r.cleanup()
 		return r, err
 	}
-	if err := atomicfile.Create(r.path, func(w io.Writer) error { return d.writeTo(ctx, w) }); err != nil {
-		r.cleanup()
+	if err := atomicfile.Replace(r.path, func(w io.Writer) error { return d.writeTo(ctx, w) }); err != nil {
 		return r, err
 	}
 	return r, nil

@@ -117,6 +117,39 @@ func TestKilledCommandsLeaveNothing(t *testing.T) {
 		}
 	}
 	kill("import", "import", "--again", src)
+
+	// Reading a Claude Code session converts it into its mirror in the
+	// cache: killed mid-conversion (the source touched before each run,
+	// so each converts), nothing is left in the temp dir or beside the
+	// mirror files.
+	for i, delay := range []time.Duration{5, 20, 50, 120, 250, 400} {
+		now := time.Now().Add(time.Duration(i) * time.Second)
+		os.Chtimes(src, now, now)
+		for _, args := range [][]string{{"show", src}, {"export", "-o", filepath.Join(work, "out.md"), src}} {
+			cmd := xdevCommand(t, env, args...)
+			cmd.Stdout = nil
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(delay * time.Millisecond)
+			cmd.Process.Kill()
+			cmd.Wait()
+			if left := leftovers(t, tmp); len(left) > 0 {
+				t.Errorf("%s killed after %v left %q in the temp dir", args[0], delay*time.Millisecond, left)
+			}
+			mirrors, _ := filepath.Glob(filepath.Join(work, "cache", "xdev", "foreign", "*", "sessions"))
+			for _, m := range mirrors {
+				for _, l := range leftovers(t, m) {
+					if !strings.HasSuffix(l, "/ (empty)") { // the cache's own directory may be there, empty
+						t.Errorf("%s killed after %v left %q beside the mirror", args[0], delay*time.Millisecond, l)
+					}
+				}
+			}
+		}
+	}
+	if out, err := xdevCommand(t, env, "show", src).CombinedOutput(); err != nil || !strings.Contains(string(out), "lorem ipsum") {
+		t.Errorf("show after the killed ones: %v\n%.300s", err, out)
+	}
 	if out, err := xdevCommand(t, env, "verify", "--json").CombinedOutput(); strings.Contains(string(out), `"leftover"`) {
 		t.Errorf("verify after the killed imports finds leftovers: %s (%v)", out, err)
 	}

@@ -26,8 +26,9 @@
 //     directory's project first, then every project. Several prefix
 //     matches are an *session.AmbiguousError.
 //  4. Unless a flag chose the data dir (Config.Explicit): a session of
-//     another harness, by its id or an id prefix, exact ids first; several
-//     matches are an *AmbiguousError.
+//     another harness, by its id, its file name (with or without .jsonl
+//     or .jsonl.zst) or a prefix of either (case-insensitive), exact
+//     matches first; several matches are an *AmbiguousError.
 //
 // The first rule that matches decides; a rule that finds several sessions
 // is an error, never a guess.
@@ -212,11 +213,12 @@ func (c *Catalog) Resolve(arg string) (Ref, error) {
 	return ref, ferr
 }
 
-// resolveForeign finds the other harnesses' session of id or id prefix
-// arg: an exact id wins over prefixes.
+// resolveForeign finds the other harnesses' session whose id or file
+// name is arg, or starts with it: an exact match wins over prefixes.
 func (c *Catalog) resolveForeign(arg string) (Ref, error) {
 	var exact, prefix []Ref
 	a := strings.ToLower(arg)
+	an := sessionFileName(a)
 	for _, h := range Foreign {
 		src := c.sources[h]
 		if src == nil {
@@ -229,11 +231,12 @@ func (c *Catalog) resolveForeign(arg string) (Ref, error) {
 		for i := range list {
 			s := &list[i]
 			id := strings.ToLower(s.ID)
-			if s.Err != nil || !strings.HasPrefix(id, a) {
+			name := sessionFileName(strings.ToLower(filepath.Base(s.Path)))
+			if s.Err != nil || !strings.HasPrefix(id, a) && !strings.HasPrefix(name, an) {
 				continue
 			}
 			r := Ref{Harness: h, Path: s.Path, ID: s.ID, Foreign: s}
-			if id == a {
+			if id == a || name == an {
 				exact = append(exact, r)
 			} else {
 				prefix = append(prefix, r)
@@ -251,6 +254,11 @@ func (c *Catalog) resolveForeign(arg string) (Ref, error) {
 		return Ref{}, &AmbiguousError{Arg: arg, Matches: prefix}
 	}
 	return Ref{}, fmt.Errorf("%w: no Claude Code, Codex or pi session %q", session.ErrNotFound, arg)
+}
+
+// sessionFileName is a file name without its .jsonl or .jsonl.zst.
+func sessionFileName(name string) string {
+	return strings.TrimSuffix(strings.TrimSuffix(name, ".zst"), ".jsonl")
 }
 
 // At describes the session file at path (absolute): whose it is, from
