@@ -10,6 +10,7 @@ import (
 
 	"github.com/xdev/xdev/internal/jsonx"
 	"github.com/xdev/xdev/internal/omptest"
+	"github.com/xdev/xdev/internal/realfixtures"
 )
 
 // realClaude is the Claude Code project of real sessions nobody here wrote
@@ -25,7 +26,7 @@ func claudeRoot(t *testing.T) string {
 	if len(files) == 0 {
 		// The fixtures live beside the repository, not in it: without them
 		// the hand-made sessions are still compared with omp.
-		t.Logf("no real Claude sessions at %s: the hand-made ones only", realClaude)
+		realfixtures.Absent(t, "real Claude sessions at "+realClaude)
 	}
 	home := t.TempDir()
 	root := filepath.Join(home, ".claude")

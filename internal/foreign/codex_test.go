@@ -12,6 +12,7 @@ import (
 
 	"github.com/xdev/xdev/internal/jsonx"
 	"github.com/xdev/xdev/internal/omptest"
+	"github.com/xdev/xdev/internal/realfixtures"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -50,7 +51,7 @@ func codexRoot(t *testing.T) string {
 		return nil
 	})
 	if real == 0 {
-		t.Logf("no real Codex rollouts at %s: the hand-made ones only", realCodex)
+		realfixtures.Absent(t, "real Codex rollouts at "+realCodex)
 	}
 	const td = "testdata/codex/"
 	copyFile(td+"handmade.jsonl", filepath.Join(root, "sessions/2026/03/01/rollout-2026-03-01T10-00-00-019d0000-aaaa-7bbb-8ccc-000000000001.jsonl"))

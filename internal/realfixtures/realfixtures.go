@@ -43,3 +43,14 @@ func Find() (string, bool) {
 	fi, err := os.Stat(dir)
 	return dir, err == nil && fi.IsDir()
 }
+
+// Absent reports that a test found none of the real fixtures it reads
+// (what names them) and goes on with its hand-made cases: under CI that
+// fails the test, since a green run must have read the real files.
+func Absent(t testing.TB, what string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("no %s: the real fixtures are missing; CI must have them", what)
+	}
+	t.Logf("no %s: the hand-made cases only", what)
+}

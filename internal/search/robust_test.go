@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/xdev/xdev/internal/corpus"
+	"github.com/xdev/xdev/internal/realfixtures"
 	"github.com/xdev/xdev/internal/searchtext"
 	"github.com/xdev/xdev/internal/session"
 )
@@ -191,9 +192,9 @@ func TestRealSessions(t *testing.T) {
 	dir := t.TempDir()
 	proj := filepath.Join(session.SessionsDir(dir), "--real--")
 	os.MkdirAll(proj, 0o700)
-	reals, _ := filepath.Glob("../../../shared/fixtures/real/*.jsonl")
+	reals, _ := filepath.Glob(filepath.Join(realfixtures.Dir(t), "*.jsonl"))
 	if len(reals) == 0 {
-		t.Skip("no real fixtures at ../shared/fixtures/real")
+		realfixtures.Absent(t, "real pi sessions")
 	}
 	for _, p := range reals {
 		data, err := os.ReadFile(p)

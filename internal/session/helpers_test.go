@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/xdev/xdev/internal/realfixtures"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -17,9 +19,9 @@ const realDir = "../../../shared/fixtures/real"
 
 func realFixture(t testing.TB, name string) string {
 	t.Helper()
-	p := filepath.Join(realDir, name)
+	p := filepath.Join(realfixtures.Dir(t), name)
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("real fixture %s not present: %v", p, err)
+		t.Fatalf("real fixture %s: %v", p, err)
 	}
 	return p
 }
