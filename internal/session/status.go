@@ -57,6 +57,11 @@ func readTail(tail []byte) tailFacts {
 // tailName is the name of the last session_info entry in tail, pi's
 // record of a session named with /name (omp writes none), or "".
 func tailName(tail []byte) string {
+	// Most tails hold none: bytes.Contains is the fast scan, LastIndex
+	// (which walks byte by byte) only runs where there is one.
+	if !bytes.Contains(tail, []byte(`"session_info"`)) {
+		return ""
+	}
 	for len(tail) > 0 {
 		i := bytes.LastIndex(tail, []byte(`"session_info"`))
 		if i < 0 {
