@@ -167,4 +167,6 @@ type cmdError struct {
 	stderr string
 }
 
-func (e *cmdError) Error() string { return strings.Join(e.args, " ") + ": " + strings.TrimSpace(e.stderr) }
+func (e *cmdError) Error() string {
+	return strings.Join(e.args, " ") + ": " + strings.TrimSpace(e.stderr)
+}
