@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -598,7 +597,7 @@ func (o *searchOptions) run(e *env) error {
 	if o.sessionsOnly {
 		return o.printSessions(e, ctx, dbs, q)
 	}
-	var hits []search.Hit
+	var lists [][]search.Hit
 	for i, db := range dbs {
 		h, err := db.Search(ctx, q)
 		if errors.Is(err, search.ErrQuery) {
@@ -611,19 +610,11 @@ func (o *searchOptions) run(e *env) error {
 		for k := range h {
 			src.toSource(&h[k])
 		}
-		hits = append(hits, h...)
+		lists = append(lists, h)
 	}
-	// Merge the data dirs' hits as one index would order them.
-	slices.SortStableFunc(hits, func(a, b search.Hit) int {
-		if q.Newest {
-			return b.Timestamp.Compare(a.Timestamp)
-		}
-		return cmp.Compare(a.Rank, b.Rank)
-	})
-	if len(hits) > q.Limit {
-		hits = hits[:q.Limit]
-	}
-	return o.printHits(e, hits, q)
+	// Ranks of separate indexes are not comparable: search.Merge says how
+	// they are merged.
+	return o.printHits(e, search.Merge(lists, q.Newest, q.Limit), q)
 }
 
 // printHits prints the hits: JSON, tab-separated lines on a pipe, or
