@@ -217,7 +217,8 @@ func (o *listOptions) listForeign(harness, cwd string) ([]listJSON, error) {
 			continue
 		}
 		j := listJSON{Harness: harness, ID: s.ID, Title: s.Title, Cwd: s.Cwd, Path: s.Path,
-			Created: jsonTime(s.Created), Modified: jsonTime(s.Modified), Size: s.Size, FirstMessage: s.FirstMessage, Subagent: s.Subagent}
+			Created: jsonTime(s.Created), Modified: jsonTime(s.Modified), Size: s.Size, FirstMessage: s.FirstMessage, Subagent: s.Subagent,
+			ParentSession: s.ParentSession}
 		if s.Err != nil {
 			j.Error = s.Err.Error()
 		}

@@ -41,6 +41,13 @@ type CodexSession struct {
 	// Err says why a file that lies where Codex keeps rollouts could not
 	// be read (a corrupt .zst, say); the other fields are then partial.
 	Err error
+	// Subagent: the rollout is a subagent's thread, its session_meta's
+	// source a "subagent" (Codex's SessionSource::SubAgent: review,
+	// compact, or thread_spawn with the parent_thread_id it was spawned
+	// from, in Parent). omp lists such rollouts as any other; xdev nests
+	// them under their parent, as it does Claude Code's.
+	Subagent bool
+	Parent   string
 }
 
 // ListCodex lists the rollouts under root as omp's CodexSessionStore.list
@@ -186,6 +193,7 @@ func codexListed(path string, index map[string]codexIndexRow) (CodexSession, boo
 		id = CodexRolloutID(path)
 	}
 	s := CodexSession{CodexInfo: CodexInfo{ID: id, Cwd: cwd}, Path: path, Size: fi.Size(), FirstMessage: codexFirstPrompt(path)}
+	s.Subagent, s.Parent = codexSubagent(p.Get("source"))
 	// new Date(ms) keeps whole milliseconds.
 	// omp reads session_meta's timestamp only as a string.
 	created := jsonx.Value{}
@@ -199,6 +207,19 @@ func codexListed(path string, index map[string]codexIndexRow) (CodexSession, boo
 		s.Modified = truncMillis(codexMillis(jsonx.Str(row.updated), s.Modified))
 	}
 	return s, true, nil
+}
+
+// codexSubagent reads a session_meta's source: Codex writes its
+// SessionSource as serde's externally tagged enum, "cli", "exec", … for a
+// session a person started, {"subagent": "review"} or {"subagent":
+// {"thread_spawn": {"parent_thread_id": …, "depth": …}}} for a subagent's.
+func codexSubagent(src jsonx.Value) (subagent bool, parent string) {
+	sub := src.Get("subagent")
+	if !sub.Defined() || sub.Nullish() {
+		return false, ""
+	}
+	parent, _ = stringField(sub.Get("thread_spawn"), "parent_thread_id")
+	return true, parent
 }
 
 func truncMillis(ms float64) float64 {

@@ -57,6 +57,10 @@ func codexRoot(t *testing.T) string {
 	copyFile(td+"handmade.jsonl", filepath.Join(root, "sessions/2026/03/01/rollout-2026-03-01T10-00-00-019d0000-aaaa-7bbb-8ccc-000000000001.jsonl"))
 	copyFile(td+"fork.jsonl", filepath.Join(root, "sessions/2026/03/02/rollout-2026-03-02T10-00-00-019d0000-aaaa-7bbb-8ccc-000000000003.jsonl"))
 	copyFile(td+"no-meta.jsonl", filepath.Join(root, "sessions/2026/03/03/rollout-2026-03-03T10-00-00-019d0000-aaaa-7bbb-8ccc-000000000004.jsonl"))
+	// A subagent's thread (hand-made after Codex's SessionSource::SubAgent
+	// ThreadSpawn as codex-rs serializes it; no real one is in the
+	// fixtures).
+	copyFile(td+"subagent.jsonl", filepath.Join(root, "sessions/2026/03/01/rollout-2026-03-01T10-05-00-019d0000-aaaa-7bbb-8ccc-000000000005.jsonl"))
 	copyFile(td+"archived.jsonl", filepath.Join(root, "archived_sessions/rollout-2026-01-05T08-00-00-019d0000-aaaa-7bbb-8ccc-000000000002.jsonl"))
 	copyFile(td+"session_index.jsonl", filepath.Join(root, "session_index.jsonl"))
 	return root
@@ -266,4 +270,39 @@ func TestCodexZstdDamaged(t *testing.T) {
 		t.Errorf("converting a rollout cut late: %v", err)
 	}
 	t.Logf("%d damaged rollouts, %d listed with an error", len(damaged), failed)
+}
+
+// TestCodexSubagentThread: a rollout whose session_meta source is a
+// subagent's is listed only with subagents, marked so and naming the
+// thread it was spawned from; omp lists it as any other (TestCodexAsOmp).
+func TestCodexSubagentThread(t *testing.T) {
+	root := codexRoot(t)
+	src, err := NewSource(HarnessCodex, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sub = "019d0000-aaaa-7bbb-8ccc-000000000005"
+	find := func(subagents bool) *Session {
+		list, err := src.List(subagents)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range list {
+			if list[i].ID == sub {
+				return &list[i]
+			}
+		}
+		return nil
+	}
+	if s := find(false); s != nil {
+		t.Errorf("a subagent's thread is listed without subagents: %+v", s)
+	}
+	s := find(true)
+	if s == nil || !s.Subagent || s.ParentSession != "019d0000-aaaa-7bbb-8ccc-000000000001" {
+		t.Fatalf("with subagents: %+v", s)
+	}
+	c, err := ConvertCodex(s.Path, s.codex)
+	if err != nil || len(c.Entries) == 0 {
+		t.Fatalf("converting the subagent's thread: %v", err)
+	}
 }

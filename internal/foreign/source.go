@@ -35,6 +35,9 @@ type Session struct {
 	Modified     time.Time
 	Size         int64
 	Subagent     bool
+	// ParentSession is the id of the session a subagent's was spawned
+	// from, where the harness records it (Codex's parent_thread_id).
+	ParentSession string
 	// Err says why a file found where the harness keeps its sessions is
 	// not one of its sessions (another harness's format, say); the other
 	// fields are then partial.
@@ -120,11 +123,14 @@ type codexSource struct{ root string }
 
 func (c codexSource) Harness() string { return HarnessCodex }
 func (c codexSource) Root() string    { return c.root }
-func (c codexSource) List(bool) ([]Session, error) {
+func (c codexSource) List(subagents bool) ([]Session, error) {
 	list, err := ListCodex(c.root)
-	out := make([]Session, len(list))
-	for i, r := range list {
-		out[i] = codexSession(r)
+	out := make([]Session, 0, len(list))
+	for _, r := range list {
+		if r.Subagent && !subagents {
+			continue
+		}
+		out = append(out, codexSession(r))
 	}
 	return out, err
 }
@@ -140,7 +146,8 @@ func (c codexSource) Stream(s Session, purpose Purpose) Stream {
 
 func codexSession(c CodexSession) Session {
 	return Session{Harness: HarnessCodex, ID: c.ID, Path: c.Path, Cwd: c.Cwd, Title: c.Title, FirstMessage: c.FirstMessage,
-		Created: Time(c.Created), Modified: Time(c.Modified), Size: c.Size, Err: c.Err, codex: c.CodexInfo}
+		Created: Time(c.Created), Modified: Time(c.Modified), Size: c.Size, Err: c.Err, Subagent: c.Subagent,
+		ParentSession: c.Parent, codex: c.CodexInfo}
 }
 
 // SourceLine is the member a conversion for reading puts first in each
