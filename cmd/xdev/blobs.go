@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/xdev/xdev/internal/term"
+
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -50,9 +52,9 @@ func (o *blobsOptions) run(e *env) error {
 	if err != nil {
 		return err
 	}
-	prog := &progress{e: e, what: "scanning sessions for blob references"}
-	u, err := session.ScanBlobs(dir, prog.update)
-	prog.done()
+	prog := &term.Progress{IO: e.IOStreams, What: "scanning sessions for blob references"}
+	u, err := session.ScanBlobs(dir, prog.Update)
+	prog.Done()
 	if err != nil {
 		return err
 	}
@@ -77,21 +79,21 @@ func (o *blobsOptions) run(e *env) error {
 	if o.asJSON {
 		return writeJSON(e, out)
 	}
-	fmt.Fprintf(e.stdout, "%s in %s; %d referenced by the %s under %s\n",
-		plural(u.Blobs, "blob"), session.BlobsDir(dir), u.Referenced, plural(u.Files, "file"), session.SessionsDir(dir))
+	fmt.Fprintf(e.Out, "%s in %s; %d referenced by the %s under %s\n",
+		term.Plural(u.Blobs, "blob"), session.BlobsDir(dir), u.Referenced, term.Plural(u.Files, "file"), session.SessionsDir(dir))
 	for _, b := range u.Unreferenced {
-		fmt.Fprintf(e.stdout, "unreferenced  %s  %s\n", b.Ref, size(b.Size))
+		fmt.Fprintf(e.Out, "unreferenced  %s  %s\n", b.Ref, term.Size(b.Size))
 	}
 	for _, m := range u.Missing {
-		fmt.Fprintf(e.stdout, "missing       %s\n", m)
+		fmt.Fprintf(e.Out, "missing       %s\n", m)
 	}
 	switch {
 	case len(u.Unreferenced) == 0:
-		fmt.Fprintln(e.stdout, "Nothing to remove.")
+		fmt.Fprintln(e.Out, "Nothing to remove.")
 	case out.Deleted:
-		fmt.Fprintf(e.stdout, "Removed %s, %s.\n", plural(len(u.Unreferenced), "blob"), size(out.FreedBytes))
+		fmt.Fprintf(e.Out, "Removed %s, %s.\n", term.Plural(len(u.Unreferenced), "blob"), term.Size(out.FreedBytes))
 	default:
-		fmt.Fprintf(e.stdout, "%s (%s) would be removed; run with --delete to remove them.\n", plural(len(u.Unreferenced), "blob"), size(unrefBytes))
+		fmt.Fprintf(e.Out, "%s (%s) would be removed; run with --delete to remove them.\n", term.Plural(len(u.Unreferenced), "blob"), term.Size(unrefBytes))
 	}
 	return nil
 }

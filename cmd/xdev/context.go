@@ -89,9 +89,9 @@ func (o *contextOptions) printReader(e *env, c *session.ContextReader) error {
 	if o.asJSON {
 		return writeContextJSON(e, nil, head, leafValue(c.LeafID), c.Each)
 	}
-	fmt.Fprintf(e.stdout, "%s (%s)  model %s  thinking %s  ~%d tokens\n\n", orNone(title), src, orNone(head.Model), head.ThinkingLevel, head.Tokens)
+	fmt.Fprintf(e.Out, "%s (%s)  model %s  thinking %s  ~%d tokens\n\n", orNone(title), src, orNone(head.Model), head.ThinkingLevel, head.Tokens)
 	return c.Each(func(m *ai.Message) error {
-		_, err := fmt.Fprintf(e.stdout, "[%s] %s\n\n", m.Role, summarize(m))
+		_, err := fmt.Fprintf(e.Out, "[%s] %s\n\n", m.Role, summarize(m))
 		return err
 	})
 }
@@ -150,7 +150,7 @@ func writeContextJSON(e *env, lead []jsonx.Member, c contextJSON, leaf jsonx.Val
 		str("title", c.Title), str("titleSource", c.TitleSource), str("model", c.Model),
 		str("thinkingLevel", c.ThinkingLevel), num("tokens", float64(c.Tokens)), num("malformedLines", float64(c.Malformed)),
 	)...).AppendIndent(nil, "  ")
-	w := bufio.NewWriterSize(e.rawOut, 1<<16)
+	w := bufio.NewWriterSize(e.RawOut, 1<<16)
 	w.Write(head[:len(head)-2]) // the object without its closing "\n}"
 	w.WriteString(`,` + "\n" + `  "messages": [`)
 	n := 0

@@ -66,7 +66,7 @@ func (f *dbFlags) connect(e *env, ctx context.Context, open func(context.Context
 		return nil, err
 	}
 	opts := &pgstore.Options{Schema: f.schema, URLSource: "--db's URL",
-		Warn: func(msg string) { fmt.Fprintf(e.stderr, "xdev: warning: %s\n", msg) }}
+		Warn: func(msg string) { fmt.Fprintf(e.ErrOut, "xdev: warning: %s\n", msg) }}
 	if f.url == "" {
 		opts.URLSource = "$" + pgstore.EnvURL
 	}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/xdev/xdev/internal/term"
+
 	"github.com/xdev/xdev/internal/export"
 	"github.com/xdev/xdev/internal/session"
 )
@@ -134,11 +136,11 @@ func exportAll(e *env, store *storeFlags, format string, full bool, dir string) 
 		return err
 	}
 	root := session.SessionsDir(data)
-	prog := &progress{e: e, what: "exporting"}
+	prog := &term.Progress{IO: e.IOStreams, What: "exporting"}
 	var failed []string
 	n := 0
 	for i, info := range infos {
-		prog.update(i+1, len(infos))
+		prog.Update(i+1, len(infos))
 		if info.Err != nil {
 			failed = append(failed, fmt.Sprintf("%s: skipped: %v", info.Path, info.Err))
 			continue
@@ -159,16 +161,16 @@ func exportAll(e *env, store *storeFlags, format string, full bool, dir string) 
 		}
 		n++
 	}
-	prog.done()
+	prog.Done()
 	for _, f := range failed {
-		fmt.Fprintln(e.stderr, f)
+		fmt.Fprintln(e.ErrOut, f)
 	}
-	if e.tty || len(failed) > 0 {
-		fmt.Fprintf(e.stderr, "Exported %s of %d to %s", plural(n, "session"), len(infos), dir)
+	if e.IsTTY || len(failed) > 0 {
+		fmt.Fprintf(e.ErrOut, "Exported %s of %d to %s", term.Plural(n, "session"), len(infos), dir)
 		if len(failed) > 0 {
-			fmt.Fprintf(e.stderr, "; %d skipped (above)", len(failed))
+			fmt.Fprintf(e.ErrOut, "; %d skipped (above)", len(failed))
 		}
-		fmt.Fprintln(e.stderr)
+		fmt.Fprintln(e.ErrOut)
 	}
 	if len(failed) > 0 {
 		return exitCodeError{code: exitError}

@@ -90,11 +90,11 @@ func (o *forkOptions) run(e *env) error {
 	if o.asJSON {
 		return writeJSON(e, forkJSON{ID: h.ID, Path: s.Path(), ParentSession: h.ParentSession, Title: t, LeafID: session.DisplayID(s.LeafID())})
 	}
-	if e.tty {
-		fmt.Fprintf(e.stdout, "Forked %s into %s\n%s\n", o.args[0], h.ID, s.Path())
+	if e.IsTTY {
+		fmt.Fprintf(e.Out, "Forked %s into %s\n%s\n", o.args[0], h.ID, s.Path())
 		return nil
 	}
-	fmt.Fprintln(e.stdout, s.Path())
+	fmt.Fprintln(e.Out, s.Path())
 	return nil
 }
 
@@ -133,8 +133,8 @@ func (o *retitleOptions) run(e *env) error {
 	}
 	t, _ := s.Title()
 	noteCutTitle(e, o.args[1], t)
-	if e.tty {
-		fmt.Fprintf(e.stdout, "Retitled %s: %s\n", s.ID(), t)
+	if e.IsTTY {
+		fmt.Fprintf(e.Out, "Retitled %s: %s\n", s.ID(), t)
 	}
 	return nil
 }
@@ -146,6 +146,6 @@ func noteCutTitle(e *env, asked, kept string) {
 	if kept == whole {
 		return
 	}
-	fmt.Fprintf(e.stderr, "The title is cut to fit the title slot (256 bytes): kept %q, %d of %d characters. The whole title is in the session's title_change entry.\n",
+	fmt.Fprintf(e.ErrOut, "The title is cut to fit the title slot (256 bytes): kept %q, %d of %d characters. The whole title is in the session's title_change entry.\n",
 		kept, utf8.RuneCountInString(kept), utf8.RuneCountInString(whole))
 }

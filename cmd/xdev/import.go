@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/xdev/xdev/internal/term"
+
 	"github.com/xdev/xdev/internal/foreign"
 )
 
@@ -96,8 +98,8 @@ func (o *importOptions) run(e *env) error {
 		return err
 	}
 	if skipped > 0 {
-		fmt.Fprintf(e.stderr, "xdev import: %s of %s skipped as unreadable (torn, junk or too long), as omp's import skips them\n",
-			plural(skipped, "line"), s.Path)
+		fmt.Fprintf(e.ErrOut, "xdev import: %s of %s skipped as unreadable (torn, junk or too long), as omp's import skips them\n",
+			term.Plural(skipped, "line"), s.Path)
 	}
 	if o.asJSON {
 		return writeJSON(e, struct {
@@ -105,6 +107,6 @@ func (o *importOptions) run(e *env) error {
 			ID   string `json:"id"`
 		}{path, newID})
 	}
-	fmt.Fprintln(e.stdout, path)
+	fmt.Fprintln(e.Out, path)
 	return nil
 }

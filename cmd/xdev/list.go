@@ -4,12 +4,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/xdev/xdev/internal/term"
 
 	"github.com/xdev/xdev/internal/foreign"
 	"github.com/xdev/xdev/internal/session"
@@ -116,7 +117,7 @@ func (o *listOptions) run(e *env) error {
 	if !o.all {
 		var err error
 		if cwd = o.cwd; cwd == "" {
-			if cwd, err = os.Getwd(); err != nil {
+			if cwd, err = e.Getwd(); err != nil {
 				return err
 			}
 		}
@@ -157,19 +158,19 @@ func (o *listOptions) run(e *env) error {
 	if o.asJSON {
 		return writeJSON(e, append(append(make([]listJSON, 0, len(good)+len(bad)), good...), bad...))
 	}
-	if len(good) == 0 && e.tty {
+	if len(good) == 0 && e.IsTTY {
 		where := "for " + cwd
 		if o.all {
 			where = "anywhere"
 		}
-		fmt.Fprintf(e.stderr, "No %s sessions %s. Try --all, or --from all for every harness's.\n", strings.Join(from, ", "), where)
+		fmt.Fprintf(e.ErrOut, "No %s sessions %s. Try --all, or --from all for every harness's.\n", strings.Join(from, ", "), where)
 	} else {
 		// A table with no rows is only its header: on a terminal the
 		// hint says it all; piped, no sessions is no lines.
 		o.printTable(e, good, len(from) > 1 || from[0] != "xdev" && from[0] != "db")
 	}
 	if len(bad) > 0 {
-		fmt.Fprintf(e.stderr, "%s not listed: not sessions or unreadable (xdev list --json, or xdev verify, says why)\n", plural(len(bad), "file"))
+		fmt.Fprintf(e.ErrOut, "%s not listed: not sessions or unreadable (xdev list --json, or xdev verify, says why)\n", term.Plural(len(bad), "file"))
 	}
 	return nil
 }
@@ -233,25 +234,25 @@ func sameDir(a, b string) bool {
 }
 
 func (o *listOptions) printTable(e *env, rows []listJSON, withHarness bool) {
-	t := &table{e: e, header: []string{"ID", "TITLE", "STATUS", "UPDATED", "SIZE"}, flex: []bool{false, true, false, false, false}}
+	t := &term.Table{IO: e.IOStreams, Header: []string{"ID", "TITLE", "STATUS", "UPDATED", "SIZE"}, Flex: []bool{false, true, false, false, false}}
 	if withHarness {
-		t.header = append([]string{"FROM"}, t.header...)
-		t.flex = append([]bool{false}, t.flex...)
+		t.Header = append([]string{"FROM"}, t.Header...)
+		t.Flex = append([]bool{false}, t.Flex...)
 	}
 	if o.all {
-		t.header = append(t.header, "DIRECTORY")
-		t.flex = append(t.flex, true)
+		t.Header = append(t.Header, "DIRECTORY")
+		t.Flex = append(t.Flex, true)
 	}
 	ids := make([]string, len(rows))
 	for k, r := range rows {
 		ids[k] = r.ID
 	}
 	short := shortIDs(ids)
-	now := time.Now()
+	now := e.Now()
 	for k, r := range rows {
 		title := r.Title
-		if title == "" && r.FirstMessage != "" && e.tty {
-			title = "“" + oneLine(r.FirstMessage) + "”"
+		if title == "" && r.FirstMessage != "" && e.IsTTY {
+			title = "“" + term.OneLine(r.FirstMessage) + "”"
 		}
 		if r.Subagent {
 			title = "↳ " + title
@@ -260,17 +261,17 @@ func (o *listOptions) printTable(e *env, rows []listJSON, withHarness bool) {
 		if withHarness {
 			row = append(row, r.Harness)
 		}
-		if e.tty {
-			row = append(row, short[k], oneLine(orDash(title)), r.Status, ago(time.Time(r.Modified), now), size(r.Size))
+		if e.IsTTY {
+			row = append(row, short[k], term.OneLine(orDash(title)), r.Status, term.Ago(time.Time(r.Modified), now), term.Size(r.Size))
 			if o.all {
-				row = append(row, homePath(r.Cwd))
+				row = append(row, term.HomePath(r.Cwd))
 			}
 		} else {
 			row = append(row, r.ID, title, r.Status, session.FormatTime(time.Time(r.Modified)), fmt.Sprint(r.Size), r.Cwd, r.Path)
 		}
-		t.add(row...)
+		t.Add(row...)
 	}
-	t.print()
+	t.Print()
 }
 
 func orDash(s string) string {

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"unicode"
 
-	"golang.org/x/sys/unix"
+	"github.com/xdev/xdev/internal/term"
 )
 
 // Exit codes scripts can rely on.
@@ -87,38 +87,15 @@ func lookup(name string) *command {
 	return nil
 }
 
-// env is what a command may touch: its streams and the process environment.
+// env is what a command may touch: its streams, terminal facts, clock
+// and working directory (term.IOStreams), nothing else of the process.
 type env struct {
-	stdin io.Reader
-	// stdout and stderr are for a person: control characters from session
-	// content are escaped on the way (see escapeWriter).
-	stdout, stderr io.Writer
-	// rawOut is stdout unfiltered, for data: JSON and entries as stored.
-	// rawErr is stderr unfiltered, for the progress line's own escapes.
-	rawOut, rawErr io.Writer
-	// tty: stdout is a terminal, so print for a person (aligned tables,
-	// relative times) rather than for a script. errTTY: stderr is one, so
-	// long work may show progress there (a progress bar in a log file
-	// would be noise).
-	tty, errTTY bool
-	// width is the terminal's width in columns, when tty.
-	width int
-
-	flushers []*escapeWriter
+	*term.IOStreams
 }
 
 // newEnv returns the env of a command writing to out and errOut.
 func newEnv(in io.Reader, out, errOut io.Writer, tty bool, width int) *env {
-	o, e := &escapeWriter{w: out}, &escapeWriter{w: errOut}
-	return &env{stdin: in, stdout: o, stderr: e, rawOut: out, rawErr: errOut, tty: tty, errTTY: tty, width: width,
-		flushers: []*escapeWriter{o, e}}
-}
-
-// flush writes out what the escaping writers hold back.
-func (e *env) flush() {
-	for _, f := range e.flushers {
-		f.flush()
-	}
+	return &env{term.New(in, out, errOut, tty, width)}
 }
 
 // usageError marks errors in the command line (exit 2).
@@ -152,53 +129,34 @@ func main() {
 const memoryLimit = 64 << 20
 
 // osEnv is the env of the process: its standard streams and terminal.
-func osEnv() *env {
-	e := newEnv(os.Stdin, os.Stdout, os.Stderr, isTerminal(os.Stdout), terminalWidth(os.Stdout))
-	e.errTTY = isTerminal(os.Stderr)
-	return e
-}
-
-// isTerminal reports whether f is a terminal: a device that answers a
-// terminal's ioctl (not merely a character device, as /dev/null is);
-// XDEV_FORCE_TTY=1 says yes (for tests and pagers), XDEV_FORCE_TTY=0 says
-// no.
-func isTerminal(f *os.File) bool {
-	switch os.Getenv("XDEV_FORCE_TTY") {
-	case "1", "true":
-		return true
-	case "0", "false":
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
+func osEnv() *env { return &env{term.System()} }
 
 func run(e *env, args []string) int {
-	defer e.flush()
+	defer e.Flush()
 	if len(args) == 0 {
-		printHelp(e.stderr)
+		printHelp(e.ErrOut)
 		return exitUsage
 	}
 	switch args[0] {
 	case "help", "-h", "--help", "-help":
 		if len(args) == 1 {
-			printHelp(e.stdout)
+			printHelp(e.Out)
 			return exitOK
 		}
 		c := lookup(args[1])
 		if c == nil {
-			fmt.Fprintf(e.stderr, "xdev help: unknown command %q\nRun 'xdev help' for the list.\n", args[1])
+			fmt.Fprintf(e.ErrOut, "xdev help: unknown command %q\nRun 'xdev help' for the list.\n", args[1])
 			return exitUsage
 		}
 		// The command prints its own help, flags and all.
 		args = []string{args[1], "--help"}
 	case "version", "--version", "-version":
-		fmt.Fprintln(e.stdout, versionString())
+		fmt.Fprintln(e.Out, versionString())
 		return exitOK
 	}
 	c := lookup(args[0])
 	if c == nil {
-		fmt.Fprintf(e.stderr, "xdev: unknown command %q\nRun 'xdev help' for the list.\n", args[0])
+		fmt.Fprintf(e.ErrOut, "xdev: unknown command %q\nRun 'xdev help' for the list.\n", args[0])
 		return exitUsage
 	}
 	o, err := parseOptions(e, c, args[1:])
@@ -215,10 +173,10 @@ func run(e *env, args []string) int {
 	case errors.As(err, &ce):
 		return ce.code
 	case errors.As(err, &ue):
-		fmt.Fprintf(e.stderr, "xdev %s: %s\nUsage: xdev %s %s\nRun 'xdev %s --help' for more.\n", c.name, ue.msg, c.name, c.args, c.name)
+		fmt.Fprintf(e.ErrOut, "xdev %s: %s\nUsage: xdev %s %s\nRun 'xdev %s --help' for more.\n", c.name, ue.msg, c.name, c.args, c.name)
 		return exitUsage
 	default:
-		fmt.Fprintf(e.stderr, "xdev %s: %v\n", c.name, err)
+		fmt.Fprintf(e.ErrOut, "xdev %s: %v\n", c.name, err)
 		return exitError
 	}
 }
@@ -317,7 +275,7 @@ func (c *command) parse(e *env, fs *flag.FlagSet, args []string) ([]string, erro
 		}
 		if err := fs.Parse(args[:n]); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				printCommandHelp(e.stdout, c, fs)
+				printCommandHelp(e.Out, c, fs)
 				return nil, err
 			}
 			return nil, usagef("%v", err)

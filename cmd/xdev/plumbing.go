@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 
 	"github.com/xdev/xdev/internal/session"
 )
@@ -67,7 +66,7 @@ func (o *newOptions) run(e *env) error {
 		return err
 	}
 	if o.cwd == "" {
-		if o.cwd, err = os.Getwd(); err != nil {
+		if o.cwd, err = e.Getwd(); err != nil {
 			return err
 		}
 	}
@@ -82,7 +81,7 @@ func (o *newOptions) run(e *env) error {
 	if _, err := session.Create(path, opts); err != nil {
 		return err
 	}
-	fmt.Fprintln(e.stdout, path)
+	fmt.Fprintln(e.Out, path)
 	return nil
 }
 
@@ -104,7 +103,7 @@ func (o *appendOptions) run(e *env) error {
 	// entries go in together or not at all.
 	var objs [][]byte
 	var lineNums []int
-	sc := bufio.NewScanner(e.stdin)
+	sc := bufio.NewScanner(e.In)
 	sc.Buffer(nil, session.DefaultMaxLineBytes)
 	for n := 1; sc.Scan(); n++ {
 		if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
@@ -132,7 +131,7 @@ func (o *appendOptions) run(e *env) error {
 		return err
 	}
 	for _, en := range entries {
-		fmt.Fprintln(e.stdout, en.ID)
+		fmt.Fprintln(e.Out, en.ID)
 	}
 	return nil
 }
@@ -167,7 +166,7 @@ func (o *titleOptions) run(e *env) error {
 		return err
 	}
 	if !changed {
-		fmt.Fprintln(e.stderr, "kept the manual title; an automatic title does not replace it")
+		fmt.Fprintln(e.ErrOut, "kept the manual title; an automatic title does not replace it")
 		return nil
 	}
 	t, _ := s.Title()
@@ -198,6 +197,6 @@ func (o *branchOptions) run(e *env) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(e.stdout, m.ID)
+	fmt.Fprintln(e.Out, m.ID)
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xdev/xdev/internal/term"
+
 	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/foreign"
 	"github.com/xdev/xdev/internal/search"
@@ -227,7 +229,7 @@ func (f *indexFlags) openFresh(e *env, ctx context.Context) ([]*search.DB, []sea
 				return dbs, stats, fmt.Errorf("reading %s sessions: %w", s.harness, err)
 			}
 			for _, err := range st.Errors {
-				fmt.Fprintf(e.stderr, "xdev: not indexed: %v\n", err)
+				fmt.Fprintf(e.ErrOut, "xdev: not indexed: %v\n", err)
 			}
 		}
 		path, err := search.DefaultPath(s.dir)
@@ -239,7 +241,7 @@ func (f *indexFlags) openFresh(e *env, ctx context.Context) ([]*search.DB, []sea
 			if holder > 0 {
 				who = fmt.Sprintf("another xdev (pid %d)", holder)
 			}
-			fmt.Fprintf(e.stderr, "xdev: waiting for %s to finish with the search index %s…\n", who, homePath(path))
+			fmt.Fprintf(e.ErrOut, "xdev: waiting for %s to finish with the search index %s…\n", who, term.HomePath(path))
 		}})
 		if err != nil {
 			return dbs, stats, err
@@ -247,64 +249,44 @@ func (f *indexFlags) openFresh(e *env, ctx context.Context) ([]*search.DB, []sea
 		dbs = append(dbs, db)
 		f.opened = append(f.opened, s)
 		if db.Notice != "" {
-			fmt.Fprintln(e.stderr, "xdev: "+db.Notice)
+			fmt.Fprintln(e.ErrOut, "xdev: "+db.Notice)
 		}
-		what := homePath(s.dir)
+		what := term.HomePath(s.dir)
 		if s.mirror != nil {
-			what = homePath(s.mirror.Source.Root())
+			what = term.HomePath(s.mirror.Source.Root())
 		}
-		bar := &byteProgress{e: e, what: "Indexing " + what}
+		bar := &byteProgress{term.Meter{IO: e.IOStreams, What: "Indexing " + what}}
 		notice := db.Notice
 		st, err := db.Refresh(ctx, search.RefreshOptions{Harness: s.harness, Reindex: f.reindex, Progress: bar.update})
 		bar.done()
 		if db.Notice != notice {
-			fmt.Fprintln(e.stderr, "xdev: "+db.Notice)
+			fmt.Fprintln(e.ErrOut, "xdev: "+db.Notice)
 		}
 		if err != nil {
 			return dbs, stats, fmt.Errorf("indexing %s: %w", s.dir, err)
 		}
 		for _, err := range st.Errors {
-			fmt.Fprintf(e.stderr, "xdev: not indexed: %v\n", err)
+			fmt.Fprintf(e.ErrOut, "xdev: not indexed: %v\n", err)
 		}
 		stats = append(stats, st)
 	}
 	return dbs, stats, nil
 }
 
-// byteProgress is a refresh's progress bar on stderr, shown on a
-// terminal once the refresh has taken a moment.
-type byteProgress struct {
-	e     *env
-	what  string
-	start time.Time
-	last  time.Time
-	shown bool
-}
+// byteProgress is a refresh's progress bar on stderr (a term.Meter of
+// the bytes read), shown on a terminal once the refresh has taken a
+// moment.
+type byteProgress struct{ m term.Meter }
 
 func (p *byteProgress) update(pr search.Progress) {
-	now := time.Now()
-	if p.start.IsZero() {
-		p.start = now
-	}
-	if !p.e.errTTY || now.Sub(p.start) < 300*time.Millisecond || now.Sub(p.last) < 100*time.Millisecond && pr.Files != pr.FilesTotal {
-		return
-	}
-	p.last, p.shown = now, true
 	frac := 1.0
 	if pr.BytesTotal > 0 {
 		frac = float64(pr.Bytes) / float64(pr.BytesTotal)
 	}
-	const width = 24
-	n := int(frac * width)
-	fmt.Fprintf(p.e.rawErr, "\r%s [%s%s] %3.0f%% %d/%d files, %s", escapeString(p.what), strings.Repeat("█", n),
-		strings.Repeat("·", width-n), frac*100, pr.Files, pr.FilesTotal, size(pr.Bytes))
+	p.m.Update(frac, fmt.Sprintf("%d/%d files, %s", pr.Files, pr.FilesTotal, term.Size(pr.Bytes)), pr.Files == pr.FilesTotal)
 }
 
-func (p *byteProgress) done() {
-	if p.shown {
-		fmt.Fprint(p.e.rawErr, "\r\033[K")
-	}
-}
+func (p *byteProgress) done() { p.m.Done() }
 
 func closeAll(dbs []*search.DB) {
 	for _, db := range dbs {
@@ -356,7 +338,7 @@ func (o *indexOptions) run(e *env) error {
 	}
 	ctx, cancel := interruptible()
 	defer cancel()
-	start := time.Now()
+	start := e.Now()
 	dbs, stats, err := o.openFresh(e, ctx)
 	defer closeAll(dbs)
 	if err != nil {
@@ -379,14 +361,14 @@ func (o *indexOptions) run(e *env) error {
 		return writeJSON(e, out)
 	}
 	for _, j := range out {
-		fmt.Fprintf(e.stdout, "%s: %s (%s unchanged, %d grown, %d read anew, %d removed), %s indexed from %s read in %s\n",
-			homePath(j.DataDir), plural(j.Files, "session file"), strconv.Itoa(j.Unchanged), j.Grown, j.Indexed, j.Removed,
-			entries(j.Entries), size(j.BytesRead), took.Round(time.Millisecond))
-		fmt.Fprintf(e.stdout, "  index %s, %s", homePath(j.Index), size(j.IndexSize))
+		fmt.Fprintf(e.Out, "%s: %s (%s unchanged, %d grown, %d read anew, %d removed), %s indexed from %s read in %s\n",
+			term.HomePath(j.DataDir), term.Plural(j.Files, "session file"), strconv.Itoa(j.Unchanged), j.Grown, j.Indexed, j.Removed,
+			entries(j.Entries), term.Size(j.BytesRead), took.Round(time.Millisecond))
+		fmt.Fprintf(e.Out, "  index %s, %s", term.HomePath(j.Index), term.Size(j.IndexSize))
 		if j.Malformed > 0 {
-			fmt.Fprintf(e.stdout, "; %s skipped as unreadable", plural(j.Malformed, "line"))
+			fmt.Fprintf(e.Out, "; %s skipped as unreadable", term.Plural(j.Malformed, "line"))
 		}
-		fmt.Fprintln(e.stdout)
+		fmt.Fprintln(e.Out)
 	}
 	return nil
 }
@@ -580,7 +562,7 @@ type searchHitJSON struct {
 }
 
 func (o *searchOptions) run(e *env) error {
-	q, err := o.query(time.Now())
+	q, err := o.query(e.Now())
 	if err != nil {
 		return err
 	}
@@ -637,21 +619,21 @@ func (o *searchOptions) printHits(e *env, hits []search.Hit, q search.Query) err
 		}
 		return writeJSON(e, out)
 	}
-	if !e.tty {
-		t := &table{e: e}
+	if !e.IsTTY {
+		t := &term.Table{IO: e.IOStreams}
 		for _, h := range hits {
 			ts := ""
 			if !h.Timestamp.IsZero() {
 				ts = session.FormatTime(h.Timestamp)
 			}
-			t.add(h.SessionID, session.DisplayID(h.EntryID), h.Role, ts, h.Path,
+			t.Add(h.SessionID, session.DisplayID(h.EntryID), h.Role, ts, h.Path,
 				strconv.Itoa(h.Line), hitState(h), h.Snippet)
 		}
-		t.print()
+		t.Print()
 		return nil
 	}
 	if len(hits) == 0 {
-		fmt.Fprintf(e.stderr, "No matches for %s.\n", strconv.Quote(q.Text))
+		fmt.Fprintf(e.ErrOut, "No matches for %s.\n", strconv.Quote(q.Text))
 		return nil
 	}
 	printHits(e, hits)
@@ -697,11 +679,11 @@ func (o *searchOptions) printSessions(e *env, ctx context.Context, dbs []*search
 		}
 		return writeJSON(e, out)
 	}
-	if len(all) == 0 && e.tty {
-		fmt.Fprintf(e.stderr, "No matches for %s.\n", strconv.Quote(q.Text))
+	if len(all) == 0 && e.IsTTY {
+		fmt.Fprintf(e.ErrOut, "No matches for %s.\n", strconv.Quote(q.Text))
 	}
 	for _, s := range all {
-		fmt.Fprintln(e.stdout, s.Path)
+		fmt.Fprintln(e.Out, s.Path)
 	}
 	return nil
 }
@@ -721,9 +703,9 @@ func hitState(h search.Hit) string {
 // printHits prints hits for a person: grouped by session in the order of
 // each session's best hit, the matches in bold.
 func printHits(e *env, hits []search.Hit) {
-	w := e.rawOut // escapes are ours; the text is escaped below
+	w := e.RawOut // escapes are ours; the text is escaped below
 	bold, dim, off := "\033[1m", "\033[2m", "\033[0m"
-	if os.Getenv("NO_COLOR") != "" {
+	if e.NoColor {
 		bold, dim, off = "", "", ""
 	}
 	var order []string
@@ -734,7 +716,7 @@ func printHits(e *env, hits []search.Hit) {
 		}
 		groups[h.Path] = append(groups[h.Path], h)
 	}
-	now := time.Now()
+	now := e.Now()
 	for i, p := range order {
 		g := groups[p]
 		h := g[0]
@@ -745,8 +727,8 @@ func printHits(e *env, hits []search.Hit) {
 		if h.Subagent {
 			title = "↳ " + title
 		}
-		fmt.Fprintf(w, "%s%s%s  %s%s · %s · %s%s\n", bold, escapeString(truncate(title, 60)), off, dim,
-			escapeString(homePath(h.Cwd)), ago(h.Modified, now), escapeString(shortSession(h)), off)
+		fmt.Fprintf(w, "%s%s%s  %s%s · %s · %s%s\n", bold, term.Escape(term.Truncate(title, 60)), off, dim,
+			term.Escape(term.HomePath(h.Cwd)), term.Ago(h.Modified, now), term.Escape(shortSession(h)), off)
 		for _, h := range g {
 			var note []string
 			switch hitState(h) {
@@ -756,7 +738,7 @@ func printHits(e *env, hits []search.Hit) {
 				note = append(note, "before a compaction: not in the context")
 			}
 			if n := len(h.AlsoIn); n > 0 {
-				note = append(note, "also in "+plural(n, "fork"))
+				note = append(note, "also in "+term.Plural(n, "fork"))
 			}
 			id := session.DisplayID(h.EntryID)
 			if id == "" {
@@ -766,7 +748,7 @@ func printHits(e *env, hits []search.Hit) {
 			if h.Tool != "" {
 				role += " " + h.Tool
 			}
-			fmt.Fprintf(w, "  %-8s %s%-10s%s %s", escapeString(id), dim, escapeString(truncate(role, 18)), off,
+			fmt.Fprintf(w, "  %-8s %s%-10s%s %s", term.Escape(id), dim, term.Escape(term.Truncate(role, 18)), off,
 				highlight(h.Snippet, h.Highlights, bold, off))
 			if len(note) > 0 {
 				fmt.Fprintf(w, " %s(%s)%s", dim, strings.Join(note, "; "), off)
@@ -793,11 +775,11 @@ func highlight(s string, marks [][2]int, on, off string) string {
 		if m[0] < last || m[1] > len(s) {
 			continue
 		}
-		b.WriteString(escapeString(s[last:m[0]]))
-		b.WriteString(on + escapeString(s[m[0]:m[1]]) + off)
+		b.WriteString(term.Escape(s[last:m[0]]))
+		b.WriteString(on + term.Escape(s[m[0]:m[1]]) + off)
 		last = m[1]
 	}
-	b.WriteString(escapeString(s[last:]))
+	b.WriteString(term.Escape(s[last:]))
 	return b.String()
 }
 

@@ -72,11 +72,11 @@ func (o *searchOptions) printDBSessions(e *env, hits []search.Hit, q search.Quer
 		}
 		return writeJSON(e, out)
 	}
-	if e.tty && len(out) == 0 {
-		fmt.Fprintf(e.stderr, "No matches for %s.\n", strconv.Quote(q.Text))
+	if e.IsTTY && len(out) == 0 {
+		fmt.Fprintf(e.ErrOut, "No matches for %s.\n", strconv.Quote(q.Text))
 	}
 	for _, s := range out {
-		fmt.Fprintln(e.stdout, s.Path)
+		fmt.Fprintln(e.Out, s.Path)
 	}
 	return nil
 }

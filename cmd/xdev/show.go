@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/xdev/xdev/internal/term"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -160,7 +162,7 @@ func (o *showOptions) run(e *env) error {
 			LeafID: session.DisplayID(c.LeafID), Title: title, TitleSource: src.String(), Model: c.Model(),
 			ThinkingLevel: c.ThinkingLevel, Tokens: tokens, Malformed: c.Malformed() + r.skipped}}, c.Each)
 	}
-	w := bufio.NewWriter(e.stdout)
+	w := bufio.NewWriter(e.Out)
 	id := c.Header().ID
 	switch {
 	case r.converted:
@@ -168,17 +170,17 @@ func (o *showOptions) run(e *env) error {
 	case r.harness == "pi":
 		id += " · pi session"
 	}
-	fmt.Fprintf(w, "%s\n%s · %s · model %s · thinking %s · ~%d tokens\n", orUntitled(title), id, homePath(r.shown),
+	fmt.Fprintf(w, "%s\n%s · %s · model %s · thinking %s · ~%d tokens\n", orUntitled(title), id, term.HomePath(r.shown),
 		orDash(c.Model()), orDash(c.ThinkingLevel), tokens)
 	if r.skipped > 0 {
 		fmt.Fprintf(w, "%s of the %s transcript skipped as unreadable (torn, junk or too long), as omp's import skips them\n",
-			plural(r.skipped, "line"), r.harness)
+			term.Plural(r.skipped, "line"), r.harness)
 	}
 	if n := c.Malformed(); n > 0 {
-		fmt.Fprintf(w, "%s skipped as unreadable (xdev verify %s)\n", plural(n, "line"), o.args[0])
+		fmt.Fprintf(w, "%s skipped as unreadable (xdev verify %s)\n", term.Plural(n, "line"), o.args[0])
 	}
 	cut := 0
-	if e.tty && !o.full {
+	if e.IsTTY && !o.full {
 		cut = 12
 	}
 	if err := c.Each(func(m *ai.Message) error { printMessage(w, m, cut); return nil }); err != nil {
@@ -272,7 +274,7 @@ func cutLines(s string, n int) string {
 		return s
 	}
 	rest := strings.Count(lines[n], "\n") + 1
-	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n… %s more (--full shows all)", plural(rest, "line"))
+	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n… %s more (--full shows all)", term.Plural(rest, "line"))
 }
 
 // showRaw prints the entries as stored, one line each.
@@ -307,9 +309,9 @@ func showTree(e *env, x *session.Index, r readable, asJSON bool) error {
 		return treeJSONOut(e, x, r, labels, onPath)
 	}
 	t := &treePrinter{x: x, labels: labels, onPath: onPath, seen: make([]bool, x.Len()),
-		w: bufio.NewWriter(e.stdout), width: 120}
-	if e.tty {
-		t.width = e.width
+		w: bufio.NewWriter(e.Out), width: 120}
+	if e.IsTTY {
+		t.width = e.Width
 	}
 	t.tree = x.Tree()
 	roots := slices.Clone(t.tree.Roots)
@@ -401,20 +403,20 @@ func (t *treePrinter) line(i int, prefix string) error {
 	case t.onPath[i]:
 		mark = "*"
 	}
-	head := prefix + mark + " " + escapeString(session.DisplayID(en.ID)) + " "
+	head := prefix + mark + " " + term.Escape(session.DisplayID(en.ID)) + " "
 	if l := t.labels[en.ID]; l != "" {
-		head += "[" + fitWidth(escapeString(oneLine(l)), 40) + "] "
+		head += "[" + term.Fit(term.Escape(term.OneLine(l)), 40) + "] "
 	}
-	summary := escapeString(entrySummary(en))
+	summary := term.Escape(entrySummary(en))
 	// Deep in nested branches even the head may not fit: then the line is
 	// cut at the edge.
-	fmt.Fprintln(t.w, fitWidth(head+fitWidth(summary, max(t.width-displayWidth(head), 12)), t.width))
+	fmt.Fprintln(t.w, term.Fit(head+term.Fit(summary, max(t.width-term.DisplayWidth(head), 12)), t.width))
 	return nil
 }
 
 // treeJSONOut streams the entries as a JSON array, one decoded at a time.
 func treeJSONOut(e *env, x *session.Index, r readable, labels map[string]string, onPath []bool) error {
-	w := bufio.NewWriter(e.rawOut)
+	w := bufio.NewWriter(e.RawOut)
 	enc := jsontext.NewEncoder(w, jsontext.Multiline(true), jsontext.WithIndent("  "), jsontext.AllowInvalidUTF8(true))
 	if err := enc.WriteToken(jsontext.BeginArray); err != nil {
 		return err
@@ -462,14 +464,14 @@ func entrySummary(en *session.Entry) string {
 		if text == "" {
 			text = m.Summary + m.Command
 		}
-		return string(m.Role) + ": " + truncate(text, 60)
+		return string(m.Role) + ": " + term.Truncate(text, 60)
 	case *session.Compaction:
-		return "compaction: " + truncate(b.Summary, 50)
+		return "compaction: " + term.Truncate(b.Summary, 50)
 	case *session.BranchSummary:
 		if b.Summary == "" {
 			return "branch summary (none)"
 		}
-		return "branch summary: " + truncate(b.Summary, 50)
+		return "branch summary: " + term.Truncate(b.Summary, 50)
 	case *session.ModelChange:
 		return "model → " + b.Name()
 	case *session.ThinkingLevelChange:
@@ -482,9 +484,9 @@ func entrySummary(en *session.Entry) string {
 	case *session.Custom:
 		return "custom " + b.CustomType
 	case *session.CustomMessage:
-		return "custom message " + b.CustomType + ": " + truncate(b.Content.Text(), 40)
+		return "custom message " + b.CustomType + ": " + term.Truncate(b.Content.Text(), 40)
 	case *session.TitleChange:
-		return "title → " + truncate(b.Title, 50)
+		return "title → " + term.Truncate(b.Title, 50)
 	}
 	return en.Type
 }

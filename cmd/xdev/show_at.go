@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/xdev/xdev/internal/term"
+
 	"github.com/xdev/xdev/internal/ai"
 	"github.com/xdev/xdev/internal/session"
 )
@@ -120,16 +122,16 @@ func showAt(e *env, r readable, id string, around int, full, asJSON bool) error 
 		}
 		return writeJSON(e, out)
 	}
-	w := bufio.NewWriter(e.stdout)
+	w := bufio.NewWriter(e.Out)
 	title, _ := x.Title()
-	fmt.Fprintf(w, "%s\n%s · %s · entry %s, line %d", orUntitled(title), x.Header().ID, homePath(path),
+	fmt.Fprintf(w, "%s\n%s · %s · entry %s, line %d", orUntitled(title), x.Header().ID, term.HomePath(path),
 		session.DisplayID(x.ID(at)), r.line(x, at))
 	if !onLeafPath[at] {
 		fmt.Fprint(w, " · on an abandoned branch")
 	}
 	fmt.Fprintln(w)
 	cut := 0
-	if e.tty && !full {
+	if e.IsTTY && !full {
 		cut = 12
 	}
 	for _, i := range order {

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/xdev/xdev/internal/term"
+
 	"github.com/xdev/xdev/internal/pgstore"
 	"github.com/xdev/xdev/internal/session"
 )
@@ -89,12 +91,12 @@ func (o *syncOptions) run(e *env) error {
 		return stopped(err)
 	}
 	defer db.Close()
-	prog := &progress{e: e, what: "syncing"}
+	prog := &term.Progress{IO: e.IOStreams, What: "syncing"}
 	out.Database = db.URL()
 	var failed []pgstore.FileError
 	if o.pull {
 		st, err := o.runPull(ctx, db, dirs[0], prog)
-		prog.done()
+		prog.Done()
 		out.Pull = &st
 		if err != nil {
 			return stopped(err)
@@ -109,20 +111,20 @@ func (o *syncOptions) run(e *env) error {
 				if terr != nil {
 					return terr
 				}
-				one, err = tbl.Push(ctx, dir, pgstore.OmpPushOptions{Root: o.ompRoot, Progress: prog.update})
+				one, err = tbl.Push(ctx, dir, pgstore.OmpPushOptions{Root: o.ompRoot, Progress: prog.Update})
 			} else {
 				origin := o.origin
 				if origin != "" && len(dirs) > 1 {
 					origin += ":" + dir
 				}
-				one, err = db.Push(ctx, dir, pgstore.PushOptions{Origin: origin, Progress: prog.update})
+				one, err = db.Push(ctx, dir, pgstore.PushOptions{Origin: origin, Progress: prog.Update})
 			}
 			st.Add(one)
 			if err != nil {
 				break
 			}
 		}
-		prog.done()
+		prog.Done()
 		out.Push = &st
 		if err != nil {
 			return stopped(err)
@@ -138,7 +140,7 @@ func (o *syncOptions) run(e *env) error {
 		}
 	} else {
 		for _, f := range failed {
-			fmt.Fprintf(e.stderr, "%s: not synced: %s\n", f.Path, f.Reason())
+			fmt.Fprintf(e.ErrOut, "%s: not synced: %s\n", f.Path, f.Reason())
 		}
 		if out.Push != nil {
 			printPush(e, db.URL(), out.Push)
@@ -172,7 +174,7 @@ func (o *syncOptions) dirs() ([]string, error) {
 	return []string{dir}, err
 }
 
-func (o *syncOptions) runPull(ctx context.Context, db *pgstore.DB, dir string, prog *progress) (pgstore.PullStats, error) {
+func (o *syncOptions) runPull(ctx context.Context, db *pgstore.DB, dir string, prog *term.Progress) (pgstore.PullStats, error) {
 	if o.db.ompTable {
 		tbl, err := db.OmpTable(o.db.table)
 		if err != nil {
@@ -180,7 +182,7 @@ func (o *syncOptions) runPull(ctx context.Context, db *pgstore.DB, dir string, p
 		}
 		return tbl.Pull(ctx, dir, o.ompRoot, session.LockOptions{})
 	}
-	opts := pgstore.PullOptions{Progress: prog.update}
+	opts := pgstore.PullOptions{Progress: prog.Update}
 	for _, arg := range o.args {
 		s, err := db.Find(ctx, arg)
 		if err != nil {
@@ -194,28 +196,28 @@ func (o *syncOptions) runPull(ctx context.Context, db *pgstore.DB, dir string, p
 func printPush(e *env, url string, st *pgstore.PushStats) {
 	changed := st.New + st.Appended + st.Revised + st.Retitled + st.Blobs
 	if changed == 0 {
-		fmt.Fprintf(e.stdout, "Up to date: %s in %s.", plural(st.Files, "session file"), url)
+		fmt.Fprintf(e.Out, "Up to date: %s in %s.", term.Plural(st.Files, "session file"), url)
 	} else {
 		blobs := ""
 		if st.Blobs > 0 {
-			blobs = ", " + plural(st.Blobs, "image blob")
+			blobs = ", " + term.Plural(st.Blobs, "image blob")
 		}
-		fmt.Fprintf(e.stdout, "Pushed %d new, %d grown, %d rewritten (new revisions), %d retitled: %s%s, %s to %s.",
-			st.New, st.Appended, st.Revised, st.Retitled, plural(int(st.Lines), "line"), blobs, size(st.Bytes), url)
+		fmt.Fprintf(e.Out, "Pushed %d new, %d grown, %d rewritten (new revisions), %d retitled: %s%s, %s to %s.",
+			st.New, st.Appended, st.Revised, st.Retitled, term.Plural(int(st.Lines), "line"), blobs, term.Size(st.Bytes), url)
 	}
 	if st.Behind > 0 {
-		fmt.Fprintf(e.stdout, " %s behind the database (xdev sync --pull brings them).", plural(st.Behind, "file"))
+		fmt.Fprintf(e.Out, " %s behind the database (xdev sync --pull brings them).", term.Plural(st.Behind, "file"))
 	}
-	fmt.Fprintln(e.stdout)
+	fmt.Fprintln(e.Out)
 }
 
 func printPull(e *env, dir string, st *pgstore.PullStats) {
-	fmt.Fprintf(e.stdout, "Pulled into %s: %d new, %d grown, %d retitled, %d up to date", dir, st.Written, st.Appended, st.Retitled, st.UpToDate)
+	fmt.Fprintf(e.Out, "Pulled into %s: %d new, %d grown, %d retitled, %d up to date", dir, st.Written, st.Appended, st.Retitled, st.UpToDate)
 	if st.Blobs > 0 {
-		fmt.Fprintf(e.stdout, ", %s", plural(st.Blobs, "image blob"))
+		fmt.Fprintf(e.Out, ", %s", term.Plural(st.Blobs, "image blob"))
 	}
 	if st.Conflicts > 0 {
-		fmt.Fprintf(e.stdout, "; %s went another way here, left alone (xdev sync pushes them as new revisions)", plural(st.Conflicts, "file"))
+		fmt.Fprintf(e.Out, "; %s went another way here, left alone (xdev sync pushes them as new revisions)", term.Plural(st.Conflicts, "file"))
 	}
-	fmt.Fprintln(e.stdout, ".")
+	fmt.Fprintln(e.Out, ".")
 }

@@ -10,7 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"unicode/utf8"
+
+	"github.com/xdev/xdev/internal/term"
 
 	"github.com/xdev/xdev/internal/session"
 )
@@ -32,18 +33,8 @@ func hostile(r *rand.Rand) string {
 // checkTerminalSafe fails if out holds anything a terminal would act on.
 func checkTerminalSafe(t *testing.T, what string, out []byte) {
 	t.Helper()
-	for i := 0; i < len(out); {
-		r, size := utf8.DecodeRune(out[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			t.Errorf("%s: byte %#x at %d is not UTF-8", what, out[i], i)
-		case r < 0x20 && r != '\n' && r != '\t', r == 0x7f, r >= 0x80 && r <= 0x9f, escapedRune(r):
-			t.Errorf("%s: control character %U at %d: %q", what, r, i, out[max(0, i-20):min(len(out), i+20)])
-		default:
-			i += size
-			continue
-		}
-		return
+	if i := term.FirstUnsafe(out); i >= 0 {
+		t.Errorf("%s: byte %d is one a terminal acts on: %q", what, i, out[max(0, i-20):min(len(out), i+20)])
 	}
 }
 
@@ -123,109 +114,3 @@ func writeHostileSession(t *testing.T, data string, r *rand.Rand) string {
 }
 
 var progressLine = regexp.MustCompile("\r[a-z ]+ [0-9]+/[0-9]+…|\r\x1b\\[K")
-
-// TestTableFits: a terminal table never runs past the terminal's width,
-// measured in display columns, whatever the titles and directories hold
-// (CJK, emoji, combining marks, escapes), and the id column is never cut.
-func TestTableFits(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	words := []string{"fix", "the", "漢字", "テスト", "😀", "👩‍💻", "e\u0301", "🇫🇷", "\x1b[2J", "long-directory-name", "ü"}
-	text := func(n int) string {
-		var b strings.Builder
-		for range n {
-			b.WriteString(words[r.IntN(len(words))] + " ")
-		}
-		return b.String()
-	}
-	for range 300 {
-		width := 40 + r.IntN(120)
-		var out bytes.Buffer
-		e := newEnv(nil, &out, &bytes.Buffer{}, true, width)
-		tb := &table{e: e, header: []string{"ID", "TITLE", "STATUS", "DIRECTORY"}, flex: []bool{false, true, false, true}}
-		var ids []string
-		for range 1 + r.IntN(5) {
-			id := fmt.Sprintf("%08x", r.Uint32())
-			ids = append(ids, id)
-			tb.add(id, text(r.IntN(20)), "complete", "~/"+text(r.IntN(10)))
-		}
-		tb.print()
-		e.flush()
-		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-		for _, l := range lines {
-			if w := displayWidth(l); w > width && w > 8+columnGap+minFlexWidth+columnGap+8+columnGap+minFlexWidth {
-				t.Errorf("width %d: a line of %d columns: %q", width, w, l)
-			}
-		}
-		for i, id := range ids {
-			if !strings.HasPrefix(lines[i+1], id+" ") {
-				t.Errorf("row %d does not start with its whole id %s: %q", i, id, lines[i+1])
-			}
-		}
-	}
-}
-
-// FuzzEscapeWriter: whatever bytes a session holds, and however the
-// writes split them, what reaches the terminal is safe, and every byte
-// that was safe to show comes out as it went in.
-func FuzzEscapeWriter(f *testing.F) {
-	f.Add([]byte("hi \x1b]0;PWNED\x07\x1b[2J there\r\n\u202e\xff\xc3"), uint8(3))
-	f.Add([]byte("漢字😀\r"), uint8(1))
-	f.Fuzz(func(t *testing.T, in []byte, split uint8) {
-		var out bytes.Buffer
-		w := &escapeWriter{w: &out}
-		for rest := in; len(rest) > 0; {
-			n := min(len(rest), int(split)+1)
-			w.Write(rest[:n])
-			rest = rest[n:]
-		}
-		w.flush()
-		checkTerminalSafe(t, "output", out.Bytes())
-		var whole bytes.Buffer
-		w = &escapeWriter{w: &whole}
-		w.Write(in)
-		w.flush()
-		if whole.String() != out.String() {
-			t.Fatalf("split writes give %q, one write %q", out.String(), whole.String())
-		}
-	})
-}
-
-// TestIsTerminal: /dev/null, a file and a pipe are no terminals, though
-// /dev/null is a character device: progress written to `2>>log` with
-// stdout on /dev/null would be noise in the log.
-func TestIsTerminal(t *testing.T) {
-	t.Setenv("XDEV_FORCE_TTY", "")
-	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer null.Close()
-	file, err := os.Create(filepath.Join(t.TempDir(), "log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer file.Close()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
-	for name, f := range map[string]*os.File{"/dev/null": null, "a file": file, "a pipe": w} {
-		if isTerminal(f) {
-			t.Errorf("%s is taken for a terminal", name)
-		}
-	}
-	// Progress follows stderr: with stdout on a terminal and stderr not,
-	// none is written.
-	var out, errb bytes.Buffer
-	e := newEnv(strings.NewReader(""), &out, &errb, true, 80)
-	e.errTTY = false
-	p := &progress{e: e, what: "working"}
-	p.update(1, 2)
-	p.update(2, 2)
-	p.done()
-	if errb.Len() != 0 {
-		t.Errorf("progress on a stderr that is no terminal: %q", errb.String())
-	}
-}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xdev/xdev/internal/term"
+
 	"github.com/xdev/xdev/internal/ai"
 	"github.com/xdev/xdev/internal/session"
 )
@@ -65,8 +67,8 @@ func TestTreeKeepsMainLineLeft(t *testing.T) {
 		}
 		var main []string
 		for _, l := range lines {
-			if displayWidth(l) > width {
-				t.Errorf("seed %d: %d columns, terminal %d: %q", seed, displayWidth(l), width, l)
+			if term.DisplayWidth(l) > width {
+				t.Errorf("seed %d: %d columns, terminal %d: %q", seed, term.DisplayWidth(l), width, l)
 			}
 			f := strings.Fields(l)
 			if strings.HasPrefix(l, "* ") || strings.HasPrefix(l, "● ") {

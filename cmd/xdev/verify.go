@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/xdev/xdev/internal/term"
+
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -45,7 +47,7 @@ func (o *verifyOptions) define(fs *flag.FlagSet) {
 func (o *verifyOptions) setArgs(args []string) { o.args = args }
 
 func (o *verifyOptions) run(e *env) error {
-	prog := &progress{e: e, what: "verifying"}
+	prog := &term.Progress{IO: e.IOStreams, What: "verifying"}
 	var reports []session.FileReport
 	// noRepair: files that lie where xdev writes nothing (another
 	// harness's directory), so no repaired copy goes beside them.
@@ -55,7 +57,7 @@ func (o *verifyOptions) run(e *env) error {
 		if err != nil {
 			return err
 		}
-		if reports, err = session.VerifyDataDir(dir, nil, prog.update); err != nil {
+		if reports, err = session.VerifyDataDir(dir, nil, prog.Update); err != nil {
 			return err
 		}
 	} else {
@@ -82,10 +84,10 @@ func (o *verifyOptions) run(e *env) error {
 			if err := writable(ref, "verify --repair"); err != nil {
 				noRepair[ref.Path] = err
 			}
-			prog.update(i+1, len(o.args))
+			prog.Update(i+1, len(o.args))
 		}
 	}
-	prog.done()
+	prog.Done()
 	var out []verifyJSON
 	nProblems, nFiles, failed, checked, unreadable := 0, 0, 0, 0, 0
 	for _, r := range reports {
@@ -138,27 +140,27 @@ func (o *verifyOptions) run(e *env) error {
 	} else {
 		for _, v := range out {
 			for _, p := range v.Problems {
-				fmt.Fprintln(e.stdout, p)
+				fmt.Fprintln(e.Out, p)
 				if v.Repaired != "" && p.Repair != "" {
-					fmt.Fprintf(e.stdout, "    repaired: %s\n", p.Repair)
+					fmt.Fprintf(e.Out, "    repaired: %s\n", p.Repair)
 				}
 			}
 			if v.Repaired != "" {
-				fmt.Fprintf(e.stdout, "wrote %s; the original is unchanged. Review it, then: mv %s %s\n", v.Repaired, v.Repaired, v.Path)
+				fmt.Fprintf(e.Out, "wrote %s; the original is unchanged. Review it, then: mv %s %s\n", v.Repaired, v.Repaired, v.Path)
 			}
 			if v.Removed {
-				fmt.Fprintf(e.stdout, "removed %s\n", v.Path)
+				fmt.Fprintf(e.Out, "removed %s\n", v.Path)
 			}
 			if v.Error != "" {
-				fmt.Fprintf(e.stderr, "%s: %s\n", v.Path, v.Error)
+				fmt.Fprintf(e.ErrOut, "%s: %s\n", v.Path, v.Error)
 			}
 		}
-		if e.tty || nProblems > 0 || failed > 0 {
+		if e.IsTTY || nProblems > 0 || failed > 0 {
 			unread := ""
 			if unreadable > 0 {
-				unread = fmt.Sprintf("; %s could not be checked", plural(unreadable, "file"))
+				unread = fmt.Sprintf("; %s could not be checked", term.Plural(unreadable, "file"))
 			}
-			fmt.Fprintf(e.stderr, "%s checked: %s in %s%s\n", plural(checked, "file"), plural(nProblems, "problem"), plural(nFiles, "file"), unread)
+			fmt.Fprintf(e.ErrOut, "%s checked: %s in %s%s\n", term.Plural(checked, "file"), term.Plural(nProblems, "problem"), term.Plural(nFiles, "file"), unread)
 		}
 	}
 	switch {

@@ -1,21 +1,15 @@
-package main
+package term
 
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/rivo/uniseg"
-	"golang.org/x/sys/unix"
 )
 
 // Session content is untrusted: a message can hold "\x1b]0;PWNED\a\x1b[2J",
 // which a terminal would obey (retitle the window, clear the screen, worse).
-// Everything a command prints for a person goes through an escapeWriter,
+// Everything a command prints for a person goes through an EscapeWriter,
 // which shows control characters as escapes instead of sending them: C0
 // controls other than newline and tab, DEL, C1 controls (U+0080-U+009F,
 // which some terminals read as escape sequences), the bidirectional
@@ -24,19 +18,22 @@ import (
 // dropped, as the terminal would show nothing for it. JSON output and
 // `show --raw` on a pipe bypass it: they are data, byte for byte.
 
-// escapeWriter escapes control characters in what it writes to w (see
-// above). A rune split across two writes is held until the next write or
-// flush.
-type escapeWriter struct {
+// EscapeWriter escapes control characters in what it writes to its
+// writer (see above). A rune split across two writes is held until the
+// next write or Flush.
+type EscapeWriter struct {
 	w       io.Writer
 	pending []byte // an incomplete UTF-8 sequence, or a CR, from the last write
 	buf     []byte
 }
 
+// NewEscapeWriter returns an EscapeWriter writing to w.
+func NewEscapeWriter(w io.Writer) *EscapeWriter { return &EscapeWriter{w: w} }
+
 // escapeChunk is how much escaped text a write holds before passing it on.
 const escapeChunk = 32 << 10
 
-func (e *escapeWriter) Write(p []byte) (int, error) {
+func (e *EscapeWriter) Write(p []byte) (int, error) {
 	n := len(p)
 	if len(e.pending) > 0 {
 		p = append(e.pending, p...)
@@ -102,8 +99,8 @@ func (e *escapeWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// flush writes what a last, incomplete write left pending.
-func (e *escapeWriter) flush() error {
+// Flush writes what a last, incomplete write left pending.
+func (e *EscapeWriter) Flush() error {
 	if len(e.pending) == 0 {
 		return nil
 	}
@@ -121,6 +118,21 @@ func (e *escapeWriter) flush() error {
 	return err
 }
 
+// FirstUnsafe returns the offset of the first byte of b that a terminal
+// would act on (a control but newline and tab, DEL, a C1 control, a
+// bidirectional override or mark, a byte that is not UTF-8), or -1 when
+// there is none: what an EscapeWriter's output never holds.
+func FirstUnsafe(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 || r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || escapedRune(r) {
+			return i
+		}
+		i += size
+	}
+	return -1
+}
+
 // escapedRune reports the non-ASCII runes a terminal must not receive.
 func escapedRune(r rune) bool {
 	return r >= 0x80 && r <= 0x9f || // C1 controls
@@ -128,79 +140,15 @@ func escapedRune(r rune) bool {
 		r == 0x200e || r == 0x200f || r == 0x061c // bidi marks
 }
 
-// escapeString applies the escapeWriter's rules to s, and also shows tab
+// Escape applies the EscapeWriter's rules to s, and also shows tab
 // and newline as \t and \n: for one table cell or one line of a list.
-func escapeString(s string) string {
+func Escape(s string) string {
 	var b strings.Builder
-	w := &escapeWriter{w: &b}
+	w := NewEscapeWriter(&b)
 	w.Write([]byte(s))
-	w.flush()
+	w.Flush()
 	return lineBreaks.Replace(b.String())
 }
 
 // lineBreaks spells tabs and newlines out, for a value shown on one line.
 var lineBreaks = strings.NewReplacer("\t", `\t`, "\n", `\n`)
-
-// terminalWidth is the width of the terminal stdout is, from $COLUMNS when
-// set (so a test or a pager can choose), else the terminal, else 100.
-func terminalWidth(f *os.File) int {
-	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
-		return n
-	}
-	if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 0 {
-		return int(ws.Col)
-	}
-	return 100
-}
-
-// displayWidth is how many terminal columns s takes: two for most CJK
-// characters and emoji, one for a whole grapheme cluster (a letter and its
-// combining marks, a flag, a family emoji joined by ZWJs).
-func displayWidth(s string) int { return uniseg.StringWidth(s) }
-
-// fitWidth cuts s to at most n columns, ending in "…" when cut, never in
-// the middle of a grapheme cluster or a wide character.
-func fitWidth(s string, n int) string {
-	if displayWidth(s) <= n {
-		return s
-	}
-	if n <= 0 {
-		return ""
-	}
-	var b strings.Builder
-	w := 0
-	g := uniseg.NewGraphemes(s)
-	for g.Next() {
-		cw := g.Width()
-		if w+cw > n-1 {
-			break
-		}
-		b.WriteString(g.Str())
-		w += cw
-	}
-	return b.String() + "…"
-}
-
-// padWidth pads s with spaces to n columns.
-func padWidth(s string, n int) string {
-	if w := displayWidth(s); w < n {
-		return s + strings.Repeat(" ", n-w)
-	}
-	return s
-}
-
-// homePath shows a path under the home directory as ~/…, as a person
-// writes it.
-func homePath(p string) string {
-	home, err := os.UserHomeDir()
-	if err != nil || home == "" || home == "/" {
-		return p
-	}
-	if p == home {
-		return "~"
-	}
-	if rel, ok := strings.CutPrefix(p, home+string(filepath.Separator)); ok {
-		return "~" + string(filepath.Separator) + rel
-	}
-	return p
-}
