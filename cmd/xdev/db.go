@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/xdev/xdev/internal/atomicfile"
+	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/pgstore"
 	"github.com/xdev/xdev/internal/session"
 )
@@ -153,7 +154,7 @@ func (d *dbSession) writeTo(ctx context.Context, w io.Writer) error {
 // read again as it is while the revision stands. Nothing goes to a temp
 // dir that a killed command would leave behind.
 func (d *dbSession) readable(ctx context.Context) (readable, error) {
-	r := readable{shown: d.shown, harness: "db", cleanup: func() {}}
+	r := readable{Readable: catalog.Readable{Shown: d.shown, Harness: catalog.DB}, cleanup: func() {}}
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return r, err
@@ -165,14 +166,14 @@ func (d *dbSession) readable(ctx context.Context) (readable, error) {
 		ident += fmt.Sprintf("\x00%d\x00%d\x00%d", d.s.Key, d.s.Revision, d.s.Size)
 	}
 	sum := sha256.Sum256([]byte(ident))
-	r.path = filepath.Join(cache, "xdev", "db", "sessions", "db", hex.EncodeToString(sum[:12])+".jsonl")
-	if fi, err := os.Lstat(r.path); err == nil && fi.Mode().IsRegular() && d.row == nil && fi.Size() == d.s.Size {
+	r.Path = filepath.Join(cache, "xdev", "db", "sessions", "db", hex.EncodeToString(sum[:12])+".jsonl")
+	if fi, err := os.Lstat(r.Path); err == nil && fi.Mode().IsRegular() && d.row == nil && fi.Size() == d.s.Size {
 		return r, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(r.path), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(r.Path), 0o700); err != nil {
 		return r, err
 	}
-	if err := atomicfile.Replace(r.path, func(w io.Writer) error { return d.writeTo(ctx, w) }); err != nil {
+	if err := atomicfile.Replace(r.Path, func(w io.Writer) error { return d.writeTo(ctx, w) }); err != nil {
 		return r, err
 	}
 	return r, nil

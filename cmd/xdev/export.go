@@ -92,10 +92,10 @@ func (o *exportOptions) run(e *env) error {
 // write exports the session r to -o, or to stdout.
 func (o *exportOptions) write(e *env, r readable) error {
 	if o.out == "" {
-		return exportOne(e.dataOut(), r.path, o.format, o.full)
+		return exportOne(e.dataOut(), r.Path, o.format, o.full)
 	}
-	return o.store.outputPolicy(r.shown).protect(o.sources.roots()...).writeFile(o.out, func(w io.Writer) error {
-		return exportOne(w, r.path, o.format, o.full)
+	return o.store.outputPolicy(r.Shown).protect(o.sources.roots()...).writeFile(o.out, func(w io.Writer) error {
+		return exportOne(w, r.Path, o.format, o.full)
 	})
 }
 

@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/term"
-
-	"github.com/xdev/xdev/internal/foreign"
 )
 
 var importCommand = &command{
@@ -51,55 +50,20 @@ func (o *importOptions) run(e *env) error {
 	if !ref.Harness.Converted() {
 		return fmt.Errorf("%s is in omp's format already: omp and xdev open it as it is, and 'xdev fork %s' copies it into the data dir", ref.Path, o.args[0])
 	}
-	s := *ref.Foreign
-	conv := c.Source(ref.Harness).Stream(s, foreign.ForResume)
-	dir := c.DataDir()
-	src := s.Provenance()
-	if !o.again {
-		prev, ok, err := foreign.Imported(dir, src)
-		if err != nil {
-			return err
-		}
-		switch {
-		case ok && prev.SamePath(s.Path):
-			return fmt.Errorf("%s was imported before, as %s (--again imports it again)", s.Path, prev.Path)
-		case ok:
-			// Another file with this session's id: the same rollout
-			// moved or compressed, or a copy that may hold more or less.
-			return fmt.Errorf("%s is %s session %s, which was imported before from another file, %s, as %s (--again imports this file too)",
-				s.Path, ref.Harness.Name(), s.ID, prev.Source.Path, prev.Path)
-		}
-	}
-	skipped := 0
 	cwd := ""
 	if o.cwd != "" {
 		if cwd, err = filepath.Abs(o.cwd); err != nil {
 			return err
 		}
 	}
-	counted := func(begin func(*foreign.Converted) error, emit func(string, []byte) error) error {
-		return conv(func(c *foreign.Converted) error {
-			skipped = c.Skipped
-			// A session lives under its directory's project: one the
-			// transcript does not name (a file outside Claude's projects
-			// directory, no record with a cwd) is given or refused, never
-			// made up from a directory's name.
-			switch {
-			case !filepath.IsAbs(c.Cwd) && cwd == "":
-				return fmt.Errorf("%s names no working directory (no record has a cwd, and it is not in a projects directory): --cwd DIR says which", s.Path)
-			case !filepath.IsAbs(c.Cwd):
-				c.Cwd = cwd
-			}
-			return begin(c)
-		}, emit)
-	}
-	path, newID, err := foreign.ImportStream(dir, src, counted)
+	im, err := c.Import(ref, catalog.ImportOptions{Again: o.again, Cwd: cwd})
 	if err != nil {
 		return err
 	}
+	path, newID, skipped := im.Path, im.ID, im.Skipped
 	if skipped > 0 {
 		fmt.Fprintf(e.ErrOut, "xdev import: %s of %s skipped as unreadable (torn, junk or too long), as omp's import skips them\n",
-			term.Plural(skipped, "line"), s.Path)
+			term.Plural(skipped, "line"), ref.Path)
 	}
 	if o.asJSON {
 		return writeJSON(e, struct {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/term"
 
 	"github.com/go-json-experiment/json"
@@ -108,7 +109,7 @@ func (o *showOptions) run(e *env) error {
 				return err
 			}
 		} else {
-			r = readable{shown: d.shown, harness: "db", cleanup: func() {}}
+			r = readable{Readable: catalog.Readable{Shown: d.shown, Harness: catalog.DB}, cleanup: func() {}}
 			if s, err = d.open(ctx); err != nil {
 				return err
 			}
@@ -120,7 +121,7 @@ func (o *showOptions) run(e *env) error {
 		}
 	}
 	defer r.cleanup()
-	path := r.path
+	path := r.Path
 	if o.at != "" {
 		if o.tree || o.raw {
 			return usagef("--at shows messages; it does not go with --tree or --raw")
@@ -158,23 +159,23 @@ func (o *showOptions) run(e *env) error {
 		return err
 	}
 	if o.asJSON {
-		return writeShowJSON(e, showJSON{ID: c.Header().ID, Path: r.shown, Harness: r.harness, contextJSON: contextJSON{
+		return writeShowJSON(e, showJSON{ID: c.Header().ID, Path: r.Shown, Harness: string(r.Harness), contextJSON: contextJSON{
 			LeafID: session.DisplayID(c.LeafID), Title: title, TitleSource: src.String(), Model: c.Model(),
-			ThinkingLevel: c.ThinkingLevel, Tokens: tokens, Malformed: c.Malformed() + r.skipped}}, c.Each)
+			ThinkingLevel: c.ThinkingLevel, Tokens: tokens, Malformed: c.Malformed() + r.Skipped}}, c.Each)
 	}
 	w := bufio.NewWriter(e.Out)
 	id := c.Header().ID
 	switch {
-	case r.converted:
-		id += " · " + r.harness + " session, converted for reading"
-	case r.harness == "pi":
+	case r.Converted:
+		id += " · " + string(r.Harness) + " session, converted for reading"
+	case r.Harness == catalog.Pi:
 		id += " · pi session"
 	}
-	fmt.Fprintf(w, "%s\n%s · %s · model %s · thinking %s · ~%d tokens\n", orUntitled(title), id, term.HomePath(r.shown),
+	fmt.Fprintf(w, "%s\n%s · %s · model %s · thinking %s · ~%d tokens\n", orUntitled(title), id, term.HomePath(r.Shown),
 		orDash(c.Model()), orDash(c.ThinkingLevel), tokens)
-	if r.skipped > 0 {
+	if r.Skipped > 0 {
 		fmt.Fprintf(w, "%s of the %s transcript skipped as unreadable (torn, junk or too long), as omp's import skips them\n",
-			term.Plural(r.skipped, "line"), r.harness)
+			term.Plural(r.Skipped, "line"), string(r.Harness))
 	}
 	if n := c.Malformed(); n > 0 {
 		fmt.Fprintf(w, "%s skipped as unreadable (xdev verify %s)\n", term.Plural(n, "line"), o.args[0])
@@ -427,7 +428,7 @@ func treeJSONOut(e *env, x *session.Index, r readable, labels map[string]string,
 		if en == nil {
 			return fmt.Errorf("%s: line %d: unreadable", x.Path(), x.Line(i))
 		}
-		t := treeJSON{ID: session.DisplayID(en.ID), Type: en.Type, Line: r.line(x, i), Label: labels[en.ID],
+		t := treeJSON{ID: session.DisplayID(en.ID), Type: en.Type, Line: r.Line(x, i), Label: labels[en.ID],
 			Summary: entrySummary(en), OnPath: onPath[i], Leaf: i == leaf}
 		if en.ParentID != "" {
 			pid := session.DisplayID(en.ParentID)

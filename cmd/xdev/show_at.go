@@ -40,8 +40,8 @@ func showAt(e *env, r readable, id string, around int, full, asJSON bool) error 
 	if around < 0 {
 		return usagef("--around wants 0 or more")
 	}
-	path := r.shown
-	x, err := session.OpenIndex(r.path, nil)
+	path := r.Shown
+	x, err := session.OpenIndex(r.Path, nil)
 	if err != nil {
 		return err
 	}
@@ -103,14 +103,14 @@ func showAt(e *env, r readable, id string, around int, full, asJSON bool) error 
 	}
 	order := append(append(before, at), after...)
 	if asJSON {
-		out := showAtJSON{ID: x.Header().ID, Path: path, Harness: r.harness, At: session.DisplayID(x.ID(at)), OnActiveBranch: onLeafPath[at],
+		out := showAtJSON{ID: x.Header().ID, Path: path, Harness: string(r.Harness), At: session.DisplayID(x.ID(at)), OnActiveBranch: onLeafPath[at],
 			Entries: []showAtEntry{}}
 		for _, i := range order {
 			en, err := x.Entry(i)
 			if err != nil {
 				return err
 			}
-			j := showAtEntry{ID: session.DisplayID(en.ID), Type: en.Type, Line: r.line(x, i), Timestamp: en.Timestamp,
+			j := showAtEntry{ID: session.DisplayID(en.ID), Type: en.Type, Line: r.Line(x, i), Timestamp: en.Timestamp,
 				Message: en.Message(), Target: i == at}
 			switch b := en.Body.(type) {
 			case *session.Compaction:
@@ -125,7 +125,7 @@ func showAt(e *env, r readable, id string, around int, full, asJSON bool) error 
 	w := bufio.NewWriter(e.Out)
 	title, _ := x.Title()
 	fmt.Fprintf(w, "%s\n%s · %s · entry %s, line %d", orUntitled(title), x.Header().ID, term.HomePath(path),
-		session.DisplayID(x.ID(at)), r.line(x, at))
+		session.DisplayID(x.ID(at)), r.Line(x, at))
 	if !onLeafPath[at] {
 		fmt.Fprint(w, " · on an abandoned branch")
 	}
@@ -140,7 +140,7 @@ func showAt(e *env, r readable, id string, around int, full, asJSON bool) error 
 			return err
 		}
 		if i == at {
-			fmt.Fprintf(w, "\n▶ entry %s (line %d)", session.DisplayID(en.ID), r.line(x, i))
+			fmt.Fprintf(w, "\n▶ entry %s (line %d)", session.DisplayID(en.ID), r.Line(x, i))
 		}
 		switch b := en.Body.(type) {
 		case *session.Message:

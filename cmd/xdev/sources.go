@@ -8,7 +8,6 @@ import (
 
 	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/foreign"
-	"github.com/xdev/xdev/internal/session"
 )
 
 // sourceFlags choose where the other harnesses keep their sessions.
@@ -99,59 +98,25 @@ func resolve(store *storeFlags, sources *sourceFlags, arg string) (*catalog.Cata
 	return c, ref, err
 }
 
-// readable is a session to read: an omp-format file, for a Claude Code or
-// Codex session its mirror in the cache (foreign.Mirror.Ensure).
+// readable is a session to read (catalog.Readable), and what to do when
+// done with it.
 type readable struct {
-	path      string // the omp-format file to open
-	shown     string // the path to print: the source's for a foreign session
-	harness   string // who wrote it (catalog.Harness; "db" for a stored session)
-	converted bool   // read through a conversion: its lines are the source's by foreign.SourceLineOf
-	skipped   int    // the foreign source's lines skipped as unreadable
-	cleanup   func()
+	catalog.Readable
+	cleanup func()
 }
 
-// line is the line a person finds entry i at: in the file shown, which
-// for a converted session is the source transcript, not its mirror.
-func (r readable) line(x *session.Index, i int) int {
-	if r.converted {
-		if raw, err := x.AppendRaw(nil, i); err == nil {
-			if n, ok := foreign.SourceLineOf(raw); ok {
-				return n
-			}
-		}
-	}
-	return x.Line(i)
-}
-
-// resolveReadable finds the session SESSION names for show and export. A
-// Claude Code or Codex session is read through its mirror in xdev's
-// cache, converted for reading (foreign.ForReading) when its source
-// changed: nothing is written beside the source, nor in a temp dir a
-// killed reader would leave behind.
+// resolveReadable finds the session SESSION names for show and export,
+// as the catalog opens it for a reader (catalog.Catalog.Open).
 func resolveReadable(store *storeFlags, sources *sourceFlags, arg string) (readable, error) {
 	r := readable{cleanup: func() {}}
 	c, ref, err := resolve(store, sources, arg)
 	if err != nil {
 		return r, err
 	}
-	r.path, r.shown, r.harness = ref.Path, ref.Path, string(ref.Harness)
-	if !ref.Harness.Converted() {
-		return r, nil
-	}
-	r.converted = true
-	src := c.Source(ref.Harness)
-	dir, err := foreign.DefaultMirrorDir(src.Harness(), src.Root())
-	if err != nil {
-		return r, err
-	}
 	ctx, cancel := interruptible()
 	defer cancel()
-	mf, err := (&foreign.Mirror{Dir: dir, Source: src}).Ensure(ctx, *ref.Foreign)
-	if err != nil {
-		return r, err
-	}
-	r.path, r.skipped = mf.Path, mf.Skipped
-	return r, nil
+	r.Readable, err = c.Open(ctx, ref)
+	return r, err
 }
 
 // needOmpFormat refuses a session not in omp's format: a Claude Code or

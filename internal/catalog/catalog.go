@@ -57,6 +57,8 @@ const (
 	Pi     Harness = "pi"     // pi
 	// File is an omp-format session file that lies in no known place.
 	File Harness = "file"
+	// DB is a session stored in a team's PostgreSQL (internal/pgstore).
+	DB Harness = "db"
 )
 
 // Foreign are the harnesses read in place, in the order Resolve looks
@@ -91,6 +93,8 @@ type Config struct {
 	Cwd string
 	// Roots moves a harness's root (Claude, Codex, Pi) from its default.
 	Roots map[Harness]string
+	// Sources replaces a harness's source outright (a test's fake).
+	Sources map[Harness]foreign.Source
 }
 
 // Catalog is the places of one Config.
@@ -106,6 +110,10 @@ func New(cfg Config) (*Catalog, error) {
 	}
 	c := &Catalog{cfg: cfg, sources: map[Harness]foreign.Source{}}
 	for _, h := range Foreign {
+		if src, ok := cfg.Sources[h]; ok {
+			c.sources[h] = src
+			continue
+		}
 		root := cfg.Roots[h]
 		if root == "" {
 			var err error

@@ -1,0 +1,71 @@
+package catalog
+
+import (
+	"context"
+
+	"github.com/xdev/xdev/internal/foreign"
+	"github.com/xdev/xdev/internal/session"
+)
+
+// A Readable is a session as a reader (show, export, the tree) opens it:
+// an omp-format file, and what to tell a person of it.
+type Readable struct {
+	// Path is the omp-format file to open: the session's own, or for a
+	// Claude Code or Codex session its mirror in xdev's cache.
+	Path string
+	// Shown is the path a person is shown: the source's.
+	Shown   string
+	Harness Harness
+	// Converted: Path is a conversion (foreign.ForReading), whose entries
+	// name their source lines.
+	Converted bool
+	// Skipped counts the source's lines the conversion skipped as
+	// unreadable (a torn line, junk).
+	Skipped int
+}
+
+// Open returns the session ref names as a reader opens it. A Claude Code
+// or Codex session is read through its mirror in xdev's cache, converted
+// for reading when its source changed (foreign.Mirror.Ensure): nothing is
+// written beside the source, nor to a temp dir a killed reader would
+// leave behind.
+func (c *Catalog) Open(ctx context.Context, ref Ref) (Readable, error) {
+	r := Readable{Path: ref.Path, Shown: ref.Path, Harness: ref.Harness}
+	if !ref.Harness.Converted() || ref.Foreign == nil {
+		return r, nil
+	}
+	m, err := c.mirror(ref.Harness)
+	if err != nil {
+		return r, err
+	}
+	mf, err := m.Ensure(ctx, *ref.Foreign)
+	if err != nil {
+		return r, err
+	}
+	r.Path, r.Skipped, r.Converted = mf.Path, mf.Skipped, true
+	return r, nil
+}
+
+// mirror is the mirror of harness h's sessions, in xdev's cache.
+func (c *Catalog) mirror(h Harness) (*foreign.Mirror, error) {
+	src := c.sources[h]
+	dir, err := foreign.DefaultMirrorDir(src.Harness(), src.Root())
+	if err != nil {
+		return nil, err
+	}
+	return &foreign.Mirror{Dir: dir, Source: src}, nil
+}
+
+// Line is the line a person finds entry i of x at, x being r opened: in
+// the file shown, which for a converted session is the source transcript,
+// not its mirror.
+func (r Readable) Line(x *session.Index, i int) int {
+	if r.Converted {
+		if raw, err := x.AppendRaw(nil, i); err == nil {
+			if n, ok := foreign.SourceLineOf(raw); ok {
+				return n
+			}
+		}
+	}
+	return x.Line(i)
+}
