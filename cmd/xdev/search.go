@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -16,7 +17,6 @@ import (
 	"github.com/xdev/xdev/internal/term"
 
 	"github.com/xdev/xdev/internal/catalog"
-	"github.com/xdev/xdev/internal/foreign"
 	"github.com/xdev/xdev/internal/search"
 	"github.com/xdev/xdev/internal/session"
 )
@@ -50,8 +50,6 @@ type indexFlags struct {
 	withOmp bool
 	from    string
 	reindex bool
-
-	opened []source // what openFresh opened, in the order of its indexes
 }
 
 func (f *indexFlags) define(fs *flag.FlagSet) {
@@ -62,95 +60,44 @@ func (f *indexFlags) define(fs *flag.FlagSet) {
 	fs.BoolVar(&f.reindex, "reindex", false, "drop the index and read every session again")
 }
 
-// source is one data dir and the harness it belongs to. A Claude Code or
-// Codex source is indexed through its mirror: its sessions converted into
-// omp's format in xdev's cache.
-type source struct {
-	harness, dir string
-	mirror       *foreign.Mirror
-}
-
-// sourcePath is the session file a hit in this source's index stands
-// for: a mirror file's source transcript, else the path itself.
-func (s source) sourcePath(p string) string {
-	if s.mirror != nil {
-		if src := s.mirror.SourcePath(p); src != "" {
-			return src
-		}
+// places returns the places the flags choose to search, and the catalog
+// they are in.
+func (f *indexFlags) places() (*catalog.Catalog, []catalog.Place, error) {
+	c, err := f.foreign.catalog(f.store)
+	if err != nil {
+		return nil, nil, err
 	}
-	return p
-}
-
-// toSource makes a hit in a mirror file name what the person has: the
-// source transcript, the line of it the entry came from (read from the
-// first bytes of the mirror's line, foreign.SourceLine), and the
-// source's modification time, as list shows it.
-func (s source) toSource(h *search.Hit) {
-	src := s.sourcePath(h.Path)
-	if src == h.Path {
-		return
-	}
-	if f, err := os.Open(h.Path); err == nil {
-		head := make([]byte, 32)
-		n, _ := f.ReadAt(head, h.Offset)
-		f.Close()
-		if line, ok := foreign.SourceLineOf(head[:n]); ok {
-			h.Line = line
-		}
-	}
-	h.Path = src
-	if fi, err := os.Stat(src); err == nil {
-		h.Modified = fi.ModTime()
-	}
-	for j, p := range h.AlsoIn {
-		h.AlsoIn[j] = s.sourcePath(p)
-	}
-}
-
-// sessionToSource is toSource for a session with hits.
-func (s source) sessionToSource(ss *search.Session) {
-	src := s.sourcePath(ss.Path)
-	if src == ss.Path {
-		return
-	}
-	ss.Path = src
-	if fi, err := os.Stat(src); err == nil {
-		ss.Modified = fi.ModTime()
-	}
-}
-
-// sources returns the data dirs the flags choose.
-func (f *indexFlags) sources() ([]source, error) {
 	if f.from != "" {
-		return f.fromSources()
+		places, err := f.fromPlaces(c)
+		return c, places, err
 	}
 	dir, err := f.store.existingDir()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	harness := "xdev"
+	harness := catalog.Xdev
 	if f.store.omp {
-		harness = "omp"
+		harness = catalog.Omp
 	}
-	out := []source{{harness: harness, dir: dir}}
+	out := []catalog.Place{catalog.DataDirPlace(harness, dir)}
 	if f.withOmp {
 		if f.store.omp {
-			return nil, usagef("--omp and --with-omp: give one")
+			return nil, nil, usagef("--omp and --with-omp: give one")
 		}
 		omp, err := (&storeFlags{omp: true}).existingDir()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if omp != dir {
-			out = append(out, source{harness: "omp", dir: omp})
+			out = append(out, catalog.DataDirPlace(catalog.Omp, omp))
 		}
 	}
-	return out, nil
+	return c, out, nil
 }
 
-// fromSources are the data dirs --from names: one harness's, or all of
-// them (those not on this machine are left out).
-func (f *indexFlags) fromSources() ([]source, error) {
+// fromPlaces are the places --from names: one harness's, or all of them
+// (those not on this machine are left out).
+func (f *indexFlags) fromPlaces(c *catalog.Catalog) ([]catalog.Place, error) {
 	from := []string{f.from}
 	switch {
 	case f.from == "all":
@@ -161,7 +108,7 @@ func (f *indexFlags) fromSources() ([]source, error) {
 	if f.withOmp || f.store.explicit() && len(from) > 1 {
 		return nil, usagef("--from chooses whose sessions; --with-omp, --omp and --data-dir do not go with it")
 	}
-	var out []source
+	var out []catalog.Place
 	for _, h := range from {
 		switch h {
 		case "xdev", "omp":
@@ -174,103 +121,46 @@ func (f *indexFlags) fromSources() ([]source, error) {
 				}
 				return nil, err
 			}
-			out = append(out, source{harness: h, dir: dir})
-		case foreign.HarnessPi:
-			root, err := f.foreign.root(h)
-			if err != nil {
-				return nil, err
-			}
-			if _, err := os.Stat(session.SessionsDir(root)); err != nil {
-				if len(from) > 1 {
-					continue
-				}
-				return nil, fmt.Errorf("no pi sessions: %w", err)
-			}
-			out = append(out, source{harness: h, dir: root})
+			out = append(out, catalog.DataDirPlace(catalog.Harness(h), dir))
 		default:
-			src, err := f.foreign.source(h)
+			p, err := c.HarnessPlace(catalog.Harness(h))
 			if err != nil {
-				return nil, err
-			}
-			if _, err := os.Stat(src.Root()); err != nil {
-				if len(from) > 1 {
+				if len(from) > 1 && errors.Is(err, fs.ErrNotExist) {
 					continue
 				}
-				return nil, fmt.Errorf("no %s sessions: %w", h, err)
-			}
-			dir, err := foreign.DefaultMirrorDir(h, src.Root())
-			if err != nil {
 				return nil, err
 			}
-			out = append(out, source{harness: h, dir: dir, mirror: &foreign.Mirror{Dir: dir, Source: src}})
+			out = append(out, p)
 		}
 	}
 	return out, nil
 }
 
-// openFresh opens the index of each source and refreshes it, with a
-// progress bar on a terminal. The caller closes the indexes.
-func (f *indexFlags) openFresh(e *env, ctx context.Context) ([]*search.DB, []search.RefreshStats, error) {
-	srcs, err := f.sources()
+// openFresh opens the index of each place the flags choose and
+// refreshes it, saying on stderr what a person should know (a wait for
+// another process, a rebuilt index, a session not indexed) and, on a
+// terminal, how far it is. The caller closes the indexes.
+func (f *indexFlags) openFresh(e *env, ctx context.Context) (*catalog.Indexes, []search.RefreshStats, error) {
+	c, places, err := f.places()
 	if err != nil {
-		return nil, nil, err
+		return &catalog.Indexes{}, nil, err
 	}
-	var dbs []*search.DB
-	var stats []search.RefreshStats
-	f.opened = nil
-	for _, s := range srcs {
-		if s.mirror != nil {
-			refresh := s.mirror.Refresh
-			if f.reindex {
-				refresh = s.mirror.Rebuild
-			}
-			st, err := refresh(ctx)
-			if err != nil {
-				return dbs, stats, fmt.Errorf("reading %s sessions: %w", s.harness, err)
-			}
-			for _, err := range st.Errors {
-				fmt.Fprintf(e.ErrOut, "xdev: not indexed: %v\n", err)
-			}
-		}
-		path, err := search.DefaultPath(s.dir)
-		if err != nil {
-			return dbs, stats, err
-		}
-		db, err := search.Open(path, s.dir, &search.OpenOptions{Waiting: func(holder int) {
+	return c.OpenIndexes(ctx, places, catalog.IndexOptions{
+		Reindex: f.reindex,
+		Waiting: func(path string, holder int) {
 			who := "another xdev"
 			if holder > 0 {
 				who = fmt.Sprintf("another xdev (pid %d)", holder)
 			}
 			fmt.Fprintf(e.ErrOut, "xdev: waiting for %s to finish with the search index %s…\n", who, term.HomePath(path))
-		}})
-		if err != nil {
-			return dbs, stats, err
-		}
-		dbs = append(dbs, db)
-		f.opened = append(f.opened, s)
-		if db.Notice != "" {
-			fmt.Fprintln(e.ErrOut, "xdev: "+db.Notice)
-		}
-		what := term.HomePath(s.dir)
-		if s.mirror != nil {
-			what = term.HomePath(s.mirror.Source.Root())
-		}
-		bar := &byteProgress{term.Meter{IO: e.IOStreams, What: "Indexing " + what}}
-		notice := db.Notice
-		st, err := db.Refresh(ctx, search.RefreshOptions{Harness: s.harness, Reindex: f.reindex, Progress: bar.update})
-		bar.done()
-		if db.Notice != notice {
-			fmt.Fprintln(e.ErrOut, "xdev: "+db.Notice)
-		}
-		if err != nil {
-			return dbs, stats, fmt.Errorf("indexing %s: %w", s.dir, err)
-		}
-		for _, err := range st.Errors {
-			fmt.Fprintf(e.ErrOut, "xdev: not indexed: %v\n", err)
-		}
-		stats = append(stats, st)
-	}
-	return dbs, stats, nil
+		},
+		Notice:  func(n string) { fmt.Fprintln(e.ErrOut, "xdev: "+n) },
+		Problem: func(err error) { fmt.Fprintf(e.ErrOut, "xdev: not indexed: %v\n", err) },
+		Progress: func(p catalog.Place) (func(search.Progress), func()) {
+			bar := &byteProgress{term.Meter{IO: e.IOStreams, What: "Indexing " + term.HomePath(p.Root)}}
+			return bar.update, bar.done
+		},
+	})
 }
 
 // byteProgress is a refresh's progress bar on stderr (a term.Meter of
@@ -287,12 +177,6 @@ func (p *byteProgress) update(pr search.Progress) {
 }
 
 func (p *byteProgress) done() { p.m.Done() }
-
-func closeAll(dbs []*search.DB) {
-	for _, db := range dbs {
-		db.Close()
-	}
-}
 
 // interruptible is a context ^C cancels: a long first index stops
 // between files, keeping what it committed.
@@ -339,20 +223,20 @@ func (o *indexOptions) run(e *env) error {
 	ctx, cancel := interruptible()
 	defer cancel()
 	start := e.Now()
-	dbs, stats, err := o.openFresh(e, ctx)
-	defer closeAll(dbs)
+	ix, stats, err := o.openFresh(e, ctx)
+	defer ix.Close()
 	if err != nil {
 		return err
 	}
-	took := time.Since(start)
+	took := e.Now().Sub(start)
+	infos, err := ix.Info()
+	if err != nil {
+		return err
+	}
 	var out []indexJSON
-	for i, db := range dbs {
+	for i, in := range infos {
 		st := stats[i]
-		size, err := db.Size()
-		if err != nil {
-			return err
-		}
-		j := indexJSON{DataDir: db.DataDir(), Index: db.Path(), IndexSize: size,
+		j := indexJSON{DataDir: in.Place.Dir, Index: in.Path, IndexSize: in.Size,
 			Files: st.Files, Unchanged: st.Unchanged, Grown: st.Grown, Indexed: st.Indexed, Removed: st.Removed,
 			Entries: st.Entries, BytesRead: st.Bytes, Malformed: st.Malformed, TextBytes: st.TextBytes, Errors: len(st.Errors), Millis: took.Milliseconds()}
 		out = append(out, j)
@@ -479,11 +363,7 @@ func (o *searchOptions) sessionPath(arg string) (string, error) {
 	case ref.InDataDir && (o.from == "" || o.from == "xdev" || o.from == "omp" || o.from == "all"):
 		return ref.Path, nil
 	case ref.Harness.Converted() && (o.from == string(ref.Harness) || o.from == "all"):
-		dir, err := foreign.DefaultMirrorDir(string(ref.Harness), c.Root(ref.Harness))
-		if err != nil {
-			return "", err
-		}
-		return foreign.MirrorPath(dir, ref.Path), nil
+		return c.IndexedFile(ref)
 	case ref.Harness == catalog.Pi && (o.from == "pi" || o.from == "all"):
 		return ref.Path, nil
 	}
@@ -571,32 +451,22 @@ func (o *searchOptions) run(e *env) error {
 	if o.db.on() {
 		return o.runDB(e, ctx, q)
 	}
-	dbs, _, err := o.openFresh(e, ctx)
-	defer closeAll(dbs)
+	ix, _, err := o.openFresh(e, ctx)
+	defer ix.Close()
 	if err != nil {
 		return err
 	}
 	if o.sessionsOnly {
-		return o.printSessions(e, ctx, dbs, q)
+		return o.printSessions(e, ctx, ix, q)
 	}
-	var lists [][]search.Hit
-	for i, db := range dbs {
-		h, err := db.Search(ctx, q)
-		if errors.Is(err, search.ErrQuery) {
-			return usagef("%v", err)
-		}
-		if err != nil {
-			return err
-		}
-		src := o.opened[i]
-		for k := range h {
-			src.toSource(&h[k])
-		}
-		lists = append(lists, h)
+	hits, err := ix.Search(ctx, q)
+	if errors.Is(err, search.ErrQuery) {
+		return usagef("%v", err)
 	}
-	// Ranks of separate indexes are not comparable: search.Merge says how
-	// they are merged.
-	return o.printHits(e, search.Merge(lists, q.Newest, q.Limit), q)
+	if err != nil {
+		return err
+	}
+	return o.printHits(e, hits, q)
 }
 
 // printHits prints the hits: JSON, tab-separated lines on a pipe, or
@@ -655,22 +525,14 @@ type sessionJSON struct {
 // printSessions prints every session with a hit, newest first: its path
 // (for a script, as grep -l), or with --json what a hit says of its
 // session and how many entries matched.
-func (o *searchOptions) printSessions(e *env, ctx context.Context, dbs []*search.DB, q search.Query) error {
-	var all []search.Session
-	for i, db := range dbs {
-		ss, err := db.Sessions(ctx, q)
-		if errors.Is(err, search.ErrQuery) {
-			return usagef("%v", err)
-		}
-		if err != nil {
-			return err
-		}
-		for k := range ss {
-			o.opened[i].sessionToSource(&ss[k])
-		}
-		all = append(all, ss...)
+func (o *searchOptions) printSessions(e *env, ctx context.Context, ix *catalog.Indexes, q search.Query) error {
+	all, err := ix.Sessions(ctx, q)
+	if errors.Is(err, search.ErrQuery) {
+		return usagef("%v", err)
 	}
-	slices.SortStableFunc(all, func(a, b search.Session) int { return b.Modified.Compare(a.Modified) })
+	if err != nil {
+		return err
+	}
 	if o.asJSON {
 		out := make([]sessionJSON, 0, len(all))
 		for _, s := range all {

@@ -1,0 +1,271 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+
+	"github.com/xdev/xdev/internal/foreign"
+	"github.com/xdev/xdev/internal/search"
+	"github.com/xdev/xdev/internal/session"
+)
+
+// A Place is where one search index reads sessions: an omp-format data
+// dir (xdev's, omp's, pi's) as it is, or another harness's sessions
+// (Claude Code's, Codex's) through their mirror, an omp-format data dir
+// in xdev's cache of each session converted for reading.
+type Place struct {
+	Harness Harness
+	// Dir is the omp-format data dir the index reads.
+	Dir string
+	// Root is where the sessions are, as a person knows it: Dir, or the
+	// harness's root for a mirror.
+	Root   string
+	mirror *foreign.Mirror
+}
+
+// DataDirPlace is the place of the omp-format data dir dir, of harness h
+// (Xdev, Omp).
+func DataDirPlace(h Harness, dir string) Place { return Place{Harness: h, Dir: dir, Root: dir} }
+
+// HarnessPlace is the place of another harness's sessions (Claude, Codex,
+// Pi); an error wrapping fs.ErrNotExist when it keeps none on this
+// machine.
+func (c *Catalog) HarnessPlace(h Harness) (Place, error) {
+	src := c.sources[h]
+	if src == nil {
+		return Place{}, fmt.Errorf("no %s sessions: %w", h.Name(), fs.ErrNotExist)
+	}
+	if h == Pi {
+		if _, err := os.Stat(session.SessionsDir(src.Root())); err != nil {
+			return Place{}, fmt.Errorf("no pi sessions: %w", err)
+		}
+		return Place{Harness: h, Dir: src.Root(), Root: src.Root()}, nil
+	}
+	if _, err := os.Stat(src.Root()); err != nil {
+		return Place{}, fmt.Errorf("no %s sessions: %w", h, err)
+	}
+	m, err := c.mirror(h)
+	if err != nil {
+		return Place{}, err
+	}
+	return Place{Harness: h, Dir: m.Dir, Root: src.Root(), mirror: m}, nil
+}
+
+// IndexedFile is the file of p's index that holds the session ref names:
+// its mirror for a Claude Code or Codex session, else its own file. What
+// a search limited to one session filters on.
+func (c *Catalog) IndexedFile(ref Ref) (string, error) {
+	if !ref.Harness.Converted() {
+		return ref.Path, nil
+	}
+	m, err := c.mirror(ref.Harness)
+	if err != nil {
+		return "", err
+	}
+	return foreign.MirrorPath(m.Dir, ref.Path), nil
+}
+
+// IndexOptions say how OpenIndexes reports as it works; each may be nil.
+type IndexOptions struct {
+	// Reindex drops each index and reads every session again (a mirror
+	// converts every session again).
+	Reindex bool
+	// Waiting is told that another process (pid holder, 0 if unknown)
+	// holds the index at path, once the wait has lasted a moment.
+	Waiting func(path string, holder int)
+	// Notice is told what an index says of itself (rebuilt, set aside).
+	Notice func(string)
+	// Problem is told of each session that could not be indexed.
+	Problem func(error)
+	// Progress returns the progress callback of p's refresh and what to
+	// call when it is done.
+	Progress func(p Place) (update func(search.Progress), done func())
+}
+
+// Indexes are the open, fresh indexes of some places. Close them.
+type Indexes struct {
+	places []Place
+	dbs    []*search.DB
+}
+
+// OpenIndexes opens the index of each place and brings it up to date:
+// a mirror first converts what changed of its harness's sessions, then
+// each index reads what changed of its data dir. It returns each index's
+// refresh statistics. On an error the indexes opened so far are returned
+// too, for the caller to close.
+func (c *Catalog) OpenIndexes(ctx context.Context, places []Place, opts IndexOptions) (*Indexes, []search.RefreshStats, error) {
+	ix := &Indexes{}
+	var stats []search.RefreshStats
+	for _, p := range places {
+		if p.mirror != nil {
+			refresh := p.mirror.Refresh
+			if opts.Reindex {
+				refresh = p.mirror.Rebuild
+			}
+			st, err := refresh(ctx)
+			if err != nil {
+				return ix, stats, fmt.Errorf("reading %s sessions: %w", p.Harness, err)
+			}
+			for _, err := range st.Errors {
+				tell(opts.Problem, err)
+			}
+		}
+		path, err := search.DefaultPath(p.Dir)
+		if err != nil {
+			return ix, stats, err
+		}
+		db, err := search.Open(path, p.Dir, &search.OpenOptions{Waiting: func(holder int) {
+			if opts.Waiting != nil {
+				opts.Waiting(path, holder)
+			}
+		}})
+		if err != nil {
+			return ix, stats, err
+		}
+		ix.places, ix.dbs = append(ix.places, p), append(ix.dbs, db)
+		if db.Notice != "" {
+			tell(opts.Notice, db.Notice)
+		}
+		notice := db.Notice
+		var update func(search.Progress)
+		done := func() {}
+		if opts.Progress != nil {
+			update, done = opts.Progress(p)
+		}
+		st, err := db.Refresh(ctx, search.RefreshOptions{Harness: string(p.Harness), Reindex: opts.Reindex, Progress: update})
+		done()
+		if db.Notice != notice {
+			tell(opts.Notice, db.Notice)
+		}
+		if err != nil {
+			return ix, stats, fmt.Errorf("indexing %s: %w", p.Dir, err)
+		}
+		for _, err := range st.Errors {
+			tell(opts.Problem, err)
+		}
+		stats = append(stats, st)
+	}
+	return ix, stats, nil
+}
+
+func tell[T any](f func(T), v T) {
+	if f != nil {
+		f(v)
+	}
+}
+
+// Close closes the indexes.
+func (ix *Indexes) Close() {
+	for _, db := range ix.dbs {
+		db.Close()
+	}
+}
+
+// Search runs q on every index and returns its hits as what a person has
+// (a mirror's hit names the source transcript, its line and its
+// modification time), merged into one list by search.Merge: the ranks of
+// separate indexes are not comparable, their positions are.
+func (ix *Indexes) Search(ctx context.Context, q search.Query) ([]search.Hit, error) {
+	var lists [][]search.Hit
+	for i, db := range ix.dbs {
+		hits, err := db.Search(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		for k := range hits {
+			ix.places[i].toSource(&hits[k])
+		}
+		lists = append(lists, hits)
+	}
+	return search.Merge(lists, q.Newest, q.Limit), nil
+}
+
+// Sessions returns every session with a hit for q, of every index, as
+// what a person has, newest first.
+func (ix *Indexes) Sessions(ctx context.Context, q search.Query) ([]search.Session, error) {
+	var all []search.Session
+	for i, db := range ix.dbs {
+		ss, err := db.Sessions(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		for k := range ss {
+			ix.places[i].sessionToSource(&ss[k])
+		}
+		all = append(all, ss...)
+	}
+	slices.SortStableFunc(all, func(a, b search.Session) int { return b.Modified.Compare(a.Modified) })
+	return all, nil
+}
+
+// sourcePath is the session file a path in p's index stands for: a
+// mirror file's source transcript, else the path itself.
+func (p Place) sourcePath(path string) string {
+	if p.mirror != nil {
+		if src := p.mirror.SourcePath(path); src != "" {
+			return src
+		}
+	}
+	return path
+}
+
+// toSource makes a hit in a mirror file name what the person has: the
+// source transcript, the line of it the entry came from (read from the
+// first bytes of the mirror's line, foreign.SourceLine), and the
+// source's modification time, as a listing shows it.
+func (p Place) toSource(h *search.Hit) {
+	src := p.sourcePath(h.Path)
+	for j, a := range h.AlsoIn {
+		h.AlsoIn[j] = p.sourcePath(a)
+	}
+	if src == h.Path {
+		return
+	}
+	if f, err := os.Open(h.Path); err == nil {
+		head := make([]byte, 32)
+		n, _ := f.ReadAt(head, h.Offset)
+		f.Close()
+		if line, ok := foreign.SourceLineOf(head[:n]); ok {
+			h.Line = line
+		}
+	}
+	h.Path = src
+	if fi, err := os.Stat(src); err == nil {
+		h.Modified = fi.ModTime()
+	}
+}
+
+// sessionToSource is toSource for a session with hits.
+func (p Place) sessionToSource(s *search.Session) {
+	src := p.sourcePath(s.Path)
+	if src == s.Path {
+		return
+	}
+	s.Path = src
+	if fi, err := os.Stat(src); err == nil {
+		s.Modified = fi.ModTime()
+	}
+}
+
+// IndexInfo is one open index, as `xdev index` reports it.
+type IndexInfo struct {
+	Place Place
+	Path  string // the index file
+	Size  int64  // its size in bytes
+}
+
+// Info describes each index, in the order of the places.
+func (ix *Indexes) Info() ([]IndexInfo, error) {
+	out := make([]IndexInfo, len(ix.dbs))
+	for i, db := range ix.dbs {
+		size, err := db.Size()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = IndexInfo{Place: ix.places[i], Path: db.Path(), Size: size}
+	}
+	return out, nil
+}
