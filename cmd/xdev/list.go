@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/term"
 
-	"github.com/xdev/xdev/internal/foreign"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -87,7 +87,7 @@ func (o *listOptions) define(fs *flag.FlagSet) {
 func (o *listOptions) setArgs(args []string) { o.args = args }
 
 // harnesses are what --from names, in the order `--from all` lists them.
-var harnesses = []string{"xdev", "omp", foreign.HarnessClaude, foreign.HarnessCodex, foreign.HarnessPi}
+var harnesses = []string{"xdev", "omp", string(catalog.Claude), string(catalog.Codex), string(catalog.Pi)}
 
 func (o *listOptions) run(e *env) error {
 	if len(o.args) != 0 {
@@ -185,47 +185,34 @@ func (o *listOptions) listStore(store *storeFlags, harness, cwd string, lenient 
 		}
 		return nil, err
 	}
-	infos, err := session.List(dir, &session.ListOptions{Subagents: o.subagents, Status: true, Cwd: cwd})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]listJSON, 0, len(infos))
-	for _, i := range infos {
-		j := listJSON{Harness: harness, ID: i.ID, Title: i.ListTitle(), ShortSummary: i.ShortSummary, Status: string(i.Status),
-			Cwd: i.Cwd, Path: i.Path, Created: jsonTime(i.Created), Modified: jsonTime(i.Modified), Size: i.Size,
-			ParentSession: i.ParentSession, Subagent: i.Subagent, Version: i.Version, FirstMessage: i.FirstMessage}
-		if j.Title == i.Title {
-			j.TitleSource = i.TitleSource.String()
-		}
-		if i.Err != nil {
-			j.Error = i.Err.Error()
-		}
-		out = append(out, j)
-	}
-	return out, nil
+	rows, err := catalog.ListDataDir(catalog.Harness(harness), dir, catalog.ListOptions{Subagents: o.subagents, Cwd: cwd})
+	return listRows(rows), err
 }
 
 // listForeign lists another harness's sessions; one not installed lists
 // nothing. Without --all, only those whose cwd is cwd.
 func (o *listOptions) listForeign(harness, cwd string) ([]listJSON, error) {
-	list, err := o.sources.list(harness, o.subagents)
+	c, err := o.sources.catalog(o.store)
 	if err != nil {
 		return nil, err
 	}
-	var out []listJSON
-	for _, s := range list {
-		if cwd != "" && !sameDir(s.Cwd, cwd) && s.Err == nil {
-			continue
-		}
-		j := listJSON{Harness: harness, ID: s.ID, Title: s.Title, Cwd: s.Cwd, Path: s.Path,
-			Created: jsonTime(s.Created), Modified: jsonTime(s.Modified), Size: s.Size, FirstMessage: s.FirstMessage, Subagent: s.Subagent,
-			ParentSession: s.ParentSession}
-		if s.Err != nil {
-			j.Error = s.Err.Error()
+	rows, err := c.List(catalog.Harness(harness), catalog.ListOptions{Subagents: o.subagents, Cwd: cwd})
+	return listRows(rows), err
+}
+
+// listRows renders catalog rows as `xdev list --json` has them.
+func listRows(rows []catalog.Row) []listJSON {
+	out := make([]listJSON, 0, len(rows))
+	for _, r := range rows {
+		j := listJSON{Harness: string(r.Harness), ID: r.ID, Title: r.Title, TitleSource: r.TitleSource, ShortSummary: r.ShortSummary,
+			Status: string(r.Status), Cwd: r.Cwd, Path: r.Path, Created: jsonTime(r.Created), Modified: jsonTime(r.Modified),
+			Size: r.Size, ParentSession: r.ParentSession, Subagent: r.Subagent, Version: r.Version, FirstMessage: r.FirstMessage}
+		if r.Err != nil {
+			j.Error = r.Err.Error()
 		}
 		out = append(out, j)
 	}
-	return out, nil
+	return out
 }
 
 // sameDir reports whether two directory names are the same directory.

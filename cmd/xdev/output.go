@@ -81,17 +81,6 @@ func (p *outputPolicy) protect(dirs ...string) *outputPolicy {
 	return p
 }
 
-// roots are the other harnesses' dirs the flags choose.
-func (f *sourceFlags) roots() []string {
-	var out []string
-	for _, h := range foreignHarnesses {
-		if d, err := f.root(h); err == nil {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
 func envOr(name, def string) string {
 	if v := os.Getenv(name); v != "" {
 		return v

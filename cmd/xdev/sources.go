@@ -4,10 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/xdev/xdev/internal/catalog"
-	"github.com/xdev/xdev/internal/foreign"
 )
 
 // sourceFlags choose where the other harnesses keep their sessions.
@@ -23,43 +21,18 @@ func addSourceFlags(fs *flag.FlagSet) *sourceFlags {
 	return f
 }
 
-// foreignHarnesses are the harnesses a SESSION id is looked up in when the
-// data dir does not hold it, in this order.
-var foreignHarnesses = []string{foreign.HarnessClaude, foreign.HarnessCodex, foreign.HarnessPi}
-
-// source is harness's sessions, under the root its flag names, else
-// where the harness keeps them.
-func (f *sourceFlags) source(harness string) (foreign.Source, error) {
-	flagged := map[string]string{foreign.HarnessClaude: f.claude, foreign.HarnessCodex: f.codex, foreign.HarnessPi: f.pi}[harness]
-	root := flagged
-	if flagged == "" {
-		var err error
-		if root, err = foreign.DefaultRoot(harness); err != nil {
-			return nil, err
-		}
-	} else if abs, err := filepath.Abs(flagged); err == nil {
-		root = abs
-	}
-	return foreign.NewSource(harness, root)
+// rootFlags are the roots the flags move from their defaults.
+func (f *sourceFlags) rootFlags() map[catalog.Harness]string {
+	return map[catalog.Harness]string{catalog.Claude: f.claude, catalog.Codex: f.codex, catalog.Pi: f.pi}
 }
 
-// root is the data dir of harness.
-func (f *sourceFlags) root(harness string) (string, error) {
-	src, err := f.source(harness)
+// roots are the other harnesses' dirs the flags choose.
+func (f *sourceFlags) roots() []string {
+	c, err := catalog.New(catalog.Config{Roots: f.rootFlags()})
 	if err != nil {
-		return "", err
+		return nil
 	}
-	return src.Root(), nil
-}
-
-// list lists one foreign harness's sessions; a harness that is not
-// installed lists nothing.
-func (f *sourceFlags) list(harness string, subagents bool) ([]foreign.Session, error) {
-	src, err := f.source(harness)
-	if err != nil {
-		return nil, err
-	}
-	return src.List(subagents)
+	return c.Roots()
 }
 
 // catalog is the catalog of the places these flags and store choose: the
@@ -79,8 +52,7 @@ func (f *sourceFlags) catalog(store *storeFlags) (*catalog.Catalog, error) {
 	if store.omp {
 		h = catalog.Omp
 	}
-	roots := map[catalog.Harness]string{catalog.Claude: f.claude, catalog.Codex: f.codex, catalog.Pi: f.pi}
-	return catalog.New(catalog.Config{DataDir: dir, DataDirHarness: h, Explicit: store.explicit(), Cwd: cwd, Roots: roots})
+	return catalog.New(catalog.Config{DataDir: dir, DataDirHarness: h, Explicit: store.explicit(), Cwd: cwd, Roots: f.rootFlags()})
 }
 
 // resolve finds the session SESSION names, by the catalog's one rule

@@ -32,6 +32,39 @@
 //
 // The first rule that matches decides; a rule that finds several sessions
 // is an error, never a guess.
+//
+// # Listing
+//
+// A Row is a session as a listing shows it, whatever its place:
+// ListDataDir lists an omp-format data dir (each file's head and tail:
+// title, status, first message), List another harness's sessions (from
+// each transcript's head and the harness's own indexes). Neither reads a
+// whole session. A file where sessions live that is not one is a Row
+// with Err, to be reported, never dropped.
+//
+// # Reading
+//
+// Open gives a Ref as a reader opens it (Readable): the data dir's and
+// other omp-format files as they are; a Claude Code or Codex session
+// through its mirror in xdev's cache (foreign.Mirror.Ensure), converted
+// for reading when its source changed. Nothing is written beside a
+// source, nor to a temp dir. Readable.Line names an entry's line in the
+// file a person has (the source transcript's).
+//
+// # Searching
+//
+// A Place is where one index reads: a data dir as it is (DataDirPlace),
+// or a harness's sessions (HarnessPlace: pi's dir as it is, Claude Code's
+// and Codex's through their mirror). OpenIndexes opens and refreshes the
+// index of each place; Indexes.Search runs a query on all of them and
+// merges the hits by position (search.Merge), since the bm25 ranks of
+// separate indexes share no scale; a hit in a mirror names the source's
+// path, line and modification time.
+//
+// # Importing
+//
+// Import converts a Claude Code or Codex session as omp's importer does
+// into a new session of the data dir, refusing one imported before.
 package catalog
 
 import (

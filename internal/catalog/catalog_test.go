@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/xdev/xdev/internal/foreign"
@@ -134,5 +135,51 @@ func TestOpenOmpFormat(t *testing.T) {
 	}
 	if _, err := c.Import(ref, ImportOptions{}); !errors.Is(err, ErrOmpFormat) {
 		t.Errorf("Import of an omp-format session: %v", err)
+	}
+}
+
+// TestListHarness: another harness's listing, by the catalog's rules: only
+// this project's sessions when a cwd is given (a file that is not a
+// session is listed wherever it lies, to be reported), subagents only when
+// asked for, and a harness not on this machine lists nothing.
+func TestListHarness(t *testing.T) {
+	src := fakeSource{"claude", "/fake/claude", []foreign.Session{
+		{Harness: "claude", ID: "a", Cwd: "/work/a", Path: "/fake/claude/projects/a/a.jsonl"},
+		{Harness: "claude", ID: "b", Cwd: "/work/b", Path: "/fake/claude/projects/b/b.jsonl"},
+		{Harness: "claude", ID: "sub", Cwd: "/work/a", Path: "/fake/claude/projects/a/a/subagents/agent-1.jsonl", Subagent: true},
+		{Harness: "claude", ID: "bad", Path: "/fake/claude/projects/c/bad.jsonl", Err: errors.New("not a session")},
+	}}
+	c, err := New(Config{DataDir: t.TempDir(), Sources: map[Harness]foreign.Source{Claude: src, Codex: nil, Pi: fakeSource{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := func(rows []Row) (out []string) {
+		for _, r := range rows {
+			if r.Harness != Claude {
+				t.Errorf("row %s of harness %s", r.ID, r.Harness)
+			}
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		opts ListOptions
+		want string
+	}{
+		{ListOptions{}, "a b bad"},
+		{ListOptions{Cwd: "/work/a"}, "a bad"},
+		{ListOptions{Cwd: "/work/a", Subagents: true}, "a sub bad"},
+		{ListOptions{Cwd: "/nowhere"}, "bad"},
+	} {
+		rows, err := c.List(Claude, tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(ids(rows), " "); got != tc.want {
+			t.Errorf("%+v: %s, want %s", tc.opts, got, tc.want)
+		}
+	}
+	if rows, err := c.List(Codex, ListOptions{}); err != nil || len(rows) != 0 {
+		t.Errorf("a harness not here: %v, %v", rows, err)
 	}
 }

@@ -1,0 +1,109 @@
+package catalog
+
+import (
+	"path/filepath"
+	"time"
+
+	"github.com/xdev/xdev/internal/session"
+)
+
+// A Row is one session as a listing shows it, whichever place it is in:
+// what was read of its head, its tail and its harness's own indexes,
+// never the whole file. The JSON of `xdev list` renders it.
+type Row struct {
+	Harness Harness
+	ID      string
+	// Title is what a listing calls the session (session.SessionInfo's
+	// ListTitle: its title, else a compaction's short summary);
+	// TitleSource says where a real title came from ("" for a fallback).
+	Title, TitleSource string
+	ShortSummary       string
+	Status             session.Status // "" where the harness has none
+	Cwd, Path          string
+	Created, Modified  time.Time
+	Size               int64
+	ParentSession      string
+	Subagent           bool
+	Version            int // the omp format version; 0 for another harness's
+	FirstMessage       string
+	// Err says why a file where sessions live is not one (or could not be
+	// read); the other fields are then partial.
+	Err error
+}
+
+// ListOptions choose what a listing holds.
+type ListOptions struct {
+	// Subagents lists subagent transcripts too.
+	Subagents bool
+	// Cwd lists only the sessions of this project ("" for every
+	// project's); a file that is not a session is listed wherever it is.
+	Cwd string
+}
+
+// ListDataDir lists the omp-format data dir dir, of harness h (Xdev,
+// Omp), newest first, with each session's status.
+func ListDataDir(h Harness, dir string, opts ListOptions) ([]Row, error) {
+	infos, err := session.List(dir, &session.ListOptions{Subagents: opts.Subagents, Status: true, Cwd: opts.Cwd})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Row, 0, len(infos))
+	for _, i := range infos {
+		r := Row{Harness: h, ID: i.ID, Title: i.ListTitle(), ShortSummary: i.ShortSummary, Status: i.Status,
+			Cwd: i.Cwd, Path: i.Path, Created: i.Created, Modified: i.Modified, Size: i.Size,
+			ParentSession: i.ParentSession, Subagent: i.Subagent, Version: i.Version, FirstMessage: i.FirstMessage, Err: i.Err}
+		if r.Title == i.Title {
+			r.TitleSource = i.TitleSource.String()
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// List lists another harness's sessions (Claude, Codex, Pi), newest
+// first; a harness not on this machine lists nothing.
+func (c *Catalog) List(h Harness, opts ListOptions) ([]Row, error) {
+	src := c.sources[h]
+	if src == nil {
+		return nil, nil
+	}
+	list, err := src.List(opts.Subagents)
+	if err != nil {
+		return nil, err
+	}
+	var out []Row
+	for _, s := range list {
+		if opts.Cwd != "" && !sameDir(s.Cwd, opts.Cwd) && s.Err == nil {
+			continue
+		}
+		out = append(out, Row{Harness: h, ID: s.ID, Title: s.Title, Cwd: s.Cwd, Path: s.Path, Created: s.Created,
+			Modified: s.Modified, Size: s.Size, FirstMessage: s.FirstMessage, Subagent: s.Subagent,
+			ParentSession: s.ParentSession, Err: s.Err})
+	}
+	return out, nil
+}
+
+// Roots are the other harnesses' roots on this machine: the directories
+// xdev only reads.
+func (c *Catalog) Roots() []string {
+	var out []string
+	for _, h := range Foreign {
+		if s := c.sources[h]; s != nil {
+			out = append(out, s.Root())
+		}
+	}
+	return out
+}
+
+// sameDir reports whether two directory names are the same directory.
+func sameDir(a, b string) bool {
+	if a == "" {
+		return false
+	}
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ra, errA := filepath.EvalSymlinks(a)
+	rb, errB := filepath.EvalSymlinks(b)
+	return errA == nil && errB == nil && ra == rb
+}
