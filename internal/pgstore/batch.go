@@ -59,7 +59,7 @@ func (db *DB) pushNew(ctx context.Context, origin string, files []session.Sessio
 			return nil, problem(err)
 		}
 		opened[i].fh, opened[i].fi = fh, fi
-		if opened[i].slot, err = readSlot(fh, opened[i].fi.Size()); err != nil {
+		if opened[i].slot, err = session.ReadSlotLine(fh, opened[i].fi.Size()); err != nil {
 			return nil, problem(fmt.Errorf("%s: %w", f.Path, err))
 		}
 		if opened[i].end, err = completeEnd(fh, opened[i].fi.Size()); err != nil {

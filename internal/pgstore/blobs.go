@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io/fs"
@@ -10,16 +9,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/xdev/xdev/internal/regularfile"
 	"github.com/xdev/xdev/internal/session"
 )
 
 // blobName is a blob file's name in a data dir's blob store: the sha256
 // of its bytes, in hex.
 var blobName = regexp.MustCompile(`^[0-9a-f]{64}$`)
-
-// blobRef finds the blob references in a session line.
-var blobRef = regexp.MustCompile(session.BlobRefPrefix + `([0-9a-f]{64})`)
 
 // storedBlobs are the names of the blobs the database holds.
 func (db *DB) storedBlobs(ctx context.Context) (map[string]bool, error) {
@@ -105,26 +100,4 @@ func (db *DB) pullBlobs(ctx context.Context, dataDir string, names map[string]bo
 		st.Bytes += int64(len(data))
 	}
 	return nil
-}
-
-// referencedBlobs are the blobs a session file names.
-func referencedBlobs(path string, into map[string]bool) error {
-	f, _, err := regularfile.Open(path, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<20)
-	for {
-		line, err := r.ReadSlice('\n')
-		for _, m := range blobRef.FindAllSubmatch(line, -1) {
-			into[string(m[1])] = true
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err != nil {
-			return nil
-		}
-	}
 }

@@ -87,22 +87,22 @@ func testPushChanges(t *testing.T, seed uint64) {
 				continue
 			}
 			cur := revs[len(revs)-1]
-			slot := func(x []byte) []byte { return slotOf(x[:min(len(x), slotLen)]) }
+			slot := func(x []byte) []byte { return session.SlotLine(x[:min(len(x), session.TitleSlotWidth)]) }
 			ls, cs := slot(data), slot(cur)
 			body := int64(len(ls))
 			switch {
 			case (ls == nil) != (cs == nil):
 			case len(data) >= len(cur) && bytes.Equal(data[max(body, int64(len(cur))-tailCheck):len(cur)], cur[max(body, int64(len(cur))-tailCheck):]):
 				cur = append(cur[:len(cur):len(cur)], data[len(cur):]...)
-				if !bytes.Equal(ls, cs) && newerSlot(ls, cs) {
-					cur = append(append([]byte(nil), ls...), cur[slotLen:]...)
+				if !bytes.Equal(ls, cs) && session.SlotWrittenAfter(ls, cs) {
+					cur = append(append([]byte(nil), ls...), cur[session.TitleSlotWidth:]...)
 				}
 				revs[len(revs)-1] = cur
 				continue
 			case len(data) < len(cur) && bytes.Equal(data[max(body, int64(len(data))-tailCheck):], cur[max(body, int64(len(data))-tailCheck):len(data)]) &&
 				(len(data) == 0 || data[len(data)-1] == '\n'):
-				if !bytes.Equal(ls, cs) && newerSlot(ls, cs) {
-					revs[len(revs)-1] = append(append([]byte(nil), ls...), cur[slotLen:]...)
+				if !bytes.Equal(ls, cs) && session.SlotWrittenAfter(ls, cs) {
+					revs[len(revs)-1] = append(append([]byte(nil), ls...), cur[session.TitleSlotWidth:]...)
 				}
 				continue
 			}
@@ -221,7 +221,7 @@ func testPushChanges(t *testing.T, seed uint64) {
 				if !bytes.Equal(after[r], cur) && !bytes.Equal(after[r], before[r]) {
 					t.Fatalf("step %d: pull made %s neither the stored revision nor what it was", step, r)
 				}
-				if bytes.Equal(after[r], cur) && !bytes.Equal(before[r], cur) && !bytes.HasPrefix(cur[slotLen:], before[r][slotLen:]) {
+				if bytes.Equal(after[r], cur) && !bytes.Equal(before[r], cur) && !bytes.HasPrefix(cur[session.TitleSlotWidth:], before[r][session.TitleSlotWidth:]) {
 					t.Fatalf("step %d: pull replaced %s, which went another way", step, r)
 				}
 			}

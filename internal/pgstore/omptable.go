@@ -345,7 +345,7 @@ func (o *OmpTable) pushFile(ctx context.Context, f session.SessionFile, key stri
 		return res, problem(fmt.Errorf("%s: holds NUL or bytes that are not UTF-8, which omp's TEXT column cannot hold", f.Path))
 	}
 	mtime := f.ModTime.UnixMilli()
-	slot := slotOf(data[:min(len(data), slotLen)])
+	slot := session.SlotLine(data[:min(len(data), session.TitleSlotWidth)])
 	title, source, updated := slotColumns(slot)
 	if row == nil {
 		tag, err := o.db.pool.Exec(ctx, `INSERT INTO `+o.table+` (path, content, mtime_ms, title, title_source, title_updated_at)
@@ -484,14 +484,14 @@ func (o *OmpTable) pullRow(ctx context.Context, r *OmpRow, dst string, lock sess
 	fileEnd := bytes.LastIndexByte(local, '\n') + 1
 	local = append(rowForm(local[:fileEnd], blobs), local[fileEnd:]...)
 	end := bytes.LastIndexByte(local, '\n') + 1
-	mine := slotOf(local[:min(len(local), slotLen)])
-	theirs := slotOf(content[:min(len(content), slotLen)])
+	mine := session.SlotLine(local[:min(len(local), session.TitleSlotWidth)])
+	theirs := session.SlotLine(content[:min(len(content), session.TitleSlotWidth)])
 	n, body := min(end, len(content)), len(mine)
 	if (mine == nil) != (theirs == nil) || n < body || !bytes.Equal(local[body:n], content[body:n]) ||
 		end < len(content) && len(local) != end {
 		return fmt.Errorf("%s: %w (the row %s)", dst, ErrDiverged, r.Path)
 	}
-	if mine != nil && !bytes.Equal(mine, theirs) && newerSlot(theirs, mine) {
+	if mine != nil && !bytes.Equal(mine, theirs) && session.SlotWrittenAfter(theirs, mine) {
 		if err := session.ReplaceSlot(dst, mine, theirs, lock); err != nil {
 			return err
 		}

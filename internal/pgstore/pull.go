@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -88,8 +89,14 @@ func (db *DB) Pull(ctx context.Context, dataDir string, opts PullOptions) (PullS
 	if opts.Sessions != nil {
 		names = map[string]bool{}
 		for _, s := range list {
-			if p, err := localPath(root, s.Path); err == nil {
-				referencedBlobs(p, names)
+			p, err := localPath(root, s.Path)
+			if err != nil {
+				continue // refused above, and reported there
+			}
+			if err := session.CollectBlobRefs(p, names); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				// Its images cannot be known, so none is fetched for it:
+				// said, not taken for a session without images.
+				st.Failed = append(st.Failed, FileError{p, fmt.Errorf("reading it for the blobs it names: %w", err)})
 			}
 		}
 	}
@@ -130,7 +137,7 @@ func (db *DB) pullOne(ctx context.Context, s *Session, path string, lock session
 		f.Close()
 		return err
 	}
-	local, err := readSlot(f, fi.Size())
+	local, err := session.ReadSlotLine(f, fi.Size())
 	if err != nil {
 		f.Close()
 		return err
@@ -173,7 +180,7 @@ func (db *DB) pullOne(ctx context.Context, s *Session, path string, lock session
 	}
 	// A slot retitled elsewhere later than here is put in place, as a
 	// retitle writes it; a newer local one waits for the next push.
-	if local != nil && !bytes.Equal(local, stored) && newerSlot(stored, local) {
+	if local != nil && !bytes.Equal(local, stored) && session.SlotWrittenAfter(stored, local) {
 		if err := session.ReplaceSlot(path, local, stored, lock); err != nil {
 			return err
 		}

@@ -355,7 +355,7 @@ func (db *DB) pushOnce(ctx context.Context, origin string, f session.SessionFile
 	}
 	defer fh.Close()
 	size := fi.Size()
-	local, err := readSlot(fh, size)
+	local, err := session.ReadSlotLine(fh, size)
 	if err != nil {
 		return res, problem(fmt.Errorf("%s: %w", f.Path, err))
 	}
@@ -411,7 +411,7 @@ func (db *DB) pushOnce(ctx context.Context, origin string, f session.SessionFile
 					res.out = outBehind
 				}
 			}
-			if res.out != outRevised && local != nil && !bytes.Equal(local, stored) && newerSlot(local, stored) {
+			if res.out != outRevised && local != nil && !bytes.Equal(local, stored) && session.SlotWrittenAfter(local, stored) {
 				if err := db.setSlot(ctx, tx, cur.Key, local); err != nil {
 					return err
 				}
@@ -614,7 +614,7 @@ func (db *DB) storedSlot(ctx context.Context, q querier, key int64) ([]byte, err
 	if err != nil {
 		return nil, db.redact(err)
 	}
-	return slotOf(append(line, '\n')), nil
+	return session.SlotLine(append(line, '\n')), nil
 }
 
 // setSlot stores a retitled slot in place, and the title it says.
@@ -655,47 +655,6 @@ func (db *DB) lineStarts(ctx context.Context, q querier, key, off int64) (bool, 
 		return false, nil
 	}
 	return err == nil, db.redact(err)
-}
-
-// slotLen is the length of a title slot line, newline included.
-const slotLen = 256
-
-// readSlot returns the file's line 1 when it is a title slot, which a
-// retitle rewrites in place; nil otherwise.
-func readSlot(f io.ReaderAt, size int64) ([]byte, error) {
-	if size < slotLen {
-		return nil, nil
-	}
-	b := make([]byte, slotLen)
-	if _, err := f.ReadAt(b, 0); err != nil {
-		return nil, err
-	}
-	return slotOf(b), nil
-}
-
-// slotOf returns b (a line 1 with its newline) if it is a title slot of
-// the fixed width, nil otherwise.
-func slotOf(b []byte) []byte {
-	if len(b) != slotLen || b[slotLen-1] != '\n' || bytes.IndexByte(b[:slotLen-1], '\n') >= 0 {
-		return nil
-	}
-	if _, ok := session.ParseTitleSlot(b); !ok {
-		return nil
-	}
-	return b
-}
-
-// newerSlot reports whether slot a was written after slot b (by their
-// updatedAt), so that it wins.
-func newerSlot(a, b []byte) bool {
-	sa, _ := session.ParseTitleSlot(a)
-	sb, _ := session.ParseTitleSlot(b)
-	ta, errA := session.ParseTime(sa.UpdatedAt)
-	tb, errB := session.ParseTime(sb.UpdatedAt)
-	if errA != nil || errB != nil {
-		return errB != nil && errA == nil
-	}
-	return ta.After(tb)
 }
 
 // completeEnd is where the file's last complete line ends: a last line

@@ -62,7 +62,7 @@ func ScanBlobs(dataDir string, progress func(done, total int)) (BlobUsage, error
 	}
 	refs := map[string]bool{}
 	for i, p := range files {
-		if err := collectRefs(p, refs); err != nil {
+		if err := CollectBlobRefs(p, refs); err != nil {
 			return u, fmt.Errorf("cannot rule out references in %s: %w", p, err)
 		}
 		u.Files++
@@ -122,9 +122,12 @@ func isDigest(s string) bool {
 	return err == nil
 }
 
-// collectRefs adds the digest of every blob reference in the file at p,
-// reading it in chunks that overlap by a reference's length.
-func collectRefs(p string, refs map[string]bool) error {
+// CollectBlobRefs adds to refs the digest of every blob reference
+// (BlobRefPrefix and 64 hex digits) in the file at p, read in blocks that
+// overlap by a reference's length, whatever its lines hold: the one walk for a garbage collection
+// and a pull of the blobs a session names. An error reading the file is
+// returned, not taken for "no references".
+func CollectBlobRefs(p string, refs map[string]bool) error {
 	f, _, err := openRegular(p, 0)
 	if err != nil {
 		return err

@@ -168,6 +168,47 @@ func ParseTitleSlot(line []byte) (slot TitleSlot, ok bool) {
 	return slot, true
 }
 
+// SlotLine returns b, a file's first line with its newline, if it is a
+// title slot that can be rewritten in place: exactly TitleSlotWidth bytes,
+// its only newline the last, read by ParseTitleSlot. Else nil.
+func SlotLine(b []byte) []byte {
+	if len(b) != TitleSlotWidth || b[TitleSlotWidth-1] != '\n' || bytes.IndexByte(b[:TitleSlotWidth-1], '\n') >= 0 {
+		return nil
+	}
+	if _, ok := ParseTitleSlot(b); !ok {
+		return nil
+	}
+	return b
+}
+
+// ReadSlotLine returns the first line of f (size bytes long) when it is a
+// title slot (SlotLine), nil otherwise.
+func ReadSlotLine(f io.ReaderAt, size int64) ([]byte, error) {
+	if size < TitleSlotWidth {
+		return nil, nil
+	}
+	b := make([]byte, TitleSlotWidth)
+	if _, err := f.ReadAt(b, 0); err != nil {
+		return nil, err
+	}
+	return SlotLine(b), nil
+}
+
+// SlotWrittenAfter reports whether slot line a was written after slot line
+// b, by their updatedAt: of two copies of a session retitled in two
+// places, the later title wins. A slot whose time does not parse loses to
+// one whose time does.
+func SlotWrittenAfter(a, b []byte) bool {
+	sa, _ := ParseTitleSlot(a)
+	sb, _ := ParseTitleSlot(b)
+	ta, errA := ParseTime(sa.UpdatedAt)
+	tb, errB := ParseTime(sb.UpdatedAt)
+	if errA != nil || errB != nil {
+		return errB != nil && errA == nil
+	}
+	return ta.After(tb)
+}
+
 // CleanTitle normalizes a title the way omp does before storing it: control
 // characters become spaces, runs of spaces collapse, the ends are trimmed.
 func CleanTitle(title string) string {
