@@ -7,7 +7,6 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/xdev/xdev/internal/atomicfile"
 	"github.com/xdev/xdev/internal/jsonx"
 	"github.com/xdev/xdev/internal/regularfile"
 	"github.com/xdev/xdev/internal/session"
@@ -97,41 +96,31 @@ func writeSession(target func(*Converted) (path, id string, err error), replace 
 func writeSessionAs(target func(*Converted) (path, id string, err error), replace bool, blobs *session.BlobStore,
 	src Provenance, conv Stream, sourceStart bool) error {
 	var (
-		w     *atomicfile.Temp
-		path  string
+		w     *session.NewFile
 		title string
 		meta  *Converted
 		last  string
 	)
 	begin := func(c *Converted) error {
 		meta = c
-		var id string
-		var err error
-		if path, id, err = target(c); err != nil {
+		path, id, err := target(c)
+		if err != nil {
 			return err
 		}
 		// omp's setSessionName stores the cleaned title, and none if
 		// nothing is left of it.
 		title = session.CleanTitle(c.Title)
 		opts := session.NewOptions{Cwd: c.Cwd, ID: id, Title: title}
-		if sourceStart {
-			opts.Started = c.Started
-		}
 		if title != "" {
 			var ok bool
 			if opts.TitleSource, ok = session.ParseTitleSource(c.TitleSource); !ok {
 				opts.TitleSource = session.TitleAuto
 			}
 		}
-		pre, err := session.Preamble(opts)
-		if err != nil {
-			return err
+		if sourceStart {
+			opts.Started = c.Started
 		}
-		session.SweepLeftovers(filepath.Dir(path))
-		if w, err = atomicfile.NewTemp(filepath.Dir(path), filepath.Base(path)); err != nil {
-			return err
-		}
-		_, err = w.Write(pre)
+		w, err = session.StartFile(path, opts, replace)
 		return err
 	}
 	emit := func(id string, e []byte) error {
@@ -143,8 +132,7 @@ func writeSessionAs(target func(*Converted) (path, id string, err error), replac
 				return err
 			}
 		}
-		w.Write(e)
-		return w.WriteByte('\n')
+		return w.WriteEntry(e)
 	}
 	err := conv(begin, emit)
 	if err == nil && meta == nil {
@@ -152,13 +140,9 @@ func writeSessionAs(target func(*Converted) (path, id string, err error), replac
 	}
 	if err == nil {
 		writeTrailer(w, title, meta, src, last)
-		if replace {
-			err = w.Rename(path)
-		} else {
-			err = w.Link(path)
-		}
+		return w.Commit()
 	}
-	if err != nil && w != nil {
+	if w != nil {
 		w.Abort()
 	}
 	return err
@@ -167,11 +151,11 @@ func writeSessionAs(target func(*Converted) (path, id string, err error), replac
 // writeTrailer writes omp's trailing entries of an import, each with a
 // fresh id, chained to the last entry (last): the title_change, when
 // there is a title, and the provenance entry.
-func writeTrailer(w io.Writer, title string, meta *Converted, src Provenance, last string) {
+func writeTrailer(w *session.NewFile, title string, meta *Converted, src Provenance, last string) {
 	trailer := func(ms ...jsonx.Member) {
 		id := session.NewID()
 		ms = append(ms, member("id", jsonx.Str(id)), member("parentId", parentValue(last)), member("timestamp", jsonx.Str(session.Now())))
-		w.Write(append(jsonx.ObjectOf(ms...).JSON(), '\n'))
+		w.WriteEntry(jsonx.ObjectOf(ms...).JSON()) // an error sticks: Commit returns it
 		last = id
 	}
 	if title != "" {
