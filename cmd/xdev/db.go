@@ -155,6 +155,12 @@ func (d *dbSession) writeTo(ctx context.Context, w io.Writer) error {
 // dir that a killed command would leave behind.
 func (d *dbSession) readable(ctx context.Context) (readable, error) {
 	r := readable{Readable: catalog.Readable{Shown: d.shown, Harness: catalog.DB}, cleanup: func() {}}
+	if d.row == nil {
+		// A synced session is read through its rows, a block at a time.
+		r.index = func() (*session.Index, error) { return d.db.OpenIndex(ctx, d.s) }
+		return r, nil
+	}
+	// A row of omp's table holds its session as one value: cached whole.
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return r, err

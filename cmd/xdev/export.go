@@ -92,17 +92,17 @@ func (o *exportOptions) run(e *env) error {
 // write exports the session r to -o, or to stdout.
 func (o *exportOptions) write(e *env, r readable) error {
 	if o.out == "" {
-		return exportOne(e.dataOut(), r.Path, o.format, o.full)
+		return exportOne(e.dataOut(), r.openIndex, o.format, o.full)
 	}
 	return o.store.outputPolicy(r.Shown).protect(o.sources.roots()...).writeFile(o.out, func(w io.Writer) error {
-		return exportOne(w, r.Path, o.format, o.full)
+		return exportOne(w, r.openIndex, o.format, o.full)
 	})
 }
 
 // exportOne writes one session. A Markdown export is the whole branch; an
 // HTML page is bounded (export.PageDefaults) unless full.
-func exportOne(w io.Writer, path, format string, full bool) error {
-	x, err := session.OpenIndex(path, nil)
+func exportOne(w io.Writer, open func() (*session.Index, error), format string, full bool) error {
+	x, err := open()
 	if err != nil {
 		return err
 	}
@@ -153,7 +153,8 @@ func exportAll(e *env, store *storeFlags, format string, full bool, dir string) 
 		err = os.MkdirAll(filepath.Dir(dst), 0o700)
 		if err == nil {
 			policy.inputs = []string{info.Path}
-			err = policy.writeFile(dst, func(w io.Writer) error { return exportOne(w, info.Path, format, full) })
+			open := func() (*session.Index, error) { return session.OpenIndex(info.Path, nil) }
+			err = policy.writeFile(dst, func(w io.Writer) error { return exportOne(w, open, format, full) })
 		}
 		if err != nil {
 			failed = append(failed, fmt.Sprintf("%s: not exported: %v", info.Path, err))

@@ -131,7 +131,7 @@ func (o *showOptions) run(e *env) error {
 	if o.tree || o.raw {
 		// The whole file, one entry at a time: memory follows the number
 		// of entries, not their size.
-		x, err := session.OpenIndex(path, nil)
+		x, err := r.openIndex()
 		if err != nil {
 			return err
 		}

@@ -41,7 +41,7 @@ func showAt(e *env, r readable, id string, around int, full, asJSON bool) error 
 		return usagef("--around wants 0 or more")
 	}
 	path := r.Shown
-	x, err := session.OpenIndex(r.Path, nil)
+	x, err := r.openIndex()
 	if err != nil {
 		return err
 	}

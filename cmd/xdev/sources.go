@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/xdev/xdev/internal/catalog"
+	"github.com/xdev/xdev/internal/session"
 )
 
 // sourceFlags choose where the other harnesses keep their sessions.
@@ -74,7 +75,19 @@ func resolve(store *storeFlags, sources *sourceFlags, arg string) (*catalog.Cata
 // done with it.
 type readable struct {
 	catalog.Readable
+	// index, when set, opens the session's index other than from Path (a
+	// stored session, through its rows).
+	index   func() (*session.Index, error)
 	cleanup func()
+}
+
+// openIndex opens the session's Index, for the views that go over every
+// entry.
+func (r readable) openIndex() (*session.Index, error) {
+	if r.index != nil {
+		return r.index()
+	}
+	return session.OpenIndex(r.Path, nil)
 }
 
 // resolveReadable finds the session SESSION names for show and export,

@@ -228,6 +228,15 @@ func (db *DB) OpenSession(ctx context.Context, s *Session, opts *session.OpenOpt
 	return session.OpenReader(s.Name(), db.newReader(ctx, s.Key, s.Size), s.Size, &o)
 }
 
+// OpenIndex reads a stored session into a session.Index, as
+// session.OpenIndex reads a file, through its rows a block at a time: the
+// views that go over every entry (the tree, the raw entries, an export)
+// read a stored session without a copy on disk. Images resolve from the
+// blob table.
+func (db *DB) OpenIndex(ctx context.Context, s *Session) (*session.Index, error) {
+	return session.NewIndex(s.Name(), db.newReader(ctx, s.Key, s.Size), s.Size, &session.OpenOptions{Blobs: db.BlobSource(ctx)})
+}
+
 // BlobSource is the database's blob table as a read-only blob store.
 func (db *DB) BlobSource(ctx context.Context) *session.BlobStore {
 	return session.NewBlobSource("db:blobs", func(digest string) ([]byte, error) {

@@ -3,7 +3,6 @@ package session
 import (
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sync"
 	"syscall"
@@ -26,7 +25,8 @@ import (
 // never writes.
 type Index struct {
 	s     *Store // the preamble, counts and options; no entries
-	f     *os.File
+	f     io.ReaderAt
+	close func() error
 	recs  []record
 	byID  idTable // built on first use
 	ahead lineCache
@@ -47,11 +47,28 @@ func OpenIndex(path string, opts *OpenOptions) (*Index, error) {
 		f.Close()
 		return nil, err
 	}
-	return &Index{s: s, f: f, recs: recs}, nil
+	return &Index{s: s, f: f, close: f.Close, recs: recs}, nil
+}
+
+// NewIndex reads the session held by r (size bytes) into an Index, by
+// OpenIndex's rules, as archive/zip's NewReader is beside OpenReader: a
+// session kept elsewhere than in a file (a database's rows) is read
+// whole, an entry at a time, without a copy to disk. name names it in
+// errors and is its Path. Close does not close r.
+func NewIndex(name string, r io.ReaderAt, size int64, opts *OpenOptions) (*Index, error) {
+	if opts == nil {
+		opts = &OpenOptions{}
+	}
+	s := &Store{path: name, file: file{size: size}, opts: *opts}
+	recs, err := s.scanFile(io.NewSectionReader(r, 0, size))
+	if err != nil {
+		return nil, err
+	}
+	return &Index{s: s, f: r, close: func() error { return nil }, recs: recs}, nil
 }
 
 // Close releases the file.
-func (x *Index) Close() error { return x.f.Close() }
+func (x *Index) Close() error { return x.close() }
 
 // Path returns the file the index reads.
 func (x *Index) Path() string { return x.s.path }
@@ -139,7 +156,7 @@ type lineCache struct {
 
 const lineCacheBytes = 64 << 10
 
-func (a *lineCache) readAt(f *os.File, p []byte, off int64) error {
+func (a *lineCache) readAt(f io.ReaderAt, p []byte, off int64) error {
 	if len(p) > lineCacheBytes/4 {
 		_, err := f.ReadAt(p, off)
 		return err

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -77,5 +78,41 @@ func TestNewFile(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("%d files beside the session", len(ents))
+	}
+}
+
+// TestNewIndexMatchesOpenIndex: an Index read from any io.ReaderAt (a
+// database's rows) is the one OpenIndex reads from the file: the same
+// entries, ids, types, lines and skipped lines, on every sample session.
+func TestNewIndexMatchesOpenIndex(t *testing.T) {
+	files, err := Files("testdata/omp")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no sample sessions: %v", err)
+	}
+	for _, f := range files {
+		a, err := OpenIndex(f.Path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(f.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := NewIndex("db:"+filepath.Base(f.Path), bytes.NewReader(data), int64(len(data)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Len() != b.Len() || a.Malformed() != b.Malformed() || a.Header().ID != b.Header().ID || a.Leaf() != b.Leaf() {
+			t.Errorf("%s: %d entries, %d malformed; from a reader %d, %d", f.Path, a.Len(), a.Malformed(), b.Len(), b.Malformed())
+		}
+		for i := range min(a.Len(), b.Len()) {
+			ra, _ := a.Raw(i)
+			rb, _ := b.Raw(i)
+			if a.ID(i) != b.ID(i) || a.Type(i) != b.Type(i) || a.Line(i) != b.Line(i) || !bytes.Equal(ra, rb) {
+				t.Errorf("%s: entry %d differs", f.Path, i)
+			}
+		}
+		a.Close()
+		b.Close()
 	}
 }
