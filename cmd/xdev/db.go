@@ -147,12 +147,13 @@ func (d *dbSession) writeTo(ctx context.Context, w io.Writer) error {
 	return d.db.WriteSession(ctx, d.s, w)
 }
 
-// readable writes the session into xdev's cache, for the views that read
-// every entry (the tree, the raw entries, an export), which work on
-// files: a file named by the stored revision's identity (the server, the
-// row, its revision or size and time), written whole or not at all, and
-// read again as it is while the revision stands. Nothing goes to a temp
-// dir that a killed command would leave behind.
+// readable is the stored session for the views that read every entry
+// (the tree, the raw entries, --at, an export): a synced session is read
+// through its rows (pgstore.DB.OpenIndex); a row of omp's table, one value
+// with no lines to fetch apart, is written into xdev's cache, a file named
+// by the row's identity (the server, the path, its size and time),
+// written whole or not at all. Nothing goes to a temp dir that a killed
+// command would leave behind.
 func (d *dbSession) readable(ctx context.Context) (readable, error) {
 	r := readable{Readable: catalog.Readable{Shown: d.shown, Harness: catalog.DB}, cleanup: func() {}}
 	if d.row == nil {
@@ -165,17 +166,9 @@ func (d *dbSession) readable(ctx context.Context) (readable, error) {
 	if err != nil {
 		return r, err
 	}
-	ident := fmt.Sprintf("%s\x00%s", d.db.URL(), d.shown)
-	if d.row != nil {
-		ident += fmt.Sprintf("\x00omp\x00%d\x00%d", d.row.Size, d.row.MtimeMs)
-	} else {
-		ident += fmt.Sprintf("\x00%d\x00%d\x00%d", d.s.Key, d.s.Revision, d.s.Size)
-	}
+	ident := fmt.Sprintf("%s\x00%s\x00omp\x00%d\x00%d", d.db.URL(), d.shown, d.row.Size, d.row.MtimeMs)
 	sum := sha256.Sum256([]byte(ident))
 	r.Path = filepath.Join(cache, "xdev", "db", "sessions", "db", hex.EncodeToString(sum[:12])+".jsonl")
-	if fi, err := os.Lstat(r.Path); err == nil && fi.Mode().IsRegular() && d.row == nil && fi.Size() == d.s.Size {
-		return r, nil
-	}
 	if err := os.MkdirAll(filepath.Dir(r.Path), 0o700); err != nil {
 		return r, err
 	}
