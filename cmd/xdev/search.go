@@ -17,7 +17,6 @@ import (
 	"github.com/xdev/xdev/internal/term"
 
 	"github.com/xdev/xdev/internal/catalog"
-	"github.com/xdev/xdev/internal/search"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -140,7 +139,7 @@ func (f *indexFlags) fromPlaces(c *catalog.Catalog) ([]catalog.Place, error) {
 // refreshes it, saying on stderr what a person should know (a wait for
 // another process, a rebuilt index, a session not indexed) and, on a
 // terminal, how far it is. The caller closes the indexes.
-func (f *indexFlags) openFresh(e *env, ctx context.Context) (*catalog.Indexes, []search.RefreshStats, error) {
+func (f *indexFlags) openFresh(e *env, ctx context.Context) (*catalog.Indexes, []catalog.RefreshStats, error) {
 	c, places, err := f.places()
 	if err != nil {
 		return &catalog.Indexes{}, nil, err
@@ -156,7 +155,7 @@ func (f *indexFlags) openFresh(e *env, ctx context.Context) (*catalog.Indexes, [
 		},
 		Notice:  func(n string) { fmt.Fprintln(e.ErrOut, "xdev: "+n) },
 		Problem: func(err error) { fmt.Fprintf(e.ErrOut, "xdev: not indexed: %v\n", err) },
-		Progress: func(p catalog.Place) (func(search.Progress), func()) {
+		Progress: func(p catalog.Place) (func(catalog.RefreshProgress), func()) {
 			bar := &byteProgress{term.Meter{IO: e.IOStreams, What: "Indexing " + term.HomePath(p.Root)}}
 			return bar.update, bar.done
 		},
@@ -168,7 +167,7 @@ func (f *indexFlags) openFresh(e *env, ctx context.Context) (*catalog.Indexes, [
 // moment.
 type byteProgress struct{ m term.Meter }
 
-func (p *byteProgress) update(pr search.Progress) {
+func (p *byteProgress) update(pr catalog.RefreshProgress) {
 	frac := 1.0
 	if pr.BytesTotal > 0 {
 		frac = float64(pr.Bytes) / float64(pr.BytesTotal)
@@ -290,7 +289,7 @@ func (o *searchOptions) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.tool, "tool", "", "only calls and results of this tool")
 	fs.StringVar(&o.model, "model", "", "only assistant messages of a model whose name contains this")
 	fs.StringVar(&o.sessionArg, "session", "", "only this SESSION")
-	fs.IntVar(&o.limit, "limit", search.DefaultLimit, "show at most N hits")
+	fs.IntVar(&o.limit, "limit", catalog.DefaultLimit, "show at most N hits")
 	fs.BoolVar(&o.newest, "newest", false, "newest first, not most relevant first")
 	fs.BoolVar(&o.sessionsOnly, "l", false, "print only the sessions with hits, every one (as grep -l)")
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
@@ -299,8 +298,8 @@ func (o *searchOptions) define(fs *flag.FlagSet) {
 func (o *searchOptions) setArgs(args []string) { o.args = args }
 
 // query builds the library's query from the flags.
-func (o *searchOptions) query(now time.Time) (search.Query, error) {
-	q := search.Query{Text: strings.Join(o.args, " "), Thinking: o.thinking, Tool: o.tool, Model: o.model,
+func (o *searchOptions) query(now time.Time) (catalog.Query, error) {
+	q := catalog.Query{Text: strings.Join(o.args, " "), Thinking: o.thinking, Tool: o.tool, Model: o.model,
 		Limit: o.limit, Newest: o.newest, Subagents: o.subagents}
 	if strings.TrimSpace(q.Text) == "" {
 		return q, usagef("want a QUERY: the words to find")
@@ -309,7 +308,7 @@ func (o *searchOptions) query(now time.Time) (search.Query, error) {
 		return q, usagef("--limit wants a positive number")
 	}
 	switch o.role {
-	case "", search.RoleUser, search.RoleAssistant, search.RoleTool, search.RoleSummary, search.RoleCustom, search.RoleTitle:
+	case "", catalog.RoleUser, catalog.RoleAssistant, catalog.RoleTool, catalog.RoleSummary, catalog.RoleCustom, catalog.RoleTitle:
 		q.Role = o.role
 	default:
 		return q, usagef("--role %q: want user, assistant, tool, summary, custom or title", o.role)
@@ -460,7 +459,7 @@ func (o *searchOptions) run(e *env) error {
 		return o.printSessions(e, ctx, ix, q)
 	}
 	hits, err := ix.Search(ctx, q)
-	if errors.Is(err, search.ErrQuery) {
+	if errors.Is(err, catalog.ErrQuery) {
 		return usagef("%v", err)
 	}
 	if err != nil {
@@ -471,7 +470,7 @@ func (o *searchOptions) run(e *env) error {
 
 // printHits prints the hits: JSON, tab-separated lines on a pipe, or
 // grouped by session for a person.
-func (o *searchOptions) printHits(e *env, hits []search.Hit, q search.Query) error {
+func (o *searchOptions) printHits(e *env, hits []catalog.Hit, q catalog.Query) error {
 	if o.asJSON {
 		out := make([]searchHitJSON, 0, len(hits))
 		for _, h := range hits {
@@ -525,9 +524,9 @@ type sessionJSON struct {
 // printSessions prints every session with a hit, newest first: its path
 // (for a script, as grep -l), or with --json what a hit says of its
 // session and how many entries matched.
-func (o *searchOptions) printSessions(e *env, ctx context.Context, ix *catalog.Indexes, q search.Query) error {
+func (o *searchOptions) printSessions(e *env, ctx context.Context, ix *catalog.Indexes, q catalog.Query) error {
 	all, err := ix.Sessions(ctx, q)
-	if errors.Is(err, search.ErrQuery) {
+	if errors.Is(err, catalog.ErrQuery) {
 		return usagef("%v", err)
 	}
 	if err != nil {
@@ -552,7 +551,7 @@ func (o *searchOptions) printSessions(e *env, ctx context.Context, ix *catalog.I
 
 // hitState says whether a hit is still in what the model sees: "context",
 // "compacted" (summarized away) or "abandoned" (off the active branch).
-func hitState(h search.Hit) string {
+func hitState(h catalog.Hit) string {
 	switch {
 	case !h.OnActiveBranch:
 		return "abandoned"
@@ -564,14 +563,14 @@ func hitState(h search.Hit) string {
 
 // printHits prints hits for a person: grouped by session in the order of
 // each session's best hit, the matches in bold.
-func printHits(e *env, hits []search.Hit) {
+func printHits(e *env, hits []catalog.Hit) {
 	w := e.RawOut // escapes are ours; the text is escaped below
 	bold, dim, off := "\033[1m", "\033[2m", "\033[0m"
 	if e.NoColor {
 		bold, dim, off = "", "", ""
 	}
 	var order []string
-	groups := map[string][]search.Hit{}
+	groups := map[string][]catalog.Hit{}
 	for _, h := range hits {
 		if _, ok := groups[h.Path]; !ok {
 			order = append(order, h.Path)
@@ -622,7 +621,7 @@ func printHits(e *env, hits []search.Hit) {
 }
 
 // shortSession names a hit's session as show accepts it back.
-func shortSession(h search.Hit) string {
+func shortSession(h catalog.Hit) string {
 	if len(h.SessionID) >= 8 {
 		return h.SessionID[:8]
 	}

@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/xdev/xdev/internal/pgstore"
-	"github.com/xdev/xdev/internal/search"
+	"github.com/xdev/xdev/internal/catalog"
 )
 
 // runDB searches the sessions stored in a database, on the server
 // (PostgreSQL's full-text search), and prints the hits as a local
 // search prints them. The server knows no branch or compaction state:
 // each hit is reported on the active branch and in the context.
-func (o *searchOptions) runDB(e *env, ctx context.Context, q search.Query) error {
+func (o *searchOptions) runDB(e *env, ctx context.Context, q catalog.Query) error {
 	switch {
 	case o.db.ompTable:
 		return usagef("--omp-table holds each session in one value, which has no index: search synced sessions with --db alone")
@@ -28,24 +27,16 @@ func (o *searchOptions) runDB(e *env, ctx context.Context, q search.Query) error
 		return err
 	}
 	defer db.Close()
-	pq := pgstore.Query{Text: q.Text, Cwd: q.Cwd, Role: q.Role, Session: o.sessionArg, Since: q.Since, Until: q.Until,
-		Subagents: q.Subagents, Limit: q.Limit}
+	limit := 0
 	if o.sessionsOnly {
-		pq.Limit = 100000
+		limit = 100000
 	}
-	found, err := db.Search(ctx, pq)
-	if errors.Is(err, search.ErrQuery) {
+	hits, err := catalog.SearchDB(ctx, db, q, o.sessionArg, limit)
+	if errors.Is(err, catalog.ErrQuery) {
 		return usagef("%v", err)
 	}
 	if err != nil {
 		return err
-	}
-	hits := make([]search.Hit, 0, len(found))
-	for _, h := range found {
-		hits = append(hits, search.Hit{Harness: "xdev", Path: h.Session.Name(), SessionID: h.Session.ID, Title: h.Session.Title,
-			Cwd: h.Session.Cwd, Subagent: h.Session.Subagent, Modified: h.Session.Updated, EntryID: h.EntryID, Line: h.Line,
-			Offset: h.Offset, Role: h.Role, Timestamp: h.Time, Snippet: h.Snippet, Highlights: h.Highlights,
-			OnActiveBranch: true, InContext: true})
 	}
 	if o.sessionsOnly {
 		return o.printDBSessions(e, hits, q)
@@ -54,7 +45,7 @@ func (o *searchOptions) runDB(e *env, ctx context.Context, q search.Query) error
 }
 
 // printDBSessions prints each session with a hit once, newest hit first.
-func (o *searchOptions) printDBSessions(e *env, hits []search.Hit, q search.Query) error {
+func (o *searchOptions) printDBSessions(e *env, hits []catalog.Hit, q catalog.Query) error {
 	var out []sessionJSON
 	at := map[string]int{}
 	for _, h := range hits {

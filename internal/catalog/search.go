@@ -269,3 +269,31 @@ func (ix *Indexes) Info() ([]IndexInfo, error) {
 	}
 	return out, nil
 }
+
+// The search index's vocabulary, as the catalog's callers use it: a
+// query, its hits, the sessions with hits, a refresh's statistics and
+// progress (internal/search says what each holds).
+type (
+	Query           = search.Query
+	Hit             = search.Hit
+	SessionHits     = search.Session
+	RefreshStats    = search.RefreshStats
+	RefreshProgress = search.Progress
+)
+
+// ErrQuery wraps every error of a query that cannot run (the user's, exit
+// 2), whichever index or database it was put to.
+var ErrQuery = search.ErrQuery
+
+// DefaultLimit is how many hits a search returns unless told.
+const DefaultLimit = search.DefaultLimit
+
+// The roles a query can be limited to.
+const (
+	RoleUser      = search.RoleUser
+	RoleAssistant = search.RoleAssistant
+	RoleTool      = search.RoleTool
+	RoleSummary   = search.RoleSummary
+	RoleCustom    = search.RoleCustom
+	RoleTitle     = search.RoleTitle
+)
