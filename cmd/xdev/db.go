@@ -9,8 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/xdev/xdev/internal/atomicfile"
 	"github.com/xdev/xdev/internal/catalog"
@@ -185,57 +183,10 @@ func dbListRows(e *env, ctx context.Context, f *dbFlags, cwd string, subagents b
 		return nil, err
 	}
 	defer db.Close()
-	var out []listJSON
+	var table *string
 	if f.ompTable {
-		tbl, err := db.OmpTable(f.table)
-		if err != nil {
-			return nil, err
-		}
-		rows, err := tbl.Rows(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
-			if cwd != "" && !sameDir(r.Cwd, cwd) || r.Listing.Subagent && !subagents {
-				continue
-			}
-			j := listJSON{Harness: "omp", ID: r.ID, Title: r.Title, TitleSource: r.TitleSource, Cwd: r.Cwd, Path: r.Path,
-				Created: jsonTime(r.Created), Modified: jsonTime(msTime(r.MtimeMs)), Size: r.Size, ParentSession: r.ParentSession}
-			fillListing(&j, r.Listing)
-			if r.Err != nil {
-				j.Error = r.Err.Error()
-			}
-			out = append(out, j)
-		}
-		return out, nil
+		table = &f.table
 	}
-	list, err := db.List(ctx, pgstore.ListOptions{Cwd: cwd, Subagents: subagents})
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range list {
-		j := listJSON{Harness: "xdev", ID: s.ID, Title: s.Title, TitleSource: s.TitleSource, Cwd: s.Cwd,
-			Path: s.Name(), Created: jsonTime(s.Created), Modified: jsonTime(s.Updated), Size: s.Size,
-			ParentSession: s.ParentSession, Subagent: s.Subagent}
-		fillListing(&j, s.Listing)
-		out = append(out, j)
-	}
-	return out, nil
+	rows, err := catalog.ListDB(ctx, db, table, catalog.ListOptions{Cwd: cwd, Subagents: subagents})
+	return listRows(rows), err
 }
-
-// fillListing fills a stored session's row with what its stored head and tail
-// say, as a local file's row is filled: the last turn's status, the first
-// message, and the title a listing falls back on when there is none.
-func fillListing(j *listJSON, info session.SessionInfo) {
-	if info.Err != nil {
-		return
-	}
-	j.Status, j.FirstMessage, j.ShortSummary = string(info.Status), info.FirstMessage, info.ShortSummary
-	if strings.TrimSpace(j.Title) == "" {
-		j.Title = info.ListTitle()
-	}
-	j.Subagent = j.Subagent || info.Subagent
-}
-
-// msTime is a time in Unix milliseconds.
-func msTime(ms int64) time.Time { return time.UnixMilli(ms) }

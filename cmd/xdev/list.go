@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -213,11 +212,6 @@ func listRows(rows []catalog.Row) []listJSON {
 		out = append(out, j)
 	}
 	return out
-}
-
-// sameDir reports whether two directory names are the same directory.
-func sameDir(a, b string) bool {
-	return a != "" && (filepath.Clean(a) == filepath.Clean(b) || canonicalPath(a) == canonicalPath(b))
 }
 
 func (o *listOptions) printTable(e *env, rows []listJSON, withHarness bool) {
