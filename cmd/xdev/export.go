@@ -81,7 +81,7 @@ func (o *exportOptions) run(e *env) error {
 			return o.write(e, r)
 		})
 	}
-	r, err := resolveReadable(o.store, o.sources, o.args[0])
+	r, err := resolveReadable(e, o.store, o.sources, o.args[0])
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ func (o *forkOptions) run(e *env) error {
 	if len(o.args) != 1 {
 		return usagef("want one SESSION")
 	}
-	c, ref, err := resolve(o.store, o.sources, o.args[0])
+	c, ref, err := resolve(e, o.store, o.sources, o.args[0])
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (o *retitleOptions) run(e *env) error {
 	if len(o.args) != 2 {
 		return usagef("want SESSION and TITLE")
 	}
-	_, ref, err := resolve(o.store, o.sources, o.args[0])
+	_, ref, err := resolve(e, o.store, o.sources, o.args[0])
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ func (o *importOptions) run(e *env) error {
 	if len(o.args) != 1 {
 		return usagef("want one Claude Code or Codex session: a path, or an id or id prefix")
 	}
-	c, ref, err := resolve(o.store, o.sources, o.args[0])
+	c, ref, err := resolve(e, o.store, o.sources, o.args[0])
 	if err != nil {
 		return err
 	}

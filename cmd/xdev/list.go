@@ -135,7 +135,7 @@ func (o *listOptions) run(e *env) error {
 			store.omp = h == "omp"
 			rows, err = o.listStore(&store, h, cwd, len(from) > 1)
 		default:
-			rows, err = o.listForeign(h, cwd)
+			rows, err = o.listForeign(e, h, cwd)
 		}
 		if err != nil {
 			return err
@@ -190,8 +190,8 @@ func (o *listOptions) listStore(store *storeFlags, harness, cwd string, lenient 
 
 // listForeign lists another harness's sessions; one not installed lists
 // nothing. Without --all, only those whose cwd is cwd.
-func (o *listOptions) listForeign(harness, cwd string) ([]listJSON, error) {
-	c, err := o.sources.catalog(o.store)
+func (o *listOptions) listForeign(e *env, harness, cwd string) ([]listJSON, error) {
+	c, err := o.sources.catalog(e, o.store)
 	if err != nil {
 		return nil, err
 	}

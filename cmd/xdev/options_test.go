@@ -164,3 +164,24 @@ func shellWords(t *testing.T, s string) []string {
 	}
 	return out
 }
+
+// TestEnvOwnsTheWorld: a command's working directory is its env's, not
+// the process's: `list` with no --all lists the project the env says it
+// is in (the samples' /home/dev/proj), and none from elsewhere.
+func TestEnvOwnsTheWorld(t *testing.T) {
+	t.Setenv("HOME", "/home/dev") // the samples' project directory is named from inside it
+	for _, tc := range []struct {
+		wd   string
+		want bool
+	}{{"/home/dev/proj", true}, {"/nowhere", false}} {
+		var out, errb bytes.Buffer
+		e := newEnv(strings.NewReader(""), &out, &errb, false, 80)
+		e.Getwd = func() (string, error) { return tc.wd, nil }
+		if code := run(e, []string{"list", "--data-dir", "../../internal/session/testdata/omp"}); code != 0 {
+			t.Fatalf("list in %s: exit %d: %s", tc.wd, code, errb.String())
+		}
+		if got := strings.Contains(out.String(), "Counting files"); got != tc.want {
+			t.Errorf("list in %s lists the samples: %v, want %v:\n%s", tc.wd, got, tc.want, out.String())
+		}
+	}
+}

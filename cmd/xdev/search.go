@@ -61,8 +61,8 @@ func (f *indexFlags) define(fs *flag.FlagSet) {
 
 // places returns the places the flags choose to search, and the catalog
 // they are in.
-func (f *indexFlags) places() (*catalog.Catalog, []catalog.Place, error) {
-	c, err := f.foreign.catalog(f.store)
+func (f *indexFlags) places(e *env) (*catalog.Catalog, []catalog.Place, error) {
+	c, err := f.foreign.catalog(e, f.store)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -140,7 +140,7 @@ func (f *indexFlags) fromPlaces(c *catalog.Catalog) ([]catalog.Place, error) {
 // another process, a rebuilt index, a session not indexed) and, on a
 // terminal, how far it is. The caller closes the indexes.
 func (f *indexFlags) openFresh(e *env, ctx context.Context) (*catalog.Indexes, []catalog.RefreshStats, error) {
-	c, places, err := f.places()
+	c, places, err := f.places(e)
 	if err != nil {
 		return &catalog.Indexes{}, nil, err
 	}
@@ -298,7 +298,8 @@ func (o *searchOptions) define(fs *flag.FlagSet) {
 func (o *searchOptions) setArgs(args []string) { o.args = args }
 
 // query builds the library's query from the flags.
-func (o *searchOptions) query(now time.Time) (catalog.Query, error) {
+func (o *searchOptions) query(e *env) (catalog.Query, error) {
+	now := e.Now()
 	q := catalog.Query{Text: strings.Join(o.args, " "), Thinking: o.thinking, Tool: o.tool, Model: o.model,
 		Limit: o.limit, Newest: o.newest, Subagents: o.subagents}
 	if strings.TrimSpace(q.Text) == "" {
@@ -317,7 +318,7 @@ func (o *searchOptions) query(now time.Time) (catalog.Query, error) {
 	case o.here && o.cwd != "":
 		return q, usagef("--here and --cwd both choose the project; give one")
 	case o.here:
-		wd, err := os.Getwd()
+		wd, err := e.Getwd()
 		if err != nil {
 			return q, err
 		}
@@ -337,7 +338,7 @@ func (o *searchOptions) query(now time.Time) (catalog.Query, error) {
 		return q, usagef("--until: %v", err)
 	}
 	if o.sessionArg != "" && !o.db.on() {
-		p, err := o.sessionPath(o.sessionArg)
+		p, err := o.sessionPath(e, o.sessionArg)
 		if err != nil {
 			return q, err
 		}
@@ -351,10 +352,10 @@ func (o *searchOptions) query(now time.Time) (catalog.Query, error) {
 // sessionPath is the file --session limits the search to: the data dir's
 // session, or with --from another harness's, whose hits are in its
 // mirror (Claude Code, Codex) or its own file (pi).
-func (o *searchOptions) sessionPath(arg string) (string, error) {
+func (o *searchOptions) sessionPath(e *env, arg string) (string, error) {
 	store := *o.store
 	store.omp = store.omp || o.from == "omp"
-	c, ref, err := resolve(&store, o.foreign, arg)
+	c, ref, err := resolve(e, &store, o.foreign, arg)
 	if err != nil {
 		return "", err
 	}
@@ -441,7 +442,7 @@ type searchHitJSON struct {
 }
 
 func (o *searchOptions) run(e *env) error {
-	q, err := o.query(e.Now())
+	q, err := o.query(e)
 	if err != nil {
 		return err
 	}

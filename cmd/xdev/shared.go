@@ -72,24 +72,6 @@ func (f *storeFlags) existingDir() (string, error) {
 	return dir, nil
 }
 
-// resolve finds the session a SESSION argument names: a path, else an id
-// or file-name prefix in the data dir (this directory's project first).
-func (f *storeFlags) resolve(arg string) (string, error) {
-	if session.SessionPath(arg) {
-		return arg, nil
-	}
-	dir, err := f.existingDir()
-	if err != nil {
-		return "", err
-	}
-	cwd, _ := os.Getwd()
-	info, err := session.Resolve(dir, cwd, arg)
-	if err != nil {
-		return "", err
-	}
-	return info.Path, nil
-}
-
 // dataOut is where a command prints data that is not JSON (a Markdown
 // export, entries as stored): byte for byte on a pipe or into a file, but
 // escaped like any text for a person when stdout is a terminal.

@@ -116,7 +116,7 @@ func (o *showOptions) run(e *env) error {
 		}
 	} else {
 		var err error
-		if r, err = resolveReadable(o.store, o.sources, o.args[0]); err != nil {
+		if r, err = resolveReadable(e, o.store, o.sources, o.args[0]); err != nil {
 			return err
 		}
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"os"
 
 	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/session"
@@ -38,7 +37,7 @@ func (f *sourceFlags) roots() []string {
 
 // catalog is the catalog of the places these flags and store choose: the
 // data dir, and the other harnesses' roots.
-func (f *sourceFlags) catalog(store *storeFlags) (*catalog.Catalog, error) {
+func (f *sourceFlags) catalog(e *env, store *storeFlags) (*catalog.Catalog, error) {
 	dir, err := store.dir()
 	if err != nil {
 		return nil, err
@@ -48,7 +47,7 @@ func (f *sourceFlags) catalog(store *storeFlags) (*catalog.Catalog, error) {
 			return nil, err
 		}
 	}
-	cwd, _ := os.Getwd()
+	cwd, _ := e.Getwd()
 	h := catalog.Xdev
 	if store.omp {
 		h = catalog.Omp
@@ -59,11 +58,11 @@ func (f *sourceFlags) catalog(store *storeFlags) (*catalog.Catalog, error) {
 // resolve finds the session SESSION names, by the catalog's one rule
 // (see package catalog): a path, else a session of the data dir, else,
 // unless a flag chose the data dir, another harness's.
-func resolve(store *storeFlags, sources *sourceFlags, arg string) (*catalog.Catalog, catalog.Ref, error) {
+func resolve(e *env, store *storeFlags, sources *sourceFlags, arg string) (*catalog.Catalog, catalog.Ref, error) {
 	if arg == "" {
 		return nil, catalog.Ref{}, usagef("%v", catalog.ErrEmptyArgument)
 	}
-	c, err := sources.catalog(store)
+	c, err := sources.catalog(e, store)
 	if err != nil {
 		return nil, catalog.Ref{}, err
 	}
@@ -92,9 +91,9 @@ func (r readable) openIndex() (*session.Index, error) {
 
 // resolveReadable finds the session SESSION names for show and export,
 // as the catalog opens it for a reader (catalog.Catalog.Open).
-func resolveReadable(store *storeFlags, sources *sourceFlags, arg string) (readable, error) {
+func resolveReadable(e *env, store *storeFlags, sources *sourceFlags, arg string) (readable, error) {
 	r := readable{cleanup: func() {}}
-	c, ref, err := resolve(store, sources, arg)
+	c, ref, err := resolve(e, store, sources, arg)
 	if err != nil {
 		return r, err
 	}

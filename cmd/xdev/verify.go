@@ -62,7 +62,7 @@ func (o *verifyOptions) run(e *env) error {
 		}
 	} else {
 		for i, a := range o.args {
-			_, ref, err := resolve(o.store, o.sources, a)
+			_, ref, err := resolve(e, o.store, o.sources, a)
 			if session.SessionPath(a) {
 				ref.Path = a // problems name the file as it was given
 			}
