@@ -153,7 +153,7 @@ func (d *dbSession) writeTo(ctx context.Context, w io.Writer) error {
 // written whole or not at all. Nothing goes to a temp dir that a killed
 // command would leave behind.
 func (d *dbSession) readable(ctx context.Context) (readable, error) {
-	r := readable{Readable: catalog.Readable{Shown: d.shown, Harness: catalog.DB}, cleanup: func() {}}
+	r := readable{Readable: catalog.Readable{Shown: d.shown, Harness: catalog.DB}}
 	if d.row == nil {
 		// A synced session is read through its rows, a block at a time.
 		r.index = func() (*session.Index, error) { return d.db.OpenIndex(ctx, d.s) }

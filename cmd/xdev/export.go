@@ -77,7 +77,6 @@ func (o *exportOptions) run(e *env) error {
 			if err != nil {
 				return err
 			}
-			defer r.cleanup()
 			return o.write(e, r)
 		})
 	}
@@ -85,7 +84,6 @@ func (o *exportOptions) run(e *env) error {
 	if err != nil {
 		return err
 	}
-	defer r.cleanup()
 	return o.write(e, r)
 }
 

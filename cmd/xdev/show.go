@@ -109,7 +109,7 @@ func (o *showOptions) run(e *env) error {
 				return err
 			}
 		} else {
-			r = readable{Readable: catalog.Readable{Shown: d.shown, Harness: catalog.DB}, cleanup: func() {}}
+			r = readable{Readable: catalog.Readable{Shown: d.shown, Harness: catalog.DB}}
 			if s, err = d.open(ctx); err != nil {
 				return err
 			}
@@ -120,7 +120,6 @@ func (o *showOptions) run(e *env) error {
 			return err
 		}
 	}
-	defer r.cleanup()
 	path := r.Path
 	if o.at != "" {
 		if o.tree || o.raw {

@@ -70,14 +70,12 @@ func resolve(e *env, store *storeFlags, sources *sourceFlags, arg string) (*cata
 	return c, ref, err
 }
 
-// readable is a session to read (catalog.Readable), and what to do when
-// done with it.
+// readable is a session to read (catalog.Readable).
 type readable struct {
 	catalog.Readable
 	// index, when set, opens the session's index other than from Path (a
 	// stored session, through its rows).
-	index   func() (*session.Index, error)
-	cleanup func()
+	index func() (*session.Index, error)
 }
 
 // openIndex opens the session's Index, for the views that go over every
@@ -92,7 +90,7 @@ func (r readable) openIndex() (*session.Index, error) {
 // resolveReadable finds the session SESSION names for show and export,
 // as the catalog opens it for a reader (catalog.Catalog.Open).
 func resolveReadable(e *env, store *storeFlags, sources *sourceFlags, arg string) (readable, error) {
-	r := readable{cleanup: func() {}}
+	var r readable
 	c, ref, err := resolve(e, store, sources, arg)
 	if err != nil {
 		return r, err

@@ -169,24 +169,6 @@ func New(cfg Config) (*Catalog, error) {
 // DataDir is the data dir.
 func (c *Catalog) DataDir() string { return c.cfg.DataDir }
 
-// Source is the source of a foreign harness's sessions, or nil.
-func (c *Catalog) Source(h Harness) foreign.Source { return c.sources[h] }
-
-// Root is where harness h keeps its sessions ("" if unknown).
-func (c *Catalog) Root(h Harness) string {
-	switch h {
-	case Xdev, Omp:
-		if h == c.cfg.DataDirHarness {
-			return c.cfg.DataDir
-		}
-		return ""
-	}
-	if s := c.sources[h]; s != nil {
-		return s.Root()
-	}
-	return ""
-}
-
 // Ref is a session Resolve found.
 type Ref struct {
 	// Harness is who wrote it; Path is its file, absolute.

@@ -61,8 +61,8 @@ func (c *Catalog) mirror(h Harness) (*foreign.Mirror, error) {
 // not its mirror.
 func (r Readable) Line(x *session.Index, i int) int {
 	if r.Converted {
-		if raw, err := x.AppendRaw(nil, i); err == nil {
-			if n, ok := foreign.SourceLineOf(raw); ok {
+		if head, err := x.Prefix(i, 32); err == nil {
+			if n, ok := foreign.SourceLineOf(head); ok {
 				return n
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/xdev/xdev/internal/foreign"
 	"github.com/xdev/xdev/internal/search"
@@ -201,27 +202,32 @@ func (ix *Indexes) Sessions(ctx context.Context, q search.Query) ([]search.Sessi
 	return all, nil
 }
 
-// sourcePath is the session file a path in p's index stands for: a
-// mirror file's source transcript, else the path itself.
-func (p Place) sourcePath(path string) string {
-	if p.mirror != nil {
-		if src := p.mirror.SourcePath(path); src != "" {
-			return src
-		}
+// source is the session file a path in p's index stands for: a mirror
+// file's source transcript and its modification time (what a listing
+// shows), with ok; else ok is false and the path stands for itself.
+func (p Place) source(path string) (src string, modified time.Time, ok bool) {
+	if p.mirror == nil {
+		return path, time.Time{}, false
 	}
-	return path
+	if src = p.mirror.SourcePath(path); src == "" {
+		return path, time.Time{}, false
+	}
+	if fi, err := os.Stat(src); err == nil {
+		modified = fi.ModTime()
+	}
+	return src, modified, true
 }
 
 // toSource makes a hit in a mirror file name what the person has: the
 // source transcript, the line of it the entry came from (read from the
 // first bytes of the mirror's line, foreign.SourceLine), and the
-// source's modification time, as a listing shows it.
+// source's modification time.
 func (p Place) toSource(h *search.Hit) {
-	src := p.sourcePath(h.Path)
 	for j, a := range h.AlsoIn {
-		h.AlsoIn[j] = p.sourcePath(a)
+		h.AlsoIn[j], _, _ = p.source(a)
 	}
-	if src == h.Path {
+	src, modified, ok := p.source(h.Path)
+	if !ok {
 		return
 	}
 	if f, err := os.Open(h.Path); err == nil {
@@ -232,21 +238,13 @@ func (p Place) toSource(h *search.Hit) {
 			h.Line = line
 		}
 	}
-	h.Path = src
-	if fi, err := os.Stat(src); err == nil {
-		h.Modified = fi.ModTime()
-	}
+	h.Path, h.Modified = src, modified
 }
 
 // sessionToSource is toSource for a session with hits.
 func (p Place) sessionToSource(s *search.Session) {
-	src := p.sourcePath(s.Path)
-	if src == s.Path {
-		return
-	}
-	s.Path = src
-	if fi, err := os.Stat(src); err == nil {
-		s.Modified = fi.ModTime()
+	if src, modified, ok := p.source(s.Path); ok {
+		s.Path, s.Modified = src, modified
 	}
 }
 

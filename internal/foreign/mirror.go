@@ -54,6 +54,22 @@ type mirrorRow struct {
 	MirrorMtime int64 `json:"mirrorMtimeNs,omitempty"`
 }
 
+// current reports whether prev, the manifest's row of a source, still
+// stands for row, the source as it is now: the same source stat and id,
+// converted by this format, and its mirror file (target) as it was
+// written, or a conversion that failed (which a refresh does not retry
+// until the source changes).
+func (prev mirrorRow) current(row mirrorRow, target string) bool {
+	if prev.Size != row.Size || prev.ModTime != row.ModTime || prev.ID != row.ID || prev.Format != mirrorFormat {
+		return false
+	}
+	if prev.Err != "" {
+		return true
+	}
+	fi, err := os.Lstat(target)
+	return err == nil && fi.Mode().IsRegular() && fi.Size() == prev.MirrorSize && fi.ModTime().UnixNano() == prev.MirrorMtime
+}
+
 // MirrorStats say what a refresh did.
 type MirrorStats struct {
 	Sessions  int     // source sessions listed
@@ -136,15 +152,10 @@ func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error)
 			Mirror: mirrorName(s.Path)}
 		target := filepath.Join(files, row.Mirror)
 		row.Format = mirrorFormat
-		if prev, ok := old[s.Path]; ok && prev.Size == row.Size && prev.ModTime == row.ModTime && prev.ID == row.ID && prev.Format == mirrorFormat {
-			mfi, err := os.Lstat(target)
-			intact := err == nil && mfi.Mode().IsRegular() && mfi.Size() == prev.MirrorSize && mfi.ModTime().UnixNano() == prev.MirrorMtime
-			if intact || prev.Err != "" {
-				row.Err, row.MirrorSize, row.MirrorMtime, row.Skipped = prev.Err, prev.MirrorSize, prev.MirrorMtime, prev.Skipped
-				rows = append(rows, row)
-				keep[row.Mirror] = row.Err == ""
-				continue
-			}
+		if prev, ok := old[s.Path]; ok && prev.current(row, target) {
+			rows = append(rows, prev)
+			keep[prev.Mirror] = prev.Err == ""
+			continue
 		}
 		if row.Skipped, err = m.convert(s, target); err != nil {
 			row.Err = err.Error()
@@ -197,10 +208,8 @@ func (m *Mirror) Ensure(ctx context.Context, s Session) (MirrorFile, error) {
 	rows := m.readManifest()
 	row := mirrorRow{Source: s.Path, ID: s.ID, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Mirror: mirrorName(s.Path), Format: mirrorFormat}
 	target := filepath.Join(files, row.Mirror)
-	if prev, ok := rows[s.Path]; ok && prev.Err == "" && prev.Size == row.Size && prev.ModTime == row.ModTime && prev.ID == row.ID && prev.Format == mirrorFormat {
-		if mfi, err := os.Lstat(target); err == nil && mfi.Mode().IsRegular() && mfi.Size() == prev.MirrorSize && mfi.ModTime().UnixNano() == prev.MirrorMtime {
-			return MirrorFile{target, prev.Skipped}, nil
-		}
+	if prev, ok := rows[s.Path]; ok && prev.Err == "" && prev.current(row, target) {
+		return MirrorFile{target, prev.Skipped}, nil
 	}
 	if row.Skipped, err = m.convert(s, target); err != nil {
 		return MirrorFile{}, err

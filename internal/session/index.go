@@ -145,6 +145,18 @@ func (x *Index) AppendRaw(dst []byte, i int) ([]byte, error) {
 	return dst, nil
 }
 
+// Prefix reads at most n bytes of the start of entry i's line: what a
+// caller needs that reads a member the entry puts first (a conversion's
+// source line) without the cost of a long line.
+func (x *Index) Prefix(i, n int) ([]byte, error) {
+	r := &x.recs[i]
+	dst := make([]byte, min(n, int(r.size)))
+	if err := x.ahead.readAt(x.f, dst, r.off); err != nil {
+		return nil, fmt.Errorf("%s: line %d: %w", x.s.path, r.line, err)
+	}
+	return dst, nil
+}
+
 // lineCache serves an Index's reads of short lines from the last block
 // read: the lines are read mostly in file order, so a block of them costs
 // one read instead of one a line. A long line is read as it is.
