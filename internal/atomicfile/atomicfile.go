@@ -38,17 +38,26 @@ import (
 // fails with an error wrapping fs.ErrExist if path exists, and never
 // replaces it.
 func Create(path string, fill func(w io.Writer) error) error {
-	return write(path, true, fill)
+	return write(path, true, fill, nil)
 }
 
 // Replace writes what fill writes to path, replacing the file there (if
 // any) only once the new content is complete and synced. path's
 // directory must exist.
 func Replace(path string, fill func(w io.Writer) error) error {
-	return write(path, false, fill)
+	return write(path, false, fill, nil)
 }
 
-func write(path string, exclusive bool, fill func(w io.Writer) error) error {
+// ReplaceIf is Replace with a last word: ready runs once the new content
+// is complete and synced, just before the rename, and an error from it
+// leaves the file at path untouched. It is for a condition that must hold
+// at the moment of the swap, not only when the write began (no other
+// process writing the old file).
+func ReplaceIf(path string, fill func(w io.Writer) error, ready func() error) error {
+	return write(path, false, fill, ready)
+}
+
+func write(path string, exclusive bool, fill func(w io.Writer) error, ready func() error) error {
 	t, err := NewTemp(filepath.Dir(path), filepath.Base(path))
 	if err != nil {
 		return err
@@ -56,6 +65,14 @@ func write(path string, exclusive bool, fill func(w io.Writer) error) error {
 	defer t.Abort()
 	if err := fill(t); err != nil {
 		return err
+	}
+	if ready != nil {
+		if err := t.finish(); err != nil {
+			return err
+		}
+		if err := ready(); err != nil {
+			return err
+		}
 	}
 	if exclusive {
 		return t.Link(path)

@@ -66,6 +66,37 @@ func TestCreateAndReplace(t *testing.T) {
 	}
 }
 
+// TestReplaceIf: ready sees the new content complete (a second look at
+// the world just before the swap); its refusal leaves the old file and no
+// temp file, its consent replaces.
+func TestReplaceIf(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	errBusy := errors.New("someone is writing")
+	for _, tc := range []struct {
+		ready func() error
+		err   error
+		want  string
+	}{
+		{func() error { return errBusy }, errBusy, "old"},
+		{func() error { return nil }, nil, "new"},
+	} {
+		err := ReplaceIf(path, content("new"), tc.ready)
+		if !errors.Is(err, tc.err) {
+			t.Fatalf("ReplaceIf: %v, want %v", err, tc.err)
+		}
+		if b, _ := os.ReadFile(path); string(b) != tc.want {
+			t.Errorf("after ReplaceIf (%v): %q, want %q", tc.err, b, tc.want)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+			t.Errorf("%d entries in the directory, want the file alone", len(entries))
+		}
+	}
+}
+
 // TestKilledWriterLeavesNothing: a process killed while it writes a file
 // (Create or Replace) leaves no temp file in the target's directory, and
 // the target as it was.

@@ -18,6 +18,12 @@ func replaceFile(path string, fill func(w io.Writer) error) error {
 	return atomicfile.Replace(path, func(w io.Writer) error { return fill(seamWriter{w}) })
 }
 
+// replaceFileIf is replaceFile that asks ready, once the new content is
+// synced, whether the swap may still happen.
+func replaceFileIf(path string, fill func(w io.Writer) error, ready func() error) error {
+	return atomicfile.ReplaceIf(path, func(w io.Writer) error { return fill(seamWriter{w}) }, ready)
+}
+
 // writeNewFile is createFile for content already in memory.
 func writeNewFile(path string, data []byte) error {
 	return createFile(path, func(w io.Writer) error {

@@ -381,10 +381,14 @@ func (s *Store) writeSlotInPlace(slot, old []byte) error {
 func (s *Store) rewriteWithSlot(slot []byte, e *Entry) error {
 	f := s.w.f
 	size := s.size
+	// Asked before the copy, so a refusal costs nothing, and again just
+	// before the rename: a writer that opened the file while it was
+	// copied and synced would otherwise go on writing into the old,
+	// unlinked file.
 	if err := refuseOpenWriters(s.path, f); err != nil {
 		return err
 	}
-	err := replaceFile(s.path, func(w io.Writer) error {
+	err := replaceFileIf(s.path, func(w io.Writer) error {
 		if _, err := w.Write(slot); err != nil {
 			return err
 		}
@@ -399,7 +403,7 @@ func (s *Store) rewriteWithSlot(slot []byte, e *Entry) error {
 		}
 		_, err := w.Write(append(e.raw, '\n'))
 		return err
-	})
+	}, func() error { return refuseOpenWriters(s.path, f) })
 	if err != nil {
 		return err
 	}

@@ -411,9 +411,24 @@ func TestRewriteKeepsOtherWriters(t *testing.T) {
 	if err := tee.Start(); err != nil {
 		t.Fatal(err)
 	}
-	refused := 0
-	for i := range 1500 {
+	line := func(i int) {
 		fmt.Fprintf(in, `{"type":"custom","customType":"tee","id":"t%07d","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z"}`+"\n", i)
+	}
+	// The retitles start once tee holds the file (its first line has
+	// landed): one tried while tee is still starting would rightly
+	// succeed, and tee would then write into the file it renamed away.
+	line(0)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(`"customType":"tee"`)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("tee wrote nothing in 10 s")
+		}
+	}
+	refused := 0
+	for i := 1; i < 1500; i++ {
+		line(i)
 		if i%100 == 50 {
 			if _, err := s.SetTitle(fmt.Sprintf("try %d", i), TitleManual); errors.Is(err, ErrOpenElsewhere) {
 				refused++
