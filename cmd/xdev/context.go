@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/xdev/xdev/internal/ai"
+	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/jsonx"
 	"github.com/xdev/xdev/internal/session"
 )
@@ -53,8 +54,8 @@ func (o *contextOptions) run(e *env) error {
 		return usagef("want one FILE (with --db, one SESSION)")
 	}
 	if o.db.on() {
-		return o.db.with(e, o.args[0], func(ctx context.Context, d *dbSession) error {
-			s, err := d.open(ctx)
+		return o.db.with(e, o.args[0], func(ctx context.Context, d *catalog.StoredSession) error {
+			s, err := d.OpenStore(ctx)
 			if err != nil {
 				return err
 			}

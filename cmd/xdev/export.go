@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/term"
 
 	"github.com/xdev/xdev/internal/export"
@@ -72,8 +73,8 @@ func (o *exportOptions) run(e *env) error {
 		return usagef("want one SESSION")
 	}
 	if o.db.on() {
-		return o.db.with(e, o.args[0], func(ctx context.Context, d *dbSession) error {
-			r, err := d.readable(ctx)
+		return o.db.with(e, o.args[0], func(ctx context.Context, d *catalog.StoredSession) error {
+			r, err := d.Readable(ctx)
 			if err != nil {
 				return err
 			}
@@ -88,12 +89,12 @@ func (o *exportOptions) run(e *env) error {
 }
 
 // write exports the session r to -o, or to stdout.
-func (o *exportOptions) write(e *env, r readable) error {
+func (o *exportOptions) write(e *env, r catalog.Readable) error {
 	if o.out == "" {
-		return exportOne(e.dataOut(), r.openIndex, o.format, o.full)
+		return exportOne(e.dataOut(), r.OpenIndex, o.format, o.full)
 	}
 	return o.store.outputPolicy(r.Shown).protect(o.sources.roots()...).writeFile(o.out, func(w io.Writer) error {
-		return exportOne(w, r.openIndex, o.format, o.full)
+		return exportOne(w, r.OpenIndex, o.format, o.full)
 	})
 }
 

@@ -31,7 +31,7 @@ func (o *searchOptions) runDB(e *env, ctx context.Context, q catalog.Query) erro
 	if o.sessionsOnly {
 		limit = 100000
 	}
-	hits, err := catalog.SearchDB(ctx, db, q, o.sessionArg, limit)
+	hits, err := db.Search(ctx, q, o.sessionArg, limit)
 	if errors.Is(err, catalog.ErrQuery) {
 		return usagef("%v", err)
 	}

@@ -93,24 +93,29 @@ func (o *showOptions) run(e *env) error {
 		return usagef("--tree and --raw are different views; give one")
 	}
 	var s *session.Store
-	var r readable
+	var r catalog.Readable
 	if o.db.on() {
 		// From a database: the context view opens the session in place,
-		// windowed; the views of every entry read a temp copy.
+		// windowed; the views of every entry read it through the catalog
+		// (catalog.StoredSession.Readable).
 		ctx, cancel := interruptible()
 		defer cancel()
-		d, err := o.db.find(e, ctx, o.args[0])
+		db, err := o.db.open(e, ctx)
 		if err != nil {
 			return err
 		}
-		defer d.close()
+		defer db.Close()
+		d, err := db.Find(ctx, o.args[0])
+		if err != nil {
+			return err
+		}
 		if o.at != "" || o.tree || o.raw {
-			if r, err = d.readable(ctx); err != nil {
+			if r, err = d.Readable(ctx); err != nil {
 				return err
 			}
 		} else {
-			r = readable{Readable: catalog.Readable{Shown: d.shown, Harness: catalog.DB}}
-			if s, err = d.open(ctx); err != nil {
+			r = catalog.Readable{Shown: d.Shown, Harness: catalog.DB}
+			if s, err = d.OpenStore(ctx); err != nil {
 				return err
 			}
 		}
@@ -130,7 +135,7 @@ func (o *showOptions) run(e *env) error {
 	if o.tree || o.raw {
 		// The whole file, one entry at a time: memory follows the number
 		// of entries, not their size.
-		x, err := r.openIndex()
+		x, err := r.OpenIndex()
 		if err != nil {
 			return err
 		}
@@ -297,7 +302,7 @@ func showRaw(e *env, x *session.Index) error {
 // a branch that leaves it is drawn indented where it leaves, and the main
 // line goes on below at the left. So a long session stays at the left
 // however often it forked. ● marks the leaf, * the entries on its path.
-func showTree(e *env, x *session.Index, r readable, asJSON bool) error {
+func showTree(e *env, x *session.Index, r catalog.Readable, asJSON bool) error {
 	labels := x.Labels()
 	onPath := make([]bool, x.Len())
 	if leaf := x.Leaf(); leaf >= 0 {
@@ -415,7 +420,7 @@ func (t *treePrinter) line(i int, prefix string) error {
 }
 
 // treeJSONOut streams the entries as a JSON array, one decoded at a time.
-func treeJSONOut(e *env, x *session.Index, r readable, labels map[string]string, onPath []bool) error {
+func treeJSONOut(e *env, x *session.Index, r catalog.Readable, labels map[string]string, onPath []bool) error {
 	w := bufio.NewWriter(e.RawOut)
 	enc := jsontext.NewEncoder(w, jsontext.Multiline(true), jsontext.WithIndent("  "), jsontext.AllowInvalidUTF8(true))
 	if err := enc.WriteToken(jsontext.BeginArray); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/term"
 
 	"github.com/xdev/xdev/internal/ai"
@@ -36,12 +37,12 @@ type showAtEntry struct {
 // before it on its branch, and the around after it, following the
 // continuation that leads to the leaf (else the latest one). Only
 // entries a person reads count: messages and summaries.
-func showAt(e *env, r readable, id string, around int, full, asJSON bool) error {
+func showAt(e *env, r catalog.Readable, id string, around int, full, asJSON bool) error {
 	if around < 0 {
 		return usagef("--around wants 0 or more")
 	}
 	path := r.Shown
-	x, err := r.openIndex()
+	x, err := r.OpenIndex()
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/xdev/xdev/internal/catalog"
-	"github.com/xdev/xdev/internal/session"
 )
 
 // sourceFlags choose where the other harnesses keep their sessions.
@@ -70,35 +69,16 @@ func resolve(e *env, store *storeFlags, sources *sourceFlags, arg string) (*cata
 	return c, ref, err
 }
 
-// readable is a session to read (catalog.Readable).
-type readable struct {
-	catalog.Readable
-	// index, when set, opens the session's index other than from Path (a
-	// stored session, through its rows).
-	index func() (*session.Index, error)
-}
-
-// openIndex opens the session's Index, for the views that go over every
-// entry.
-func (r readable) openIndex() (*session.Index, error) {
-	if r.index != nil {
-		return r.index()
-	}
-	return session.OpenIndex(r.Path, nil)
-}
-
 // resolveReadable finds the session SESSION names for show and export,
 // as the catalog opens it for a reader (catalog.Catalog.Open).
-func resolveReadable(e *env, store *storeFlags, sources *sourceFlags, arg string) (readable, error) {
-	var r readable
+func resolveReadable(e *env, store *storeFlags, sources *sourceFlags, arg string) (catalog.Readable, error) {
 	c, ref, err := resolve(e, store, sources, arg)
 	if err != nil {
-		return r, err
+		return catalog.Readable{}, err
 	}
 	ctx, cancel := interruptible()
 	defer cancel()
-	r.Readable, err = c.Open(ctx, ref)
-	return r, err
+	return c.Open(ctx, ref)
 }
 
 // needOmpFormat refuses a session not in omp's format: a Claude Code or

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 
+	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/term"
-
-	"github.com/xdev/xdev/internal/pgstore"
-	"github.com/xdev/xdev/internal/session"
 )
 
 var syncCommand = &command{
@@ -49,8 +46,8 @@ func (o *syncOptions) setArgs(args []string) { o.args = args }
 type syncJSON struct {
 	Database string             `json:"database"`
 	DataDirs []string           `json:"dataDirs"`
-	Push     *pgstore.PushStats `json:"push,omitempty"`
-	Pull     *pgstore.PullStats `json:"pull,omitempty"`
+	Push     *catalog.PushStats `json:"push,omitempty"`
+	Pull     *catalog.PullStats `json:"pull,omitempty"`
 	Failed   []failedJSON       `json:"failed"`
 	Error    string             `json:"error,omitempty"` // why the sync stopped, if it did
 }
@@ -93,9 +90,9 @@ func (o *syncOptions) run(e *env) error {
 	defer db.Close()
 	prog := &term.Progress{IO: e.IOStreams, What: "syncing"}
 	out.Database = db.URL()
-	var failed []pgstore.FileError
+	var failed []catalog.FileError
 	if o.pull {
-		st, err := o.runPull(ctx, db, dirs[0], prog)
+		st, err := db.Pull(ctx, dirs[0], catalog.SyncOptions{OmpRoot: o.ompRoot, Sessions: o.args, Progress: prog.Update})
 		prog.Done()
 		out.Pull = &st
 		if err != nil {
@@ -103,32 +100,22 @@ func (o *syncOptions) run(e *env) error {
 		}
 		failed = st.Failed
 	} else {
-		var st pgstore.PushStats
+		var st catalog.PushStats
 		for _, dir := range dirs {
-			var one pgstore.PushStats
-			if o.db.ompTable {
-				tbl, terr := db.OmpTable(o.db.table)
-				if terr != nil {
-					return terr
-				}
-				one, err = tbl.Push(ctx, dir, pgstore.OmpPushOptions{Root: o.ompRoot, Progress: prog.Update})
-			} else {
-				origin := o.origin
-				if origin != "" && len(dirs) > 1 {
-					origin += ":" + dir
-				}
-				one, err = db.Push(ctx, dir, pgstore.PushOptions{Origin: origin, Progress: prog.Update})
+			origin := o.origin
+			if origin != "" && len(dirs) > 1 {
+				origin += ":" + dir
 			}
+			one, err := db.Push(ctx, dir, catalog.SyncOptions{Origin: origin, OmpRoot: o.ompRoot, Progress: prog.Update})
 			st.Add(one)
 			if err != nil {
-				break
+				prog.Done()
+				out.Push = &st
+				return stopped(err)
 			}
 		}
 		prog.Done()
 		out.Push = &st
-		if err != nil {
-			return stopped(err)
-		}
 		failed = st.Failed
 	}
 	for _, f := range failed {
@@ -174,26 +161,7 @@ func (o *syncOptions) dirs() ([]string, error) {
 	return []string{dir}, err
 }
 
-func (o *syncOptions) runPull(ctx context.Context, db *pgstore.DB, dir string, prog *term.Progress) (pgstore.PullStats, error) {
-	if o.db.ompTable {
-		tbl, err := db.OmpTable(o.db.table)
-		if err != nil {
-			return pgstore.PullStats{}, err
-		}
-		return tbl.Pull(ctx, dir, o.ompRoot, session.LockOptions{})
-	}
-	opts := pgstore.PullOptions{Progress: prog.Update}
-	for _, arg := range o.args {
-		s, err := db.Find(ctx, arg)
-		if err != nil {
-			return pgstore.PullStats{}, err
-		}
-		opts.Sessions = append(opts.Sessions, s)
-	}
-	return db.Pull(ctx, dir, opts)
-}
-
-func printPush(e *env, url string, st *pgstore.PushStats) {
+func printPush(e *env, url string, st *catalog.PushStats) {
 	changed := st.New + st.Appended + st.Revised + st.Retitled + st.Blobs
 	if changed == 0 {
 		fmt.Fprintf(e.Out, "Up to date: %s in %s.", term.Plural(st.Files, "session file"), url)
@@ -211,7 +179,7 @@ func printPush(e *env, url string, st *pgstore.PushStats) {
 	fmt.Fprintln(e.Out)
 }
 
-func printPull(e *env, dir string, st *pgstore.PullStats) {
+func printPull(e *env, dir string, st *catalog.PullStats) {
 	fmt.Fprintf(e.Out, "Pulled into %s: %d new, %d grown, %d retitled, %d up to date", dir, st.Written, st.Appended, st.Retitled, st.UpToDate)
 	if st.Blobs > 0 {
 		fmt.Fprintf(e.Out, ", %s", term.Plural(st.Blobs, "image blob"))

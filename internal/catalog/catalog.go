@@ -1,5 +1,5 @@
-// Package catalog knows where sessions live on this machine and how to find
-// the one a person names.
+// Package catalog knows where sessions live, on this machine and in a
+// team's database, and how to find the one a person names.
 //
 // # Places
 //
@@ -60,6 +60,20 @@
 // merges the hits by position (search.Merge), since the bm25 ranks of
 // separate indexes share no scale; a hit in a mirror names the source's
 // path, line and modification time.
+//
+// # Databases
+//
+// A Database is a team's PostgreSQL store, a place beside the machine's
+// (OpenDatabase reads and never creates; OpenDatabaseForSync may make or
+// migrate xdev's schema): xdev's tables, synced sessions by revision, or
+// omp's SQL table as omp's SqlSessionStorage keeps it. It lists its
+// sessions as Rows by the local rules, finds one (Find) as Resolve names a
+// data dir's (id, prefix, file name, path; ID@N a revision), opens it
+// windowed from the server (StoredSession.OpenStore) or for a reader
+// (StoredSession.Readable: through its rows, or one row of omp's table
+// cached whole under xdev's cache dir), searches on the server
+// (Database.Search, hits in the local shape), and syncs with a data dir
+// (Push, Pull: never truncating or replacing a local file).
 //
 // # Importing
 //

@@ -22,6 +22,19 @@ type Readable struct {
 	// Skipped counts the source's lines the conversion skipped as
 	// unreadable (a torn line, junk).
 	Skipped int
+
+	// index, when set, opens the session other than from Path (a synced
+	// session of a database, through its rows).
+	index func() (*session.Index, error)
+}
+
+// OpenIndex opens the session's Index, for the views that go over every
+// entry.
+func (r Readable) OpenIndex() (*session.Index, error) {
+	if r.index != nil {
+		return r.index()
+	}
+	return session.OpenIndex(r.Path, nil)
 }
 
 // Open returns the session ref names as a reader opens it. A Claude Code
