@@ -3,7 +3,11 @@ package main
 import (
 	"bytes"
 	"errors"
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -182,6 +186,35 @@ func TestEnvOwnsTheWorld(t *testing.T) {
 		}
 		if got := strings.Contains(out.String(), "Counting files"); got != tc.want {
 			t.Errorf("list in %s lists the samples: %v, want %v:\n%s", tc.wd, got, tc.want, out.String())
+		}
+	}
+}
+
+// TestCommandsGoThroughTheCatalog: the commands parse, call and render;
+// where sessions live, and how a place is read, is the catalog's. No
+// command file imports the packages under it that know one place each.
+func TestCommandsGoThroughTheCatalog(t *testing.T) {
+	below := []string{"internal/pgstore", "internal/foreign", "internal/search"}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			for _, b := range below {
+				if strings.HasSuffix(path, "/"+b) {
+					t.Errorf("%s imports %s: reach it through internal/catalog", name, path)
+				}
+			}
 		}
 	}
 }
