@@ -101,6 +101,10 @@ func Valid(data []byte) bool {
 func (p *parser) skipString() bool {
 	p.i++ // "
 	for p.i < len(p.data) {
+		p.i += plainRun(p.data[p.i:])
+		if p.i >= len(p.data) {
+			break
+		}
 		switch c := p.data[p.i]; {
 		case c == '"':
 			p.i++
@@ -431,33 +435,20 @@ func (p *parser) str() (s string, canonical bool, err error) {
 	start := p.i
 	// Fast path: no escapes and valid UTF-8, the text of nearly every
 	// string omp writes.
-	ascii := true
-	for p.i < len(p.data) {
-		c := p.data[p.i]
-		if c == '"' {
-			if seg := p.data[start:p.i]; ascii || utf8.Valid(seg) {
-				p.i++
-				if p.owned && len(seg) > 0 {
-					return unsafe.String(&seg[0], len(seg)), true, nil
-				}
-				return string(seg), true, nil
-			}
-			break
-		}
-		if c == '\\' || c < 0x20 {
-			break
-		}
-		if c >= 0x80 {
-			ascii = false
-		}
-		p.i++
-	}
-	if !ascii {
-		p.i = start // decode rune by rune below
-		for p.i < len(p.data) && p.data[p.i] >= 0x20 && p.data[p.i] < 0x80 && p.data[p.i] != '"' && p.data[p.i] != '\\' {
+	p.i += plainRun(p.data[p.i:])
+	asciiEnd := start + asciiRun(p.data[start:p.i])
+	if p.i < len(p.data) && p.data[p.i] == '"' {
+		if seg := p.data[start:p.i]; asciiEnd == p.i || utf8.Valid(seg) {
 			p.i++
+			if p.owned && len(seg) > 0 {
+				return unsafe.String(&seg[0], len(seg)), true, nil
+			}
+			return string(seg), true, nil
 		}
 	}
+	// An escape, a control character, invalid UTF-8 or the end: decode
+	// rune by rune from the first byte that is not plain ASCII.
+	p.i = asciiEnd
 	canonical = true
 	b := append(p.buf[:0], p.data[start:p.i]...)
 	for {

@@ -151,10 +151,14 @@ func (s *scanner) scan(line []byte) (envelope, error) {
 	}
 	env.id = IDKey(small(id))
 	env.parentID = parentKey(small(parent))
-	env.fault = ompLoadFault(env.typ, msg, usage)
+	var m messageMembers
+	if env.typ == TypeMessage {
+		m = readMessageMembers(msg)
+	}
+	env.fault = ompLoadFault(env.typ, msg, m, usage)
 	switch env.typ {
 	case TypeMessage:
-		env.assistant = small(memberOf(msg, "role")).Is("assistant")
+		env.assistant = small(m.role).Is("assistant")
 	case TypeModelChange:
 		if small(model).Truthy() {
 			env.modelRole = DefaultRole

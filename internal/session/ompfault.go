@@ -57,9 +57,45 @@ func faultCode(f ompFault) uint8 {
 	return 0
 }
 
+// messageMembers are the members of an entry's message that the envelope
+// pass asks of: read in one pass over the message (which holds the
+// line's long text), never decoded whole.
+type messageMembers struct {
+	role, usage, provider, payload, content, toolName, details []byte
+}
+
+// readMessageMembers reads them from msg, an object's bytes; a message
+// that is not an object has none.
+func readMessageMembers(msg []byte) messageMembers {
+	var m messageMembers
+	if len(msg) == 0 || msg[0] != '{' {
+		return m
+	}
+	jsonx.Members(msg, func(k, x []byte) {
+		switch string(k) {
+		case "role":
+			m.role = x
+		case "usage":
+			m.usage = x
+		case "provider":
+			m.provider = x
+		case "providerPayload":
+			m.payload = x
+		case "content":
+			m.content = x
+		case "toolName":
+			m.toolName = x
+		case "details":
+			m.details = x
+		}
+	})
+	return m
+}
+
 // ompLoadFault is the load-time fault of an entry of type typ whose top
-// level holds msg (its "message") and usage (its "usage"), as raw bytes.
-func ompLoadFault(typ string, msg, usage []byte) ompFault {
+// level holds msg (its "message", whose members are m) and usage (its
+// "usage"), as raw bytes.
+func ompLoadFault(typ string, msg []byte, m messageMembers, usage []byte) ompFault {
 	switch typ {
 	case TypeModelUsage:
 		return usageFault(usage)
@@ -67,43 +103,25 @@ func ompLoadFault(typ string, msg, usage []byte) ompFault {
 	default:
 		return ""
 	}
-	if len(msg) == 0 || small(msg).Kind() == jsonx.Null {
+	// Members checked msg: a value that starts with n is null.
+	if len(msg) == 0 || msg[0] == 'n' {
 		return faultNoMessage
 	}
 	if msg[0] != '{' {
 		return "" // a primitive's role is undefined: omp reads on
 	}
-	var role, mUsage, provider, payload, content, toolName, details []byte
-	jsonx.Members(msg, func(k, x []byte) {
-		switch string(k) {
-		case "role":
-			role = x
-		case "usage":
-			mUsage = x
-		case "provider":
-			provider = x
-		case "providerPayload":
-			payload = x
-		case "content":
-			content = x
-		case "toolName":
-			toolName = x
-		case "details":
-			details = x
-		}
-	})
-	switch r := small(role); {
+	switch r := small(m.role); {
 	case r.Is("assistant"):
-		if f := usageFault(mUsage); f != "" {
+		if f := usageFault(m.usage); f != "" {
 			return f
 		}
-		if small(memberOf(payload, "type")).Is("openaiResponsesHistory") && small(provider).Is("github-copilot") && !blockList(content) {
+		if small(memberOf(m.payload, "type")).Is("openaiResponsesHistory") && small(m.provider).Is("github-copilot") && !blockList(m.content) {
 			return faultCopilotBlock
 		}
-	case r.Is("toolResult") && small(toolName).Is("task"):
+	case r.Is("toolResult") && small(m.toolName).Is("task"):
 		// taskUsageFrom: details.usage when it is an object (an array is).
-		if d := small(details); d.Kind() == jsonx.Object {
-			if u := memberOf(details, "usage"); len(u) > 0 && (u[0] == '{' || u[0] == '[') {
+		if len(m.details) > 0 && m.details[0] == '{' {
+			if u := memberOf(m.details, "usage"); len(u) > 0 && (u[0] == '{' || u[0] == '[') {
 				return usageFault(u)
 			}
 		}
