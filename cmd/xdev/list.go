@@ -224,11 +224,14 @@ func (o *listOptions) printTable(e *env, rows []listJSON, withHarness bool) {
 		t.Header = append(t.Header, "DIRECTORY")
 		t.Flex = append(t.Flex, true)
 	}
-	ids := make([]string, len(rows))
-	for k, r := range rows {
-		ids[k] = r.ID
+	var short []string // only a terminal shows short ids
+	if e.IsTTY {
+		ids := make([]string, len(rows))
+		for k, r := range rows {
+			ids[k] = r.ID
+		}
+		short = shortIDs(ids)
 	}
-	short := shortIDs(ids)
 	now := e.Now()
 	for k, r := range rows {
 		title := r.Title
@@ -263,24 +266,57 @@ func orDash(s string) string {
 }
 
 // shortIDs returns the shortest prefix of each id, 8 characters at least,
-// that no other id shares: what `xdev show` accepts back.
+// that no other id shares (ASCII case folded, as a SESSION prefix is
+// matched): what `xdev show` accepts back. In sorted order the ids that
+// share most of an id's prefix are its neighbours, so the prefix is one
+// longer than the longer of its common prefixes with them: O(n log n),
+// where comparing every id with every other was quadratic (and UUIDv7 ids
+// share their leading time digits, so the prefixes are long).
 func shortIDs(ids []string) []string {
+	order := make([]int, len(ids))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return compareFolded(ids[a], ids[b]) })
 	out := make([]string, len(ids))
-	for i, id := range ids {
-		n := min(8, len(id))
-		for ; n < len(id); n++ {
-			unique := true
-			for j, other := range ids {
-				if j != i && len(other) >= n && other[:n] == id[:n] {
-					unique = false
-					break
-				}
-			}
-			if unique {
-				break
-			}
+	for k, i := range order {
+		id := ids[i]
+		n := 0
+		if k > 0 {
+			n = commonFolded(id, ids[order[k-1]])
 		}
-		out[i] = id[:n]
+		if k+1 < len(order) {
+			n = max(n, commonFolded(id, ids[order[k+1]]))
+		}
+		out[i] = id[:min(max(n+1, 8), len(id))]
 	}
 	return out
+}
+
+// commonFolded is the length of the longest common prefix of a and b,
+// ASCII case folded.
+func commonFolded(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && lowerASCII(a[n]) == lowerASCII(b[n]) {
+		n++
+	}
+	return n
+}
+
+// compareFolded orders strings byte by byte, ASCII case folded.
+func compareFolded(a, b string) int {
+	n := commonFolded(a, b)
+	switch {
+	case n < len(a) && n < len(b):
+		return int(lowerASCII(a[n])) - int(lowerASCII(b[n]))
+	default:
+		return len(a) - len(b)
+	}
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }

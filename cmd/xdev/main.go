@@ -118,7 +118,10 @@ func main() {
 		// needs more still gets it.
 		debug.SetMemoryLimit(memoryLimit)
 	}
-	os.Exit(run(osEnv(), os.Args[1:]))
+	stop := startProfile()
+	code := run(osEnv(), os.Args[1:])
+	stop()
+	os.Exit(code)
 }
 
 // memoryLimit is the soft limit on the Go runtime's memory (see main):

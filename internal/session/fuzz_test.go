@@ -275,11 +275,17 @@ func FuzzTailStatus(f *testing.F) {
 	f.Add([]byte("{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\"}]}}\n"))
 	f.Add([]byte("x\n{\"type\":\"message\",\"message\":0}\n{\"type\":\"message\",\"message\":{\"role\":\"user\"}}"))
 	f.Add([]byte("{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"stopReason\":\"aborted\"}}\r\n"))
+	f.Add([]byte("{\"type\":\"message\",\"message\":{\"role\":\"assistant\"}} junk\n{\"type\":\"message\",\"type\":\"x\",\"message\":{\"role\":\"user\"}}"))
+	f.Add([]byte("{\"type\":\"message\",\"message\":{\"role\":\"toolResult\",\"role\":\"assistant\",\"content\":[null,1,{\"type\":\"text\"}]}}"))
 	f.Fuzz(func(t *testing.T, tail []byte) {
-		switch st := tailStatus(tail); st {
+		st := tailStatus(tail)
+		switch st {
 		case StatusComplete, StatusInterrupted, StatusAborted, StatusError, StatusPending, StatusUnknown:
 		default:
 			t.Fatalf("status %q", st)
+		}
+		if want := tailStatusReference(tail); st != want {
+			t.Fatalf("tailStatus = %q, the reference (encoding/json v2) says %q", st, want)
 		}
 	})
 }

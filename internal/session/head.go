@@ -12,6 +12,7 @@ import (
 
 	"github.com/valyala/fastjson"
 	"github.com/xdev/xdev/internal/jsonx"
+	"github.com/xdev/xdev/internal/regularfile"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -187,7 +188,7 @@ func parsePartialHeader(line []byte) (Header, error) {
 // its last TailBytes for the Status, leaving it unchanged. A file small
 // enough is read in one go.
 func statHead(path string, withStatus bool) (head, tailFacts, os.FileInfo, error) {
-	f, fi, err := openRegular(path, 0)
+	f, fi, err := regularfile.OpenRaw(path)
 	if err != nil {
 		return head{}, tailFacts{}, fi, err
 	}
@@ -233,7 +234,7 @@ func statHead(path string, withStatus bool) (head, tailFacts, os.FileInfo, error
 		}
 		tail = tail[:n]
 	}
-	return h, readTail(tail), fi, nil
+	return h, readTail(h, tail), fi, nil
 }
 
 // headTailBufs are statHead's read buffers: List reads thousands of files,

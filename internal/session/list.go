@@ -342,6 +342,6 @@ func Describe(name string, head, tail []byte, size int64) SessionInfo {
 		info.Err = err
 		return info
 	}
-	info.fill(h, readTail(tail[max(0, len(tail)-TailBytes):]))
+	info.fill(h, readTail(h, tail[max(0, len(tail)-TailBytes):]))
 	return info
 }

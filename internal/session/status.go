@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/xdev/xdev/internal/jsonx"
 )
 
@@ -50,8 +49,15 @@ type tailFacts struct {
 	name   string
 }
 
-func readTail(tail []byte) tailFacts {
-	return tailFacts{tailStatus(tail), tailName(tail)}
+// readTail reads them from the tail of the session whose head is h. The
+// name is looked for only when the head gives no title, which it would
+// not override.
+func readTail(h head, tail []byte) tailFacts {
+	facts := tailFacts{status: tailStatus(tail)}
+	if t, _ := h.title(); t == "" {
+		facts.name = tailName(tail)
+	}
+	return facts
 }
 
 // tailName is the name of the last session_info entry in tail, pi's
@@ -95,87 +101,88 @@ func tailStatus(tail []byte) Status {
 		if len(line) == 0 || line[0] != '{' {
 			continue
 		}
-		var e struct {
-			Type    jsontext.Value `json:"type"`
-			Message jsontext.Value `json:"message"`
-		}
-		if json.Unmarshal(line, &e, jsonx.DecodeOptions) != nil {
+		// One pass over the line (jsonx.Members checks it as JSON.parse
+		// would, junk after the object included); nothing is decoded but
+		// the few members asked of.
+		var typ, msg []byte
+		end, err := jsonx.Members(line, func(k, x []byte) {
+			switch string(k) {
+			case "type":
+				typ = x
+			case "message":
+				msg = x
+			}
+		})
+		if err != nil || !jsonSpace(line[end:]) {
 			continue
 		}
-		if stringValue(e.Type) != "message" || !truthy(e.Message) {
+		if !small(typ).Is("message") || !truthy(msg) {
 			continue
 		}
-		return messageStatus(e.Message)
+		return messageStatus(msg)
 	}
 	return StatusUnknown
 }
 
-// messageStatus is omp's statusFromTailMessage.
-func messageStatus(raw jsontext.Value) Status {
-	if raw.Kind() != '{' {
+// messageStatus is omp's statusFromTailMessage, of a message's bytes.
+func messageStatus(raw []byte) Status {
+	if len(raw) == 0 || raw[0] != '{' {
 		return StatusUnknown
 	}
-	var m struct {
-		Role       jsontext.Value `json:"role"`
-		StopReason jsontext.Value `json:"stopReason"`
-		Content    jsontext.Value `json:"content"`
-	}
-	if json.Unmarshal(raw, &m, jsonx.DecodeOptions) != nil {
-		return StatusUnknown
-	}
-	switch stringValue(m.Role) {
-	case "assistant":
-		switch stringValue(m.StopReason) {
-		case "error":
+	var role, stopReason, content []byte
+	jsonx.Members(raw, func(k, x []byte) {
+		switch string(k) {
+		case "role":
+			role = x
+		case "stopReason":
+			stopReason = x
+		case "content":
+			content = x
+		}
+	})
+	switch r := small(role); {
+	case r.Is("assistant"):
+		switch sr := small(stopReason); {
+		case sr.Is("error"):
 			return StatusError
-		case "aborted":
+		case sr.Is("aborted"):
 			return StatusAborted
-		case "length":
+		case sr.Is("length"):
 			return StatusInterrupted
 		}
-		if m.Content.Kind() == '[' {
-			var blocks []jsontext.Value
-			json.Unmarshal(m.Content, &blocks, jsonx.DecodeOptions)
-			for _, b := range blocks {
-				if b.Kind() != '{' {
-					continue
+		toolCall := false
+		if len(content) > 0 && content[0] == '[' {
+			jsonx.Elements(content, func(b []byte) {
+				if !toolCall && len(b) > 0 && b[0] == '{' && small(memberOf(b, "type")).Is("toolCall") {
+					toolCall = true
 				}
-				var blk struct {
-					Type jsontext.Value `json:"type"`
-				}
-				if json.Unmarshal(b, &blk, jsonx.DecodeOptions) == nil && stringValue(blk.Type) == "toolCall" {
-					return StatusInterrupted
-				}
-			}
+			})
+		}
+		if toolCall {
+			return StatusInterrupted
 		}
 		return StatusComplete
-	case "toolResult":
+	case r.Is("toolResult"):
 		return StatusInterrupted
-	case "user":
+	case r.Is("user"):
 		return StatusPending
 	}
 	return StatusUnknown
 }
 
-// stringValue returns a JSON string's value, or "" for anything else, which
-// no comparison with a non-empty string then matches (as === would not).
-func stringValue(v jsontext.Value) string {
-	var s string
-	if v.Kind() != '"' || json.Unmarshal(v, &s, jsonx.DecodeOptions) != nil {
-		return ""
-	}
-	return s
-}
-
 // truthy reports whether a JSON value is truthy in JavaScript: anything
 // but null, false, 0, and "". An absent value is not.
-func truthy(v jsontext.Value) bool {
-	switch v.Kind() {
-	case 0, 'n', 'f':
+// v is a value's bytes as jsonx.Members gives them (checked, trimmed).
+func truthy(v []byte) bool {
+	if len(v) == 0 {
 		return false
-	case '"':
+	}
+	switch c := v[0]; {
+	case c == 'n' || c == 'f':
+		return false
+	case c == '"':
 		return len(v) > 2
-	case '0':
+	case c == '-' || '0' <= c && c <= '9':
 		f, err := strconv.ParseFloat(string(v), 64)
 		return err != nil || f != 0
 	}

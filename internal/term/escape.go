@@ -49,12 +49,19 @@ func (e *EscapeWriter) Write(p []byte) (int, error) {
 			}
 			e.buf = e.buf[:0]
 		}
+		// The run of printable ASCII (with newline and tab) that most text
+		// is goes over at once.
+		i := 0
+		for i < len(p) && i < escapeChunk && (p[i] >= 0x20 && p[i] < 0x7f || p[i] == '\n' || p[i] == '\t') {
+			i++
+		}
+		if i > 0 {
+			e.buf = append(e.buf, p[:i]...)
+			p = p[i:]
+			continue
+		}
 		c := p[0]
 		switch {
-		case c == '\n' || c == '\t' || c >= 0x20 && c < 0x7f:
-			e.buf = append(e.buf, c)
-			p = p[1:]
-			continue
 		case c == '\r':
 			if len(p) == 1 {
 				e.pending = append(e.pending[:0], '\r')
@@ -143,11 +150,40 @@ func escapedRune(r rune) bool {
 // Escape applies the EscapeWriter's rules to s, and also shows tab
 // and newline as \t and \n: for one table cell or one line of a list.
 func Escape(s string) string {
+	if plain(s) {
+		return s // nearly every cell: nothing to escape, nothing to copy
+	}
+	return escapeAll(s)
+}
+
+// escapeAll is Escape without the shortcut.
+func escapeAll(s string) string {
 	var b strings.Builder
 	w := NewEscapeWriter(&b)
 	w.Write([]byte(s))
 	w.Flush()
 	return lineBreaks.Replace(b.String())
+}
+
+// plain reports whether Escape leaves s as it is: printable ASCII, and
+// UTF-8 characters no terminal acts on.
+func plain(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c < 0x7f {
+			i++
+			continue
+		}
+		if c < 0x80 {
+			return false
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || escapedRune(r) {
+			return false
+		}
+		i += size
+	}
+	return true
 }
 
 // lineBreaks spells tabs and newlines out, for a value shown on one line.

@@ -75,6 +75,10 @@ func FuzzEscapeWriter(f *testing.F) {
 		if whole.String() != out.String() {
 			t.Fatalf("split writes give %q, one write %q", out.String(), whole.String())
 		}
+		// A cell: the shortcut for plain text changes nothing.
+		if got, want := Escape(string(in)), escapeAll(string(in)); got != want {
+			t.Fatalf("Escape(%q) = %q, want %q", in, got, want)
+		}
 	})
 }
 
