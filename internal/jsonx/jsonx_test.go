@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -243,6 +244,7 @@ func FuzzMembers(f *testing.F) {
 		`{"a":"\u00e9"}`, ` { "a" : 1 } `, `{"a":1}junk`, `{"a":"` + "\x01" + `"}`, `{"k":[1,2,3,],}`} {
 		f.Add(s)
 	}
+	f.Add(`{"a":{"role":"x","b":[1,{"a":{}}]},"z":1,"a":{"q":"\\u00e9"}}`)
 	f.Fuzz(func(t *testing.T, text string) {
 		data := []byte(text)
 		v, perr := Parse(data)
@@ -266,6 +268,20 @@ func FuzzMembers(f *testing.F) {
 		}
 		if err != nil {
 			t.Fatalf("%q: Parse took it, Members: %v", text, err)
+		}
+		// MembersWithin gives what Members gives, and of each object
+		// member "a" what Members gives of it, in the same pass.
+		var within, innerGot, innerWant []member
+		end2, err := MembersWithin(data, "a", func(name, value []byte) {
+			innerGot = append(innerGot, member{string(name), string(value)})
+		}, func(name, value []byte) {
+			within = append(within, member{string(name), string(value)})
+			if string(name) == "a" && value[0] == '{' {
+				Members(value, func(name, value []byte) { innerWant = append(innerWant, member{string(name), string(value)}) })
+			}
+		})
+		if err != nil || end2 != end || !slices.Equal(within, got) || !slices.Equal(innerGot, innerWant) {
+			t.Fatalf("%q: MembersWithin gives %v %v (%v, end %d), Members %v %v (end %d)", text, within, innerGot, err, end2, got, innerWant, end)
 		}
 		// The members Parse keeps are the last of each name.
 		last := map[string]string{}

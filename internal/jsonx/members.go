@@ -19,6 +19,17 @@ var (
 // which may be followed by more text (see ParsePrefix). A text that is
 // valid JSON but not an object is ErrNotObject.
 func Members(data []byte, fn func(name []byte, value []byte)) (end int, err error) {
+	return MembersWithin(data, "", nil, fn)
+}
+
+// MembersWithin is Members that also reads, in the same pass, the members
+// of the one member called inner whose value is an object: fnInner gets
+// each of them (as fn does), before fn gets inner itself. A session line's
+// envelope asks a few members of its message, which holds the line's long
+// text: read so, that text is scanned once, not once for the line and
+// again for the message. Of a duplicated inner member, fnInner sees the
+// members of each.
+func MembersWithin(data []byte, inner string, fnInner, fn func(name []byte, value []byte)) (end int, err error) {
 	p := parser{data: data}
 	p.skipSpace()
 	if p.i >= len(p.data) || p.data[p.i] != '{' {
@@ -27,42 +38,61 @@ func Members(data []byte, fn func(name []byte, value []byte)) (end int, err erro
 		}
 		return 0, p.errorf("not JSON")
 	}
+	if err := p.members(inner, fnInner, fn); err != nil {
+		return 0, err
+	}
+	return p.i, nil
+}
+
+// members reads the object at p.i (its '{'), calling fn for each member,
+// and for the members of the member inner (an object), fnInner; it leaves
+// p.i past the '}'.
+func (p *parser) members(inner string, fnInner, fn func(name []byte, value []byte)) error {
 	p.i++
 	p.skipSpace()
 	if p.i < len(p.data) && p.data[p.i] == '}' {
-		return p.i + 1, nil
+		p.i++
+		return nil
 	}
 	for {
 		p.skipSpace()
 		if p.i >= len(p.data) || p.data[p.i] != '"' {
-			return 0, p.errorf("expected a member name")
+			return p.errorf("expected a member name")
 		}
 		name, err := p.name()
 		if err != nil {
-			return 0, err
+			return err
 		}
 		p.skipSpace()
 		if p.i >= len(p.data) || p.data[p.i] != ':' {
-			return 0, p.errorf("expected ':' after a member name")
+			return p.errorf("expected ':' after a member name")
 		}
 		p.i++
 		p.skipSpace()
 		start := p.i
-		if !p.skipIter() {
-			return 0, p.errorf("invalid value")
+		if fnInner != nil && p.i < len(p.data) && p.data[p.i] == '{' && string(name) == inner {
+			if err := p.members("", nil, fnInner); err != nil {
+				return err
+			}
+			fn(name, p.data[start:p.i])
+		} else {
+			if !p.skipIter() {
+				return p.errorf("invalid value")
+			}
+			fn(name, p.data[start:p.i])
 		}
-		fn(name, p.data[start:p.i])
 		p.skipSpace()
 		if p.i >= len(p.data) {
-			return 0, p.errorf("unexpected end of the object")
+			return p.errorf("unexpected end of the object")
 		}
 		switch p.data[p.i] {
 		case ',':
 			p.i++
 		case '}':
-			return p.i + 1, nil
+			p.i++
+			return nil
 		default:
-			return 0, p.errorf("expected ',' or '}'")
+			return p.errorf("expected ',' or '}'")
 		}
 	}
 }

@@ -99,39 +99,56 @@ func Valid(data []byte) bool {
 // skipString moves past a string, checking its escapes and that it holds
 // no raw control characters (invalid UTF-8 is replaced, not refused).
 func (p *parser) skipString() bool {
-	p.i++ // "
-	for p.i < len(p.data) {
-		p.i += plainRun(p.data[p.i:])
-		if p.i >= len(p.data) {
-			break
+	data, i := p.data, p.i+1 // past the "
+	for {
+		// Plain bytes by table, in a loop tight enough to run at about a
+		// GB/s: in a session's text an escape comes every few bytes, so a
+		// word-at-a-time scan (tried: plainRun) rarely gets a whole word
+		// and loses more to its calls than it wins.
+		for i < len(data) && stringPlain[data[i]] {
+			i++
 		}
-		switch c := p.data[p.i]; {
-		case c == '"':
-			p.i++
-			return true
-		case c < 0x20:
+		if i >= len(data) {
+			p.i = i
 			return false
-		case c == '\\':
-			if p.i+1 >= len(p.data) {
+		}
+		switch data[i] {
+		case '"':
+			p.i = i + 1
+			return true
+		case '\\':
+			if i+1 >= len(data) {
+				p.i = i
 				return false
 			}
-			switch p.data[p.i+1] {
+			switch data[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				p.i += 2
+				i += 2
 			case 'u':
-				p.i += 2
+				p.i = i + 2
 				if _, ok := p.hex4(); !ok {
 					return false
 				}
+				i = p.i
 			default:
+				p.i = i
 				return false
 			}
-		default:
-			p.i++
+		default: // a control character
+			p.i = i
+			return false
 		}
 	}
-	return false
 }
+
+// stringPlain marks the bytes that go on a string's run: all but the
+// quote, the backslash and the control characters.
+var stringPlain = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 0x20 && c != '"' && c != '\\'
+	}
+	return t
+}()
 
 type parser struct {
 	data  []byte

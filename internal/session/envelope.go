@@ -98,7 +98,11 @@ func tooLongReason(max int) string { return fmt.Sprintf("line longer than %d byt
 // jsonx.ParsePrefix): size says where it ends.
 func (s *scanner) scan(line []byte) (envelope, error) {
 	var typ, id, parent, msg, model, role, kept, keptIndex, customType, details, preserve, through, usage []byte
-	end, err := jsonx.Members(line, func(k, x []byte) {
+	// The message's members are read in the same pass (its text is most
+	// of the line); of a duplicated message, the last is kept, as
+	// JSON.parse keeps it.
+	var m, cur messageMembers
+	end, err := jsonx.MembersWithin(line, "message", cur.read, func(k, x []byte) {
 		switch string(k) {
 		case "type":
 			typ = x
@@ -108,6 +112,7 @@ func (s *scanner) scan(line []byte) (envelope, error) {
 			parent = x
 		case "message":
 			msg = x
+			m, cur = cur, messageMembers{}
 		case "model":
 			model = x
 		case "role":
@@ -151,10 +156,6 @@ func (s *scanner) scan(line []byte) (envelope, error) {
 	}
 	env.id = IDKey(small(id))
 	env.parentID = parentKey(small(parent))
-	var m messageMembers
-	if env.typ == TypeMessage {
-		m = readMessageMembers(msg)
-	}
 	env.fault = ompLoadFault(env.typ, msg, m, usage)
 	switch env.typ {
 	case TypeMessage:

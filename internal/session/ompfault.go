@@ -64,32 +64,25 @@ type messageMembers struct {
 	role, usage, provider, payload, content, toolName, details []byte
 }
 
-// readMessageMembers reads them from msg, an object's bytes; a message
-// that is not an object has none.
-func readMessageMembers(msg []byte) messageMembers {
-	var m messageMembers
-	if len(msg) == 0 || msg[0] != '{' {
-		return m
+// read takes one member of a message (jsonx.MembersWithin's inner
+// callback).
+func (m *messageMembers) read(k, x []byte) {
+	switch string(k) {
+	case "role":
+		m.role = x
+	case "usage":
+		m.usage = x
+	case "provider":
+		m.provider = x
+	case "providerPayload":
+		m.payload = x
+	case "content":
+		m.content = x
+	case "toolName":
+		m.toolName = x
+	case "details":
+		m.details = x
 	}
-	jsonx.Members(msg, func(k, x []byte) {
-		switch string(k) {
-		case "role":
-			m.role = x
-		case "usage":
-			m.usage = x
-		case "provider":
-			m.provider = x
-		case "providerPayload":
-			m.payload = x
-		case "content":
-			m.content = x
-		case "toolName":
-			m.toolName = x
-		case "details":
-			m.details = x
-		}
-	})
-	return m
 }
 
 // ompLoadFault is the load-time fault of an entry of type typ whose top
@@ -131,11 +124,13 @@ func ompLoadFault(typ string, msg []byte, m messageMembers, usage []byte) ompFau
 
 // usageFault is addUsage's throw: a truthy usage whose cost is null or
 // undefined (a primitive has none).
+// Both are asked of the raw bytes: a usage record is a few dozen numbers,
+// decoding which was a fifth of reading a file's envelopes.
 func usageFault(usage []byte) ompFault {
-	if !small(usage).Truthy() {
+	if !truthy(usage) {
 		return ""
 	}
-	if small(memberOf(usage, "cost")).Nullish() {
+	if cost := memberOf(usage, "cost"); len(cost) == 0 || cost[0] == 'n' {
 		return faultUsageNoCost
 	}
 	return ""
