@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Ago says how long ago t was, the way a person reads it.
@@ -51,8 +53,66 @@ func Size(n int64) string {
 // space: a message's start, as a table or tree shows it.
 func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// Truncate cuts s to one line of at most n display columns.
-func Truncate(s string, n int) string { return Fit(OneLine(s), n) }
+// Truncate cuts s to one line of at most n display columns: Fit(OneLine(s),
+// n), reading only as much of s as can show. A summary of a 200 KB tool
+// output needs its first words, not the width of every grapheme in it
+// (show --tree measured every entry whole and spent most of its time so).
+func Truncate(s string, n int) string {
+	// A column takes at least a byte; perColumn bytes a column is past what
+	// any text but one of zero-width characters needs.
+	const perColumn = 8
+	limit := perColumn * (max(n, 0) + 1)
+	var b strings.Builder
+	cut := false
+	for i := 0; ; {
+		for i < len(s) {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if !unicode.IsSpace(r) {
+				break
+			}
+			i += size
+		}
+		if i >= len(s) {
+			break
+		}
+		if b.Len() >= limit {
+			cut = true
+			break
+		}
+		j := i
+		for j < len(s) {
+			r, size := utf8.DecodeRuneInString(s[j:])
+			if unicode.IsSpace(r) {
+				break
+			}
+			j += size
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		word := s[i:j]
+		if room := limit - b.Len(); len(word) > room {
+			for room > 0 && !utf8.RuneStart(word[room]) {
+				room--
+			}
+			b.WriteString(word[:room])
+			cut = true
+			break
+		}
+		b.WriteString(word)
+		i = j
+	}
+	line := b.String()
+	out := Fit(line, n)
+	if cut && out == line && n > 0 {
+		// Cut here, though what was read fits: say so.
+		if DisplayWidth(out) < n {
+			return out + "…"
+		}
+		return Fit(out+" ", n) // one column more than fits: Fit cuts it and marks the cut
+	}
+	return out
+}
 
 // HomePath shows a path under the home directory as ~/…, as a person
 // writes it.

@@ -121,3 +121,26 @@ func TestIsTerminal(t *testing.T) {
 		t.Errorf("progress on a stderr that is no terminal: %q", errb.String())
 	}
 }
+
+// TestTruncateReadsOnlyWhatShows: Truncate, which reads only the head of
+// a text, says what Fit(OneLine(s), n) says of the whole text, on
+// generated texts of ASCII, accented, CJK, emoji and combining
+// characters, runs of white space of every kind, and words far longer
+// than the line, for every width up to 80.
+func TestTruncateReadsOnlyWhatShows(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	pieces := []string{"a", "word", "ünïcödé", "日本語", "😀", "e\u0301", " ", "  ", "\t", "\n", "\u00a0", "\u3000", "\r\n",
+		strings.Repeat("x", 300), strings.Repeat("日", 200), strings.Repeat(" ", 500)}
+	for range 3000 {
+		var b strings.Builder
+		for range r.IntN(60) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		s := b.String()
+		for n := 0; n <= 80; n += 1 + r.IntN(7) {
+			if got, want := Truncate(s, n), Fit(OneLine(s), n); got != want {
+				t.Fatalf("Truncate(%q, %d) = %q, Fit(OneLine(s)) = %q", s, n, got, want)
+			}
+		}
+	}
+}
