@@ -103,7 +103,7 @@ func (p *parser) skipString() bool {
 	for {
 		// Plain bytes by table, in a loop tight enough to run at about a
 		// GB/s: in a session's text an escape comes every few bytes, so a
-		// word-at-a-time scan (tried: plainRun) rarely gets a whole word
+		// word-at-a-time scan (tried) rarely gets a whole word
 		// and loses more to its calls than it wins.
 		for i < len(data) && stringPlain[data[i]] {
 			i++
@@ -140,6 +140,14 @@ func (p *parser) skipString() bool {
 		}
 	}
 }
+
+// asciiPlain marks the ASCII bytes of stringPlain.
+var asciiPlain = func() (t [256]bool) {
+	for c := range 0x80 {
+		t[c] = c >= 0x20 && c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // stringPlain marks the bytes that go on a string's run: all but the
 // quote, the backslash and the control characters.
@@ -452,7 +460,9 @@ func (p *parser) str() (s string, canonical bool, err error) {
 	start := p.i
 	// Fast path: no escapes and valid UTF-8, the text of nearly every
 	// string omp writes.
-	p.i += plainRun(p.data[p.i:])
+	for p.i < len(p.data) && stringPlain[p.data[p.i]] {
+		p.i++
+	}
 	asciiEnd := start + asciiRun(p.data[start:p.i])
 	if p.i < len(p.data) && p.data[p.i] == '"' {
 		if seg := p.data[start:p.i]; asciiEnd == p.i || utf8.Valid(seg) {
@@ -487,8 +497,13 @@ func (p *parser) str() (s string, canonical bool, err error) {
 			}
 			canonical = canonical && canonicalEscape(p.data[esc:p.i])
 		case c < 0x80:
-			b = append(b, c)
-			p.i++
+			// A run of plain ASCII at once.
+			j := p.i + 1
+			for j < len(p.data) && asciiPlain[p.data[j]] {
+				j++
+			}
+			b = append(b, p.data[p.i:j]...)
+			p.i = j
 		default:
 			r, size := decodeRuneWHATWG(p.data[p.i:])
 			if r == utf8.RuneError && string(p.data[p.i:p.i+size]) != "\uFFFD" {
