@@ -62,7 +62,7 @@ func (o *contextOptions) run(e *env) error {
 			return o.print(e, s)
 		})
 	}
-	c, err := session.ReadContext(o.args[0], nil)
+	c, err := catalog.ReadContext(o.args[0])
 	if err != nil {
 		return err
 	}

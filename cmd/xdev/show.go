@@ -125,7 +125,6 @@ func (o *showOptions) run(e *env) error {
 			return err
 		}
 	}
-	path := r.Path
 	if o.at != "" {
 		if o.tree || o.raw {
 			return usagef("--at shows messages; it does not go with --tree or --raw")
@@ -152,7 +151,7 @@ func (o *showOptions) run(e *env) error {
 		c = session.ContextOf(s)
 	} else {
 		var err error
-		if c, err = session.ReadContext(path, nil); err != nil {
+		if c, err = r.ReadContext(); err != nil {
 			return err
 		}
 		defer c.Close()

@@ -97,6 +97,31 @@ func TestReplaceIf(t *testing.T) {
 	}
 }
 
+// TestReplaceCache: a cache file is replaced whole, 0600, with nothing
+// left beside it, as Replace does (only unsynced).
+func TestReplaceCache(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.ckpt")
+	for _, want := range []string{"one", "two"} {
+		if err := ReplaceCache(path, content(want)); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(path)
+		if b, _ := os.ReadFile(path); err != nil || string(b) != want || fi.Mode().Perm() != 0o600 {
+			t.Errorf("after ReplaceCache: %q, %v, %v", b, fi.Mode(), err)
+		}
+	}
+	if err := ReplaceCache(path, func(io.Writer) error { return errFill }); !errors.Is(err, errFill) {
+		t.Errorf("a failed fill: %v", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "two" {
+		t.Errorf("a failed fill left %q", b)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("%d entries in the directory, want the file alone", len(entries))
+	}
+}
+
 // TestKilledWriterLeavesNothing: a process killed while it writes a file
 // (Create or Replace) leaves no temp file in the target's directory, and
 // the target as it was.

@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 
 	"github.com/xdev/xdev/internal/foreign"
 	"github.com/xdev/xdev/internal/session"
@@ -26,6 +28,31 @@ type Readable struct {
 	// index, when set, opens the session other than from Path (a synced
 	// session of a database, through its rows).
 	index func() (*session.Index, error)
+}
+
+// ReadContext reads the context a resume of the session sends, a message
+// at a time, through a checkpoint when the file is long (ReadContext).
+func (r Readable) ReadContext() (*session.ContextReader, error) {
+	return ReadContext(r.Path)
+}
+
+// ReadContext reads the context a resume of the session file at path
+// sends, a message at a time (session.ReadContext). A long file's load
+// keeps a checkpoint in xdev's cache (CheckpointDir), so that the next
+// read of it reads only the lines appended since.
+func ReadContext(path string) (*session.ContextReader, error) {
+	return session.ReadContext(path, &session.OpenOptions{Checkpoints: CheckpointDir()})
+}
+
+// CheckpointDir is where windowed loads keep their checkpoints
+// (session.OpenOptions.Checkpoints): os.UserCacheDir()/xdev/checkpoints,
+// or "" (none kept) where there is no cache dir.
+func CheckpointDir() string {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(cache, "xdev", "checkpoints")
 }
 
 // OpenIndex opens the session's Index, for the views that go over every

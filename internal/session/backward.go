@@ -45,39 +45,75 @@ func (s *Store) openBackward(f io.ReaderAt, size int64) (ok bool, err error) {
 		}
 	}
 	w := walk{seen: newIDSet()}
-	rl := newRevLines(f, pre.entriesOff, end, s.opts.MaxLineBytes)
-	batches, stop := readAhead(rl)
-	defer stop()
-	var ep envelopeParser
+	// With a checkpoint, only the lines after it are read from the file;
+	// its own lines follow, as they would in the file (checkpoint.go).
+	lo := pre.entriesOff
+	ck := s.loadCheckpoint(f, pre, size)
+	if ck != nil {
+		lo = ck.end
+	}
+	// The lines are recorded for the next checkpoint when the file is
+	// long enough to be worth one and ends in a whole line.
+	var record []byte
+	recording := s.opts.Checkpoints != "" && s.file.ino != 0 && size >= checkpointMinBytes && !s.tornTail
 	near := ""
-	for b := range batches {
-		if b.err != nil && b.err != io.EOF {
-			return false, fmt.Errorf("%s: reading backward from offset %d: %w", s.path, rl.lo, b.err)
+	take := func(l *walkLine) bool {
+		if recording {
+			if record = appendLine(record, l); len(record) > checkpointMaxBytes {
+				recording, record = false, nil
+			}
 		}
-		lines := b.lines
-		envs := ep.parse(lines)
-		for i := range lines {
-			l, env := &lines[i], &envs[i]
-			k := w.lines
-			w.lines++
-			if l.tooLong {
-				w.bad(lineTooLong(k, rl.max))
-				continue
+		return w.take(l, &near)
+	}
+	if lo < end {
+		rl := newRevLines(f, lo, end, s.opts.MaxLineBytes)
+		batches, stop := readAhead(rl)
+		defer stop()
+		var ep envelopeParser
+		var wl walkLine
+		for b := range batches {
+			if b.err != nil && b.err != io.EOF {
+				return false, fmt.Errorf("%s: reading backward from offset %d: %w", s.path, rl.lo, b.err)
 			}
-			if env.blank {
-				continue
+			lines := b.lines
+			envs := ep.parse(lines)
+			for i := range lines {
+				l, env := &lines[i], &envs[i]
+				switch {
+				case l.tooLong:
+					wl = walkLine{kind: ckBad, bad: lineTooLong(0, rl.max)}
+				case env.blank:
+					wl = walkLine{kind: ckBlank}
+				case env.err != nil:
+					wl = walkLine{kind: ckBad, bad: lineError(0, env.err)}
+				default:
+					wl = walkLine{kind: ckEntry, off: l.off, size: len(env.entryBytes(l.data)), env: env.envelope}
+				}
+				if !take(&wl) {
+					return false, nil
+				}
 			}
-			if env.err != nil {
-				w.bad(lineError(k, env.err))
-				continue
+			b.done()
+		}
+	}
+	if ck != nil {
+		if recording {
+			if record = append(record, ck.lines...); len(record) > checkpointMaxBytes {
+				recording, record = false, nil
 			}
-			r := newRecord(l.off, len(env.entryBytes(l.data)), k, &env.envelope, near)
-			near = r.parentID
-			if !w.step(&r) {
+		}
+		d := ckDecoder{b: ck.lines}
+		var wl walkLine
+		for len(d.b) > 0 {
+			if !d.line(&wl) {
+				// Damaged past its checksum's reach: load the file whole.
+				s.opts.Checkpoints = ""
+				return s.openBackward(f, size)
+			}
+			if !w.take(&wl, &near) { // recorded already, with the rest of ck.lines
 				return false, nil
 			}
 		}
-		b.done()
 	}
 	recs, ok := w.finish()
 	if !ok {
@@ -114,7 +150,32 @@ func (s *Store) openBackward(f io.ReaderAt, size int64) (ok bool, err error) {
 	if err := s.decodeRecords(f, recs, keep); err != nil {
 		return false, err
 	}
+	s.stats.Checkpoint = ck != nil
+	if recording && (ck == nil || ck.end < size) {
+		s.saveCheckpoint(f, pre, size, record)
+	}
 	return true, nil
+}
+
+// take is the walk's step over one line l (going backward): a blank line
+// is counted, a bad one counted and kept for the report, an entry
+// stepped to. near is the id the last entry's record shares. It returns
+// false when the file needs the forward index.
+func (w *walk) take(l *walkLine, near *string) bool {
+	k := w.lines
+	w.lines++
+	switch l.kind {
+	case ckBlank:
+		return true
+	case ckBad:
+		b := l.bad
+		b.Line = k
+		w.bad(b)
+		return true
+	}
+	r := newRecord(l.off, l.size, k, &l.env, *near)
+	*near = r.parentID
+	return w.step(&r)
 }
 
 // The phases of the backward walk.

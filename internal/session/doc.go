@@ -107,6 +107,17 @@
 // from their position and are chained in file order, v2's hookMessage role
 // reads as custom.
 //
+// Reading every line's envelope is what a long session's open costs. With
+// OpenOptions.Checkpoints, the load of a file of 8 MiB or more keeps what
+// it read of the lines (each one's verdict and envelope, last first) in
+// that directory, and the next load of the same file, grown by appends
+// only, reads the new lines from the file and the rest from the
+// checkpoint, taking the same steps in the same order as a load of the
+// whole file. A checkpoint is trusted only for the same inode, entries
+// offset, format and line bound, a file at least as long (its time the
+// same if no longer) whose bytes agree at 18 samples of the region; it
+// carries its own checksum (checkpoint.go).
+//
 // Work over a whole file (every entry, the tree, verifying, exporting,
 // copying a branch) goes through an Index instead: where each line is and
 // how it hangs in the tree, with entries read and decoded one at a time.
@@ -125,7 +136,8 @@
 // header.go, the preamble (slot, header, title) in preamble.go, what a
 // line's envelope says in envelope.go, the forward step every forward
 // reader takes in scan.go, ids in ids.go, migrations in
-// migrate.go, what a window keeps in keep.go, labels in labels.go, the
+// migrate.go, what a window keeps in keep.go, checkpoints in checkpoint.go,
+// labels in labels.go, the
 // context in context.go (with context_omp.go and snapcompact.go), the
 // lockfile in lock.go. docs/format.md maps the rest.
 //

@@ -36,6 +36,11 @@ type OpenOptions struct {
 	// ErrWindowTooLarge before any of it is decoded. ReadContext reads
 	// such a session's context a message at a time instead.
 	MaxWindowBytes int64
+	// Checkpoints, when set, is the directory where the windowed load
+	// keeps what it read of a file of 8 MiB or more, so that
+	// the next load of the same file reads only the lines appended since
+	// (see checkpoint.go). It is a cache: anything there may be removed.
+	Checkpoints string
 
 	// skipLine1: read the file as if line 1 were blank (Verify reads past a
 	// slot neither program accepts).
@@ -84,6 +89,9 @@ type WindowStats struct {
 	// and files whose parent links do not all point back in the file or
 	// whose context reads before the window (these are kept whole).
 	Backward bool
+	// Checkpoint: the backward load read only the lines after a
+	// checkpoint (OpenOptions.Checkpoints), taking the rest from it.
+	Checkpoint bool
 }
 
 // record is the index Open keeps for every entry while it streams the file:
@@ -184,7 +192,7 @@ func Open(path string, opts *OpenOptions) (*Store, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return openAt(path, f, fi.Size(), fi.Sys().(*syscall.Stat_t).Ino, opts)
+	return openAt(path, f, file{size: fi.Size(), ino: fi.Sys().(*syscall.Stat_t).Ino, mtime: fi.ModTime().UnixNano()}, opts)
 }
 
 // ErrReadOnly is returned by the writes of a Store that OpenReader made:
@@ -199,19 +207,20 @@ var ErrReadOnly = errors.New("session is read-only: not opened from a file")
 // need only serve the ranges asked for. The Store's writes fail with
 // ErrReadOnly.
 func OpenReader(name string, r io.ReaderAt, size int64, opts *OpenOptions) (*Store, error) {
-	s, err := openAt(name, r, size, 0, opts)
+	s, err := openAt(name, r, file{size: size}, opts)
 	if s != nil {
 		s.readOnly = true
 	}
 	return s, err
 }
 
-// openAt is Open over r, size bytes long, of inode ino (0 for no file).
-func openAt(path string, r io.ReaderAt, size int64, ino uint64, opts *OpenOptions) (*Store, error) {
+// openAt is Open over r, the file fi says (its inode 0 for no file).
+func openAt(path string, r io.ReaderAt, fi file, opts *OpenOptions) (*Store, error) {
 	if opts == nil {
 		opts = &OpenOptions{}
 	}
-	s := &Store{path: path, file: file{size: size, ino: ino}, opts: *opts}
+	size := fi.size
+	s := &Store{path: path, file: fi, opts: *opts}
 	if !opts.Full {
 		ok, err := s.openBackward(r, size)
 		switch {
@@ -221,11 +230,11 @@ func openAt(path string, r io.ReaderAt, size int64, ino uint64, opts *OpenOption
 		case errors.Is(err, errNotStrictJSON):
 			full := *opts
 			full.Full = true
-			return openAt(path, r, size, ino, &full)
+			return openAt(path, r, fi, &full)
 		case err != nil:
 			return nil, err
 		}
-		s = &Store{path: path, file: file{size: size, ino: ino}, opts: *opts}
+		s = &Store{path: path, file: fi, opts: *opts}
 	}
 	recs, err := s.scanFile(io.NewSectionReader(r, 0, size))
 	if err != nil {
@@ -239,7 +248,7 @@ func openAt(path string, r io.ReaderAt, size int64, ino uint64, opts *OpenOption
 		if errors.Is(err, errNotStrictJSON) {
 			full := *opts
 			full.Full = true
-			return openAt(path, r, size, ino, &full)
+			return openAt(path, r, fi, &full)
 		}
 		return nil, err
 	}

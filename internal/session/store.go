@@ -62,6 +62,7 @@ type diag struct {
 type file struct {
 	size  int64  // the file size
 	ino   uint64 // the inode: a rewrite by omp replaces it
+	mtime int64  // its modification time (ns) when opened; 0 for no file
 	lines int    // the line count
 }
 
