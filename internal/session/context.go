@@ -49,13 +49,27 @@ const (
 func (s *Store) BuildContext() Context {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.dropParsed()
 	return s.buildContext(s.leaf)
+}
+
+// dropParsed lets go of the lines a load parsed (Entry.parsed), which only
+// the first context build reads: a store kept open for appends holds its
+// lines, not their values too.
+func (s *Store) dropParsed() {
+	for _, e := range s.entries {
+		e.parsed = jsonx.Value{}
+	}
+	for _, e := range s.prefix {
+		e.parsed = jsonx.Value{}
+	}
 }
 
 // BuildContextAt rebuilds the model context as if id were the leaf.
 func (s *Store) BuildContextAt(id string) Context {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.dropParsed()
 	return s.buildContext(id)
 }
 
@@ -91,9 +105,12 @@ func (s steps) At(i int) step     { return s[i] }
 func (s *Store) loadStep(e *Entry, blobs *blobResolver) (jsonx.Value, bool) {
 	// An entry's line is never changed once read (a loaded entry holds its
 	// own copy; a streamed read, a fresh buffer): the value may share it.
-	v, err := jsonx.ParseOwned(e.raw)
-	if err != nil {
-		return jsonx.Value{}, false // not in the tree: decodeRecords kept only JSON lines
+	v := e.parsed
+	if !v.Defined() {
+		var err error
+		if v, err = jsonx.ParseOwned(e.raw); err != nil {
+			return jsonx.Value{}, false // not in the tree: decodeRecords kept only JSON lines
+		}
 	}
 	if v.Get("type").Is(TypeCompaction) {
 		v = repairTruncatedFrames(v)

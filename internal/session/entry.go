@@ -28,6 +28,10 @@ type Entry struct {
 
 	raw  []byte // the line without its newline; nil until encoded or read
 	line int    // 1-based line number in the file, 0 if not read from disk
+	// parsed is the line as JSON.parse reads it, when a load decoded it
+	// for the body: kept for the first context build, which reads the
+	// same values, then dropped (Store.buildContext).
+	parsed jsonx.Value
 }
 
 // Raw returns the line of the entry as it is on disk (no newline), or nil

@@ -173,18 +173,31 @@ func (s *Store) WindowStats() WindowStats {
 
 // decodeEntry fills in the timestamp and body of e from its raw line, as
 // the store's format version reads it.
+// A windowed load keeps the parsed line for the first context build (a
+// full load, of every entry, does not: its values would be several times
+// the file).
 func (s *Store) decodeEntry(e *Entry, kept string) error {
-	return decodeEntry(e, kept, s.version)
+	v, err := decodeEntryValue(e, kept, s.version)
+	if !s.opts.Full {
+		e.parsed = v
+	}
+	return err
 }
 
 // decodeEntry fills in the timestamp and body of e from its raw line, read
 // as omp reads it: JSON.parse, then whatever fields have the expected
 // types (see jsonx.Decode). Only a line that is not JSON fails.
 func decodeEntry(e *Entry, kept string, version int) error {
+	_, err := decodeEntryValue(e, kept, version)
+	return err
+}
+
+// decodeEntryValue is decodeEntry that also returns the parsed line.
+func decodeEntryValue(e *Entry, kept string, version int) (jsonx.Value, error) {
 	// The entry's line is its own and never changes: the body shares it.
 	v, err := jsonx.ParseOwned(e.raw)
 	if err != nil {
-		return err
+		return jsonx.Value{}, err
 	}
 	e.Timestamp, _ = v.Get("timestamp").Text()
 	body := newBody(e.Type)
@@ -203,7 +216,7 @@ func decodeEntry(e *Entry, kept string, version int) error {
 			b.Message.DecodeJS(v.Get("message").With("role", jsonx.Str(string(ai.RoleCustom))))
 		}
 	}
-	return nil
+	return v, nil
 }
 
 // pathTo returns the entries from the root to id, in order. The walk stops
