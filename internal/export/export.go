@@ -361,15 +361,22 @@ func orUntitled(s string) string {
 }
 
 // fence returns a code fence longer than any run of backticks in s.
+// It jumps from backtick to backtick (IndexByte): a tool's output is
+// mostly text without any, and walking it rune by rune was a tenth of
+// an export's time. A backtick byte is never part of a longer character.
 func fence(s string) string {
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
+	longest := 0
+	for {
+		i := strings.IndexByte(s, '`')
+		if i < 0 {
+			break
 		}
+		n := i
+		for n < len(s) && s[n] == '`' {
+			n++
+		}
+		longest = max(longest, n-i)
+		s = s[n:]
 	}
 	return strings.Repeat("`", max(3, longest+1))
 }

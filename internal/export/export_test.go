@@ -375,3 +375,29 @@ func fileSize(t *testing.T, path string) int64 {
 	}
 	return fi.Size()
 }
+
+// TestFenceGenerated: a fence is longer than every run of backticks, and three at
+// least, on generated texts of backticks, ASCII and multi-byte characters.
+func TestFenceGenerated(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	pieces := []string{"`", "``", "a", "日本", "é", "\n", "````", " "}
+	for range 5000 {
+		var b strings.Builder
+		for range r.IntN(30) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		s := b.String()
+		longest, run := 0, 0
+		for _, c := range s {
+			if c == '`' {
+				run++
+				longest = max(longest, run)
+			} else {
+				run = 0
+			}
+		}
+		if got, want := fence(s), strings.Repeat("`", max(3, longest+1)); got != want {
+			t.Fatalf("fence(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
