@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/xdev/xdev/internal/atomicfile"
 )
@@ -186,6 +187,30 @@ func (s *Store) saveCheckpoint(f io.ReaderAt, pre preamble, size int64, lines []
 		_, err := w.Write(b)
 		return err
 	})
+	pruneCheckpoints(s.opts.Checkpoints, time.Now())
+}
+
+// checkpointMaxAge is how long a checkpoint not rewritten stays: one of a
+// session deleted or no longer read goes after it; one still read but
+// unchanged costs one whole load to take again.
+const checkpointMaxAge = 30 * 24 * time.Hour
+
+// pruneCheckpoints removes the checkpoints in dir not written for
+// checkpointMaxAge (as of now), and temp files of writers that are gone.
+func pruneCheckpoints(dir string, now time.Time) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		if filepath.Ext(e.Name()) == ".ckpt" && now.Sub(info.ModTime()) > checkpointMaxAge || atomicfile.Leftover(e.Name(), info) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 func absPath(path string) string {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // loadView is what a load gives, to compare two loads of one file.
@@ -154,5 +155,28 @@ func writeGrown(t *testing.T, path string, b []byte) {
 	}
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPruneCheckpoints: a checkpoint not written for 30 days goes, a
+// younger one and anything else in the directory stay.
+func TestPruneCheckpoints(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	for name, age := range map[string]time.Duration{"old.ckpt": 31 * 24 * time.Hour, "young.ckpt": 24 * time.Hour, "other": 365 * 24 * time.Hour} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, now.Add(-age), now.Add(-age))
+	}
+	pruneCheckpoints(dir, now)
+	var left []string
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	if fmt.Sprint(left) != "[other young.ckpt]" {
+		t.Errorf("left %v", left)
 	}
 }

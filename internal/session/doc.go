@@ -116,7 +116,8 @@
 // whole file. A checkpoint is trusted only for the same inode, entries
 // offset, format and line bound, a file at least as long (its time the
 // same if no longer) whose bytes agree at 18 samples of the region; it
-// carries its own checksum (checkpoint.go).
+// carries its own checksum, and goes after 30 days unwritten
+// (checkpoint.go).
 //
 // Work over a whole file (every entry, the tree, verifying, exporting,
 // copying a branch) goes through an Index instead: where each line is and
