@@ -10,7 +10,6 @@ import (
 	"os"
 	"sync"
 
-	"github.com/valyala/fastjson"
 	"github.com/xdev/xdev/internal/jsonx"
 	"github.com/xdev/xdev/internal/regularfile"
 
@@ -85,7 +84,6 @@ func parseHead(buf []byte, truncated bool, path string) (head, error) {
 // head) for the text of the first user message, cut to 200 bytes, and the
 // shortSummary of the last compaction, as omp's listing does.
 func scanHeadEntries(buf []byte) (firstMessage, shortSummary string) {
-	var p fastjson.Parser
 	found := false
 	for {
 		line, rest, complete := bytes.Cut(buf, []byte{'\n'})
@@ -98,41 +96,71 @@ func scanHeadEntries(buf []byte) (firstMessage, shortSummary string) {
 		if !isUser && !isSummary {
 			continue
 		}
-		v, err := p.ParseBytes(line)
-		if err != nil {
+		// One pass over the line, the message's members read in it, as
+		// JSON.parse reads them (the last of duplicates); a line that is
+		// not JSON is skipped, as JSON.parse would throw on it.
+		var typ, summary, role, content, curRole, curContent []byte
+		end, err := jsonx.MembersWithin(line, "message", func(k, x []byte) {
+			switch string(k) {
+			case "role":
+				curRole = x
+			case "content":
+				curContent = x
+			}
+		}, func(k, x []byte) {
+			switch string(k) {
+			case "type":
+				typ = x
+			case "shortSummary":
+				summary = x
+			case "message":
+				role, content, curRole, curContent = curRole, curContent, nil, nil
+			}
+		})
+		if err != nil || !jsonSpace(line[end:]) {
 			continue
 		}
-		switch string(v.GetStringBytes("type")) {
-		case TypeCompaction:
-			if !isSummary || !isStrictJSON(line) {
-				continue // JSON.parse would not have read it
+		switch t := small(typ); {
+		case t.Is(TypeCompaction):
+			if s, ok := small(summary).Text(); ok && isSummary {
+				shortSummary = s
 			}
-			if s := v.Get("shortSummary"); s != nil && s.Type() == fastjson.TypeString {
-				shortSummary = string(s.GetStringBytes())
-			}
-		case TypeMessage:
-			if !isUser || string(v.GetStringBytes("message", "role")) != "user" {
+		case t.Is(TypeMessage):
+			if !isUser || !small(role).Is("user") {
 				continue
 			}
 			found = true
-			c := v.Get("message", "content")
-			switch {
-			case c == nil:
-			case c.Type() == fastjson.TypeString:
-				firstMessage = string(c.GetStringBytes())
-			case c.Type() == fastjson.TypeArray:
-				for _, b := range c.GetArray() {
-					if string(b.GetStringBytes("type")) == "text" {
-						firstMessage = string(b.GetStringBytes("text"))
-						break
-					}
-				}
-			}
+			// A lone surrogate (WTF-8, as JSON.parse keeps it) is shown as
+			// U+FFFD: the listing's text is UTF-8 for every output.
+			firstMessage = strings.ToValidUTF8(firstText(content), "\uFFFD")
 			if len(firstMessage) > 200 {
 				firstMessage = strings.ToValidUTF8(firstMessage[:200], "")
 			}
 		}
 	}
+}
+
+// firstText is a message content's text: the string, or the first text
+// block's text.
+func firstText(content []byte) string {
+	if len(content) == 0 {
+		return ""
+	}
+	switch content[0] {
+	case '"':
+		s, _ := small(content).Text()
+		return s
+	case '[':
+		text, done := "", false
+		jsonx.Elements(content, func(b []byte) {
+			if !done && len(b) > 0 && b[0] == '{' && small(memberOf(b, "type")).Is("text") {
+				text, _ = small(memberOf(b, "text")).Text()
+				done = true
+			}
+		})
+		return text
+	}
+	return ""
 }
 
 // parsePartialHeader reads the members of a header line cut off by
