@@ -56,10 +56,11 @@ func (s *Store) openBackward(f io.ReaderAt, size int64) (ok bool, err error) {
 	// long enough to be worth one and ends in a whole line.
 	var record []byte
 	recording := s.opts.Checkpoints != "" && s.file.ino != 0 && size >= checkpointMinBytes && !s.tornTail
+	limit := checkpointLimit(size)
 	near := ""
 	take := func(l *walkLine) bool {
 		if recording {
-			if record = appendLine(record, l); len(record) > checkpointMaxBytes {
+			if record = appendLine(record, l); len(record) > limit {
 				recording, record = false, nil
 			}
 		}
@@ -98,7 +99,7 @@ func (s *Store) openBackward(f io.ReaderAt, size int64) (ok bool, err error) {
 	}
 	if ck != nil {
 		if recording {
-			if record = append(record, ck.lines...); len(record) > checkpointMaxBytes {
+			if record = append(record, ck.lines...); len(record) > limit {
 				recording, record = false, nil
 			}
 		}

@@ -53,9 +53,24 @@ const checkpointFormat = 1
 // tests, which take checkpoints of small files.)
 var checkpointMinBytes int64 = 8 << 20
 
-// checkpointMaxBytes bounds a checkpoint's lines (about 100 bytes an
+// checkpointMaxBytes bounds a checkpoint's lines (about 40 bytes an
 // entry): past it a load keeps none rather than hold more.
-const checkpointMaxBytes = 64 << 20
+const checkpointMaxBytes = 16 << 20
+
+// checkpointLimit is how many bytes of lines a load of a file of size
+// bytes records for its checkpoint before it gives up: checkpointMaxBytes,
+// and an eighth of the file. An agent's entries are 300 bytes to several
+// KB (real Codex rollouts 300-400, Claude and pi 1-2 KB, the generated
+// corpus 6.7 KB), so their lines take 1-13% of it; a file of a great many
+// tiny entries (a hostile chain of 300,000) would make the record a third
+// of the file, held while it is read, and is left without one.
+func checkpointLimit(size int64) int {
+	return int(min(checkpointMaxBytes, size/checkpointShare))
+}
+
+// checkpointShare is the part of a file its checkpoint may take (a
+// variable for the tests, whose files are all tiny entries).
+var checkpointShare int64 = 8
 
 // checkpointSampleBytes is how much of the region's start and end is
 // compared with the file.

@@ -48,9 +48,9 @@ func loadView(t *testing.T, path string, opts *OpenOptions) (string, WindowStats
 // checkpoint is not trusted when the file was rewritten (a new inode),
 // edited in place, cut short, or when the checkpoint itself is damaged.
 func TestCheckpoint(t *testing.T) {
-	old := checkpointMinBytes
-	checkpointMinBytes = 0
-	defer func() { checkpointMinBytes = old }()
+	oldMin, oldShare := checkpointMinBytes, checkpointShare
+	checkpointMinBytes, checkpointShare = 0, 1
+	defer func() { checkpointMinBytes, checkpointShare = oldMin, oldShare }()
 	dir := t.TempDir()
 	g := newSessionGen(7, filepath.Join(dir, "blobs"))
 	r := rand.New(rand.NewPCG(7, 9))

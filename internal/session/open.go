@@ -444,6 +444,14 @@ func (s *Store) decodeRecords(f io.ReaderAt, recs []record, keep []int) error {
 		}
 	}
 	byRec := make(map[int]*Entry, len(s.prefixAt))
+	// The parsed lines are kept for the first context build only when
+	// they are few: the values of a window of tens of MB (a session never
+	// compacted) would double what the load holds.
+	var windowBytes int64
+	for _, i := range keep {
+		windowBytes += int64(recs[i].size)
+	}
+	s.keepParsed = !s.opts.Full && windowBytes <= keepParsedBytes
 	for _, i := range keep {
 		r := &recs[i]
 		if cap(buf) < int(r.size) {

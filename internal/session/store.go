@@ -16,6 +16,9 @@ type Store struct {
 	path     string
 	opts     OpenOptions
 	readOnly bool // OpenReader's: every write fails with ErrReadOnly
+	// keepParsed: the load keeps its kept lines' parsed values for the
+	// first context build (decodeRecords).
+	keepParsed bool
 	preamble
 	version int
 
@@ -173,16 +176,19 @@ func (s *Store) WindowStats() WindowStats {
 
 // decodeEntry fills in the timestamp and body of e from its raw line, as
 // the store's format version reads it.
-// A windowed load keeps the parsed line for the first context build (a
-// full load, of every entry, does not: its values would be several times
-// the file).
+// A windowed load of a small window keeps the parsed line for the first
+// context build (see decodeRecords).
 func (s *Store) decodeEntry(e *Entry, kept string) error {
 	v, err := decodeEntryValue(e, kept, s.version)
-	if !s.opts.Full {
+	if s.keepParsed {
 		e.parsed = v
 	}
 	return err
 }
+
+// keepParsedBytes is the largest window whose parsed lines a load keeps
+// for the first context build.
+const keepParsedBytes = 4 << 20
 
 // decodeEntry fills in the timestamp and body of e from its raw line, read
 // as omp reads it: JSON.parse, then whatever fields have the expected
