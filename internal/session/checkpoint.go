@@ -111,11 +111,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // checkpointPath is where the checkpoint of the session file at path
 // lives in dir.
 func checkpointPath(dir, path string) string {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		abs = path
-	}
-	sum := sha256.Sum256([]byte(abs))
+	sum := sha256.Sum256([]byte(absPath(path)))
 	return filepath.Join(dir, hex.EncodeToString(sum[:12])+".ckpt")
 }
 
@@ -143,8 +139,8 @@ func regionSum(f io.ReaderAt, lo, hi int64) (uint32, error) {
 // of size bytes read through f with preamble pre, when there is one it
 // may trust; nil otherwise.
 func (s *Store) loadCheckpoint(f io.ReaderAt, pre preamble, size int64) *checkpoint {
-	if s.opts.Checkpoints == "" || s.file.ino == 0 {
-		return nil
+	if s.opts.Checkpoints == "" || s.file.ino == 0 || size < checkpointMinBytes {
+		return nil // none is kept of a file this short: not even a lookup
 	}
 	b, err := os.ReadFile(checkpointPath(s.opts.Checkpoints, s.path))
 	if err != nil {
