@@ -83,12 +83,11 @@ func (f *dbFlags) with(e *env, arg string, fn func(ctx context.Context, s *catal
 }
 
 // dbListRows lists the database's sessions in `xdev list`'s shape.
-func dbListRows(e *env, ctx context.Context, f *dbFlags, cwd string, subagents bool) ([]listJSON, error) {
+func dbListRows(e *env, ctx context.Context, f *dbFlags, cwd string, subagents bool) ([]catalog.Row, error) {
 	db, err := f.open(e, ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	rows, err := db.List(ctx, catalog.ListOptions{Cwd: cwd, Subagents: subagents})
-	return listRows(rows), err
+	return db.List(ctx, catalog.ListOptions{Cwd: cwd, Subagents: subagents})
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/term"
@@ -121,9 +120,9 @@ func (o *listOptions) run(e *env) error {
 			}
 		}
 	}
-	var good, bad []listJSON
+	var good, bad []catalog.Row
 	for _, h := range from {
-		var rows []listJSON
+		var rows []catalog.Row
 		var err error
 		switch h {
 		case "db":
@@ -140,22 +139,31 @@ func (o *listOptions) run(e *env) error {
 		if err != nil {
 			return err
 		}
+		// The good rows are kept in place (10,000 of them are not copied
+		// again), the few bad ones aside.
+		n := 0
 		for _, r := range rows {
-			if r.Error != "" {
+			if r.Err != nil {
 				bad = append(bad, r)
 			} else {
-				good = append(good, r)
+				rows[n] = r
+				n++
 			}
+		}
+		if good == nil {
+			good = rows[:n]
+		} else {
+			good = append(good, rows[:n]...)
 		}
 	}
 	if len(from) > 1 {
-		slices.SortStableFunc(good, func(a, b listJSON) int { return time.Time(b.Modified).Compare(time.Time(a.Modified)) })
+		slices.SortStableFunc(good, func(a, b catalog.Row) int { return b.Modified.Compare(a.Modified) })
 	}
 	if o.limit > 0 && len(good) > o.limit {
 		good = good[:o.limit]
 	}
 	if o.asJSON {
-		return writeJSON(e, append(append(make([]listJSON, 0, len(good)+len(bad)), good...), bad...))
+		return writeJSON(e, append(listRows(good), listRows(bad)...))
 	}
 	if len(good) == 0 && e.IsTTY {
 		where := "for " + cwd
@@ -176,7 +184,7 @@ func (o *listOptions) run(e *env) error {
 
 // listStore lists an omp-format data dir's sessions. A missing data dir is
 // an error unless other harnesses are listed too (lenient).
-func (o *listOptions) listStore(store *storeFlags, harness, cwd string, lenient bool) ([]listJSON, error) {
+func (o *listOptions) listStore(store *storeFlags, harness, cwd string, lenient bool) ([]catalog.Row, error) {
 	dir, err := store.existingDir()
 	if err != nil {
 		if lenient {
@@ -184,19 +192,17 @@ func (o *listOptions) listStore(store *storeFlags, harness, cwd string, lenient 
 		}
 		return nil, err
 	}
-	rows, err := catalog.ListDataDir(catalog.Harness(harness), dir, catalog.ListOptions{Subagents: o.subagents, Cwd: cwd})
-	return listRows(rows), err
+	return catalog.ListDataDir(catalog.Harness(harness), dir, catalog.ListOptions{Subagents: o.subagents, Cwd: cwd})
 }
 
 // listForeign lists another harness's sessions; one not installed lists
 // nothing. Without --all, only those whose cwd is cwd.
-func (o *listOptions) listForeign(e *env, harness, cwd string) ([]listJSON, error) {
+func (o *listOptions) listForeign(e *env, harness, cwd string) ([]catalog.Row, error) {
 	c, err := o.sources.catalog(e, o.store)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := c.List(catalog.Harness(harness), catalog.ListOptions{Subagents: o.subagents, Cwd: cwd})
-	return listRows(rows), err
+	return c.List(catalog.Harness(harness), catalog.ListOptions{Subagents: o.subagents, Cwd: cwd})
 }
 
 // listRows renders catalog rows as `xdev list --json` has them.
@@ -214,7 +220,7 @@ func listRows(rows []catalog.Row) []listJSON {
 	return out
 }
 
-func (o *listOptions) printTable(e *env, rows []listJSON, withHarness bool) {
+func (o *listOptions) printTable(e *env, rows []catalog.Row, withHarness bool) {
 	t := &term.Table{IO: e.IOStreams, Header: []string{"ID", "TITLE", "STATUS", "UPDATED", "SIZE"}, Flex: []bool{false, true, false, false, false}}
 	if withHarness {
 		t.Header = append([]string{"FROM"}, t.Header...)
@@ -243,15 +249,15 @@ func (o *listOptions) printTable(e *env, rows []listJSON, withHarness bool) {
 		}
 		var row []string
 		if withHarness {
-			row = append(row, r.Harness)
+			row = append(row, string(r.Harness))
 		}
 		if e.IsTTY {
-			row = append(row, short[k], term.OneLine(orDash(title)), r.Status, term.Ago(time.Time(r.Modified), now), term.Size(r.Size))
+			row = append(row, short[k], term.OneLine(orDash(title)), string(r.Status), term.Ago(r.Modified, now), term.Size(r.Size))
 			if o.all {
 				row = append(row, term.HomePath(r.Cwd))
 			}
 		} else {
-			row = append(row, r.ID, title, r.Status, session.FormatTime(time.Time(r.Modified)), fmt.Sprint(r.Size), r.Cwd, r.Path)
+			row = append(row, r.ID, title, string(r.Status), session.FormatTime(r.Modified), strconv.FormatInt(r.Size, 10), r.Cwd, r.Path)
 		}
 		t.Add(row...)
 	}

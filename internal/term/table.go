@@ -1,6 +1,7 @@
 package term
 
 import (
+	"bufio"
 	"fmt"
 	"strings"
 )
@@ -11,12 +12,15 @@ import (
 // (a CJK character or an emoji takes two). For a script (stdout not a
 // terminal) it prints tab-separated lines without a header, as the GitHub
 // CLI does. Cells are escaped either way: a tab or newline in a title
-// cannot break a row.
+// cannot break a row. Add the rows, then Print: for a script each row is
+// written as it is added (a listing of 10,000 sessions is not held twice),
+// through one buffer Print flushes.
 type Table struct {
 	IO     *IOStreams
 	Header []string
 	Flex   []bool // per column: may be cut to fit the width
 	rows   [][]string
+	out    *bufio.Writer // for a script: where rows go as they are added
 }
 
 // Add adds a row, each cell escaped (Escape).
@@ -24,7 +28,20 @@ func (t *Table) Add(cells ...string) {
 	for i, c := range cells {
 		cells[i] = Escape(c)
 	}
-	t.rows = append(t.rows, cells)
+	if t.IO.IsTTY {
+		t.rows = append(t.rows, cells)
+		return
+	}
+	if t.out == nil {
+		t.out = bufio.NewWriterSize(t.IO.Out, 64<<10)
+	}
+	for i, c := range cells {
+		if i > 0 {
+			t.out.WriteByte('\t')
+		}
+		t.out.WriteString(c)
+	}
+	t.out.WriteByte('\n')
 }
 
 const columnGap = 2
@@ -35,16 +52,15 @@ const minFlexWidth = 12
 // Print prints the rows: aligned under the header on a terminal, else
 // tab-separated without one. A table without rows prints nothing.
 func (t *Table) Print() {
-	w := t.IO.Out
+	if t.out != nil {
+		t.out.Flush()
+		return
+	}
 	if len(t.rows) == 0 {
 		return
 	}
-	if !t.IO.IsTTY {
-		for _, r := range t.rows {
-			fmt.Fprintln(w, strings.Join(r, "\t"))
-		}
-		return
-	}
+	w := bufio.NewWriterSize(t.IO.Out, 64<<10)
+	defer w.Flush()
 	widths := make([]int, len(t.Header))
 	for _, r := range append([][]string{t.Header}, t.rows...) {
 		for i, c := range r {
