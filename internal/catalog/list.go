@@ -43,7 +43,7 @@ type ListOptions struct {
 // ListDataDir lists the omp-format data dir dir, of harness h (Xdev,
 // Omp), newest first, with each session's status.
 func ListDataDir(h Harness, dir string, opts ListOptions) ([]Row, error) {
-	infos, err := session.List(dir, &session.ListOptions{Subagents: opts.Subagents, Status: true, Cwd: opts.Cwd})
+	infos, err := session.List(dir, &session.ListOptions{Subagents: opts.Subagents, Status: true, Cwd: opts.Cwd, Cache: ListCacheDir()})
 	if err != nil {
 		return nil, err
 	}

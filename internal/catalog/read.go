@@ -47,12 +47,20 @@ func ReadContext(path string) (*session.ContextReader, error) {
 // CheckpointDir is where windowed loads keep their checkpoints
 // (session.OpenOptions.Checkpoints): os.UserCacheDir()/xdev/checkpoints,
 // or "" (none kept) where there is no cache dir.
-func CheckpointDir() string {
+func CheckpointDir() string { return cacheDir("checkpoints") }
+
+// ListCacheDir is where listings of data dirs keep their list caches
+// (session.ListOptions.Cache): os.UserCacheDir()/xdev/lists, or "".
+func ListCacheDir() string { return cacheDir("lists") }
+
+// cacheDir is the directory name of xdev's cache, or "" where there is
+// no cache dir.
+func cacheDir(name string) string {
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return ""
 	}
-	return filepath.Join(cache, "xdev", "checkpoints")
+	return filepath.Join(cache, "xdev", name)
 }
 
 // OpenIndex opens the session's Index, for the views that go over every

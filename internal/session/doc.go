@@ -119,6 +119,13 @@
 // carries its own checksum, and goes after 30 days unwritten
 // (checkpoint.go).
 //
+// A listing's cost at thousands of sessions is opening and reading each
+// file's head and tail. With ListOptions.Cache, List keeps what it read
+// of each file in that directory, and the next listing stats every file
+// and reads only those whose size, inode, modification or change time
+// differ (listcache.go); a file changed within a second of the listing,
+// or one List could not read, is never kept.
+//
 // Work over a whole file (every entry, the tree, verifying, exporting,
 // copying a branch) goes through an Index instead: where each line is and
 // how it hangs in the tree, with entries read and decoded one at a time.
@@ -137,7 +144,7 @@
 // header.go, the preamble (slot, header, title) in preamble.go, what a
 // line's envelope says in envelope.go, the forward step every forward
 // reader takes in scan.go, ids in ids.go, migrations in
-// migrate.go, what a window keeps in keep.go, checkpoints in checkpoint.go,
+// migrate.go, what a window keeps in keep.go, checkpoints in checkpoint.go, a listing's cache in listcache.go,
 // labels in labels.go, the
 // context in context.go (with context_omp.go and snapcompact.go), the
 // lockfile in lock.go. docs/format.md maps the rest.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -58,6 +59,11 @@ type ListOptions struct {
 	Subagents bool
 	// Status reads each file's last TailBytes too, for SessionInfo.Status.
 	Status bool
+	// Cache is the directory List keeps its list cache in (see
+	// listCacheFormat): what it read of each file, so that the next
+	// listing reads only the files that changed. "" keeps none. It is
+	// never the data dir: List writes nothing there.
+	Cache string
 }
 
 // ListTitle is the title omp's session picker shows: the stored title
@@ -110,7 +116,12 @@ func List(dataDir string, opts *ListOptions) ([]SessionInfo, error) {
 	for i := range cands {
 		cands[i].status = opts.Status
 	}
-	infos := statAll(cands)
+	cache := openListCache(opts.Cache, root)
+	infos, fresh := statAll(cands, cache)
+	if cache != nil {
+		cache.update(root, dirs, opts.Subagents, cands, infos, fresh)
+		cache.save()
+	}
 	if !opts.Subagents {
 		infos = slices.DeleteFunc(infos, func(i SessionInfo) bool { return i.Subagent })
 	}
@@ -255,9 +266,14 @@ func appendCandidatesOf(cands []candidate, dir string, ents []fs.DirEntry, subag
 }
 
 // statAll reads the heads of cands in parallel: with thousands of files the
-// cost is system calls, which overlap well.
-func statAll(cands []candidate) []SessionInfo {
-	infos := make([]SessionInfo, len(cands))
+// cost is system calls, which overlap well. A file cache has an unchanged
+// entry of is only stat'ed; fresh[k] is the new entry of a file read, for
+// the cache (nil without one).
+func statAll(cands []candidate, cache *listCache) (infos []SessionInfo, fresh []*listCacheEntry) {
+	infos = make([]SessionInfo, len(cands))
+	if cache != nil {
+		fresh = make([]*listCacheEntry, len(cands))
+	}
 	workers := min(len(cands), 4*runtime.GOMAXPROCS(0))
 	var next sync.Mutex
 	i := 0
@@ -272,43 +288,60 @@ func statAll(cands []candidate) []SessionInfo {
 				if k >= len(cands) {
 					return
 				}
-				infos[k] = describe(cands[k])
+				if cache == nil {
+					infos[k], _ = describe(cands[k])
+					continue
+				}
+				var ok bool
+				if infos[k], ok = cache.lookup(cands[k]); ok {
+					continue
+				}
+				var st *syscall.Stat_t
+				infos[k], st = describe(cands[k])
+				if st != nil {
+					fresh[k] = &listCacheEntry{stamp: stampOf(st), withStatus: cands[k].status}
+				}
 			}
 		})
 	}
 	wg.Wait()
-	return infos
+	return infos, fresh
 }
 
 // Stat describes the session file at path the way List does, reading only
 // its head.
 func Stat(path string) SessionInfo {
-	return describe(candidate{path: path})
+	info, _ := describe(candidate{path: path})
+	return info
 }
 
-func describe(c candidate) SessionInfo {
+// describe reads what List says of c's file, and returns the stat of the
+// file it read (nil when it read none).
+func describe(c candidate) (SessionInfo, *syscall.Stat_t) {
 	info := SessionInfo{Path: c.path, Subagent: c.subagent}
 	if c.symlink {
 		info.Err = errors.New(c.path + ": a symlink; not followed")
 		if fi, err := os.Lstat(c.path); err == nil {
 			info.Modified = fi.ModTime()
 		}
-		return info
+		return info, nil
 	}
 	if c.irregular {
 		info.Err = errors.New(c.path + ": not a regular file")
-		return info
+		return info, nil
 	}
 	h, facts, fi, err := statHead(c.path, c.status)
+	var st *syscall.Stat_t
 	if fi != nil {
 		info.Size, info.Modified = fi.Size(), fi.ModTime()
+		st, _ = fi.Sys().(*syscall.Stat_t)
 	}
 	if err != nil {
 		info.Err = err
-		return info
+		return info, st
 	}
 	info.fill(h, facts)
-	return info
+	return info, st
 }
 
 // fill sets what a file's head and status say of it.
