@@ -161,7 +161,6 @@ var stringPlain = func() (t [256]bool) {
 type parser struct {
 	data  []byte
 	i     int
-	buf   []byte // scratch for strings with escapes
 	owned bool   // data is never to change: strings may share it (ParseOwned)
 }
 
@@ -477,7 +476,12 @@ func (p *parser) str() (s string, canonical bool, err error) {
 	// rune by rune from the first byte that is not plain ASCII.
 	p.i = asciiEnd
 	canonical = true
-	b := append(p.buf[:0], p.data[start:p.i]...)
+	// One allocation the size of the raw text, handed over as the string:
+	// the text decoded is no longer but for invalid bytes (each a U+FFFD),
+	// and growing a buffer by doubling, then copying it, was most of the
+	// time of decoding a session's long tool outputs.
+	b := make([]byte, 0, p.rawStringLen(start))
+	b = append(b, p.data[start:p.i]...)
 	for {
 		if p.i >= len(p.data) {
 			return "", false, p.errorf("unterminated string")
@@ -486,8 +490,7 @@ func (p *parser) str() (s string, canonical bool, err error) {
 		switch {
 		case c == '"':
 			p.i++
-			p.buf = b
-			return string(b), canonical, nil
+			return unsafe.String(unsafe.SliceData(b), len(b)), canonical, nil
 		case c < 0x20:
 			return "", false, p.errorf("control character in string")
 		case c == '\\':
@@ -513,6 +516,17 @@ func (p *parser) str() (s string, canonical bool, err error) {
 			p.i += size
 		}
 	}
+}
+
+// rawStringLen is the length of the raw text of the string whose text
+// starts at start, up to its closing quote; 0 if it is malformed (its
+// decoding says how).
+func (p *parser) rawStringLen(start int) int {
+	q := parser{data: p.data, i: start - 1}
+	if !q.skipString() {
+		return 0
+	}
+	return q.i - 1 - start
 }
 
 // canonicalEscape reports whether esc is how JSON.stringify escapes the
