@@ -9,7 +9,7 @@ import (
 
 // sourceFlags choose where the other harnesses keep their sessions.
 type sourceFlags struct {
-	claude, codex, pi string
+	claude, codex, pi, copilot, gemini string
 }
 
 func addSourceFlags(fs *flag.FlagSet) *sourceFlags {
@@ -17,12 +17,15 @@ func addSourceFlags(fs *flag.FlagSet) *sourceFlags {
 	fs.StringVar(&f.claude, "claude-dir", "", "Claude Code's dir (default $CLAUDE_CONFIG_DIR or ~/.claude)")
 	fs.StringVar(&f.codex, "codex-dir", "", "Codex's dir (default $CODEX_HOME or ~/.codex)")
 	fs.StringVar(&f.pi, "pi-dir", "", "pi's agent dir (default ~/.pi/agent)")
+	fs.StringVar(&f.copilot, "copilot-dir", "", "Copilot CLI's dir (default $COPILOT_HOME or ~/.copilot)")
+	fs.StringVar(&f.gemini, "gemini-dir", "", "Gemini CLI's dir (default $GEMINI_CLI_HOME/.gemini or ~/.gemini)")
 	return f
 }
 
 // rootFlags are the roots the flags move from their defaults.
 func (f *sourceFlags) rootFlags() map[catalog.Harness]string {
-	return map[catalog.Harness]string{catalog.Claude: f.claude, catalog.Codex: f.codex, catalog.Pi: f.pi}
+	return map[catalog.Harness]string{catalog.Claude: f.claude, catalog.Codex: f.codex, catalog.Pi: f.pi,
+		catalog.Copilot: f.copilot, catalog.Gemini: f.gemini}
 }
 
 // roots are the other harnesses' dirs the flags choose.

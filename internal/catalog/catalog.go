@@ -102,6 +102,10 @@ const (
 	Claude Harness = "claude" // Claude Code
 	Codex  Harness = "codex"  // Codex
 	Pi     Harness = "pi"     // pi
+	// Copilot is GitHub Copilot CLI.
+	Copilot Harness = "copilot"
+	// Gemini is Gemini CLI.
+	Gemini Harness = "gemini"
 	// File is an omp-format session file that lies in no known place.
 	File Harness = "file"
 	// DB is a session stored in a team's PostgreSQL (internal/pgstore).
@@ -110,11 +114,11 @@ const (
 
 // Foreign are the harnesses read in place, in the order Resolve looks
 // through them.
-var Foreign = []Harness{Claude, Codex, Pi}
+var Foreign = []Harness{Claude, Codex, Pi, Copilot, Gemini}
 
 // Converted reports whether h's sessions are converted to be read (they
 // are in another format than omp's).
-func (h Harness) Converted() bool { return h == Claude || h == Codex }
+func (h Harness) Converted() bool { return h == Claude || h == Codex || h == Copilot || h == Gemini }
 
 // Name is how a person calls h.
 func (h Harness) Name() string {
@@ -123,6 +127,10 @@ func (h Harness) Name() string {
 		return "Claude Code"
 	case Codex:
 		return "Codex"
+	case Copilot:
+		return "Copilot CLI"
+	case Gemini:
+		return "Gemini CLI"
 	}
 	return string(h)
 }
@@ -245,7 +253,7 @@ func (c *Catalog) Resolve(arg string) (Ref, error) {
 	}
 	ref, ferr := c.resolveForeign(arg)
 	if errors.Is(ferr, session.ErrNotFound) {
-		return Ref{}, fmt.Errorf("%w (nor is it a Claude Code, Codex or pi session's)", err)
+		return Ref{}, fmt.Errorf("%w (nor is it a Claude Code, Codex, pi, Copilot CLI or Gemini CLI session's)", err)
 	}
 	return ref, ferr
 }
@@ -290,7 +298,7 @@ func (c *Catalog) resolveForeign(arg string) (Ref, error) {
 	case len(prefix) > 1:
 		return Ref{}, &AmbiguousError{Arg: arg, Matches: prefix}
 	}
-	return Ref{}, fmt.Errorf("%w: no Claude Code, Codex or pi session %q", session.ErrNotFound, arg)
+	return Ref{}, fmt.Errorf("%w: no Claude Code, Codex, pi, Copilot CLI or Gemini CLI session %q", session.ErrNotFound, arg)
 }
 
 // sessionFileName is a file name without its .jsonl or .jsonl.zst.
@@ -368,7 +376,7 @@ func (c *Catalog) otherDataDir(h Harness) string {
 // outside the configured root: the directory above Claude Code's
 // projects/, or Codex's sessions/; else the file's own directory.
 func rootOf(h Harness, path string) string {
-	mark := map[Harness]string{Claude: "projects", Codex: "sessions"}[h]
+	mark := map[Harness]string{Claude: "projects", Codex: "sessions", Copilot: "session-state", Gemini: "tmp"}[h]
 	for dir := filepath.Dir(path); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
 		if filepath.Base(dir) == mark {
 			return filepath.Dir(dir)

@@ -29,6 +29,9 @@ type Converted struct {
 	// TitleTrigger is the trigger omp's importer records with the title
 	// ("codex-import"), or empty.
 	TitleTrigger string
+	// EncryptedReasoning counts the messages whose reasoning the harness
+	// kept encrypted (Copilot's reasoningOpaque): there, but not readable.
+	EncryptedReasoning int
 	// Entries are omp session entries, each as JSON.stringify writes it.
 	Entries [][]byte
 }

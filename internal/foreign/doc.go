@@ -1,6 +1,6 @@
 // Package foreign reads the sessions of other coding agents, Claude Code,
-// Codex and pi, so that xdev lists, shows, exports, searches and imports
-// them beside its own. It reads their files and never writes beside them.
+// Codex, pi, GitHub Copilot CLI and Gemini CLI, so that xdev lists, shows,
+// exports, searches and imports them beside its own. It reads their files and never writes beside them.
 //
 // Each harness is a Source (NewSource): List lists its sessions from each
 // file's head, tail and the harness's own index (history.jsonl,
@@ -18,6 +18,12 @@
 // omp's persistForeignSession does; a Mirror keeps every session of a
 // harness converted in xdev's cache, for the search index. pi writes
 // omp's format without the title slot, which the store reads as it is.
+//
+// Copilot CLI's event logs and Gemini CLI's chats have no omp importer to
+// follow: StreamCopilot and StreamGemini convert them by this package's
+// own mapping (a chain of entries in the source's order), and the check
+// is that real omp resumes the import with every message the source
+// holds.
 //
 // docs/import.md describes each mapping and what omp's conversion drops.
 package foreign

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/xdev/xdev/internal/jsonx"
@@ -19,6 +20,10 @@ const (
 	HarnessClaude = "claude" // Claude Code: ~/.claude/projects/<project>/<uuid>.jsonl
 	HarnessCodex  = "codex"  // Codex: ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl
 	HarnessPi     = "pi"     // pi: ~/.pi/agent/sessions, omp's format without the slot
+	// GitHub Copilot CLI: ~/.copilot/session-state/<id>/events.jsonl
+	HarnessCopilot = "copilot"
+	// Gemini CLI: ~/.gemini/tmp/<projectHash>/chats/session-*.json(l)
+	HarnessGemini = "gemini"
 )
 
 // Session is one foreign transcript as a listing shows it: what was read
@@ -89,12 +94,17 @@ func NewSource(harness, root string) (Source, error) {
 		return codexSource{root}, nil
 	case HarnessPi:
 		return piSource{root}, nil
+	case HarnessCopilot:
+		return copilotSource{root}, nil
+	case HarnessGemini:
+		return geminiSource{root}, nil
 	}
-	return nil, fmt.Errorf("no harness %q (claude, codex or pi)", harness)
+	return nil, fmt.Errorf("no harness %q (claude, codex, pi, copilot or gemini)", harness)
 }
 
 // DefaultRoot is where harness keeps its sessions: $CLAUDE_CONFIG_DIR,
-// else ~/.claude; $CODEX_HOME, else ~/.codex; ~/.pi/agent.
+// else ~/.claude; $CODEX_HOME, else ~/.codex; ~/.pi/agent; $COPILOT_HOME,
+// else ~/.copilot; $GEMINI_CLI_HOME/.gemini, else ~/.gemini.
 func DefaultRoot(harness string) (string, error) {
 	switch harness {
 	case HarnessClaude:
@@ -103,8 +113,12 @@ func DefaultRoot(harness string) (string, error) {
 		return CodexDir()
 	case HarnessPi:
 		return PiDir()
+	case HarnessCopilot:
+		return CopilotDir()
+	case HarnessGemini:
+		return GeminiDir()
 	}
-	return "", fmt.Errorf("no harness %q (claude, codex or pi)", harness)
+	return "", fmt.Errorf("no harness %q (claude, codex, pi, copilot or gemini)", harness)
 }
 
 type claudeSource struct{ root string }
@@ -224,6 +238,12 @@ func Detect(path string) (string, error) {
 	}
 	defer r.Close()
 	br := bufio.NewReaderSize(io.LimitReader(r, detectBytes), 64<<10)
+	if strings.HasSuffix(path, ".json") {
+		// A Gemini CLI chat is one pretty-printed document, not lines.
+		if head, _ := br.Peek(4096); geminiDocument(head) {
+			return HarnessGemini, nil
+		}
+	}
 	objects := 0
 	for n := 0; n < detectRecords; n++ {
 		line, _, err := readLineBounded(br, session.DefaultMaxLineBytes)
@@ -279,6 +299,10 @@ func harnessOf(v jsonx.Value) string {
 		return ""
 	case codexTypes[typ] && v.Get("payload").Kind() != jsonx.Undefined:
 		return HarnessCodex
+	case copilotRecord(v):
+		return HarnessCopilot
+	case geminiRecord(v):
+		return HarnessGemini
 	case v.Get("sessionId").Kind() == jsonx.String || claudeTypes[typ]:
 		return HarnessClaude
 	}

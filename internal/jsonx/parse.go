@@ -161,7 +161,7 @@ var stringPlain = func() (t [256]bool) {
 type parser struct {
 	data  []byte
 	i     int
-	owned bool   // data is never to change: strings may share it (ParseOwned)
+	owned bool // data is never to change: strings may share it (ParseOwned)
 }
 
 func (p *parser) errorf(format string, args ...any) error {

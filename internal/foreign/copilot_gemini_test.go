@@ -1,0 +1,495 @@
+package foreign
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/xdev/xdev/internal/export"
+	"github.com/xdev/xdev/internal/jsonx"
+	"github.com/xdev/xdev/internal/omptest"
+	"github.com/xdev/xdev/internal/realfixtures"
+	"github.com/xdev/xdev/internal/search"
+	"github.com/xdev/xdev/internal/session"
+)
+
+const (
+	realCopilot = "../../../shared/fixtures/real/copilot"
+	realGemini  = "../../../shared/fixtures/real/gemini"
+)
+
+// copyTree copies the regular files under src to dst.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		q := filepath.Join(dst, rel)
+		if err := os.MkdirAll(filepath.Dir(q), 0o700); err != nil {
+			return err
+		}
+		return os.WriteFile(q, b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// copilotRoot is a Copilot dir of the real sessions (copied: the
+// fixtures stay untouched) and a hand-made one whose last line is torn.
+func copilotRoot(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(realCopilot, "session-state")); err != nil {
+		realfixtures.Absent(t, "real Copilot CLI sessions at "+realCopilot)
+	}
+	root := filepath.Join(t.TempDir(), ".copilot")
+	copyTree(t, realCopilot, root)
+	copyTree(t, "testdata/copilot", filepath.Join(root, "session-state", "hand-copilot-torn"))
+	os.Rename(filepath.Join(root, "session-state", "hand-copilot-torn", "torn.jsonl"),
+		filepath.Join(root, "session-state", "hand-copilot-torn", copilotEvents))
+	return root
+}
+
+// geminiRoot is a Gemini dir of the real chats (JSON documents) and a
+// hand-made JSONL chat with upserts, a rewind, a $set and a subagent's
+// chat, from reading Gemini CLI's recording format (docs/import.md).
+func geminiRoot(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(realGemini, "tmp")); err != nil {
+		realfixtures.Absent(t, "real Gemini CLI chats at "+realGemini)
+	}
+	root := filepath.Join(t.TempDir(), ".gemini")
+	copyTree(t, realGemini, root)
+	chats := filepath.Join(root, "tmp", "5f0c-handmade", "chats")
+	b, _ := os.ReadFile("testdata/gemini/handmade.jsonl")
+	os.MkdirAll(filepath.Join(chats, "hand-gemini-1"), 0o700)
+	os.WriteFile(filepath.Join(chats, "session-2026-10-02T10-00-handgem1.jsonl"), b, 0o600)
+	b, _ = os.ReadFile("testdata/gemini/subagent.jsonl")
+	os.WriteFile(filepath.Join(chats, "hand-gemini-1", "hand-gemini-sub.jsonl"), b, 0o600)
+	return root
+}
+
+// sourceMessages counts the messages a conversion of s must give: for
+// Copilot every user message, assistant message with something in it and
+// tool result; for Gemini every user and gemini message (after replay)
+// and every tool call's result.
+func sourceMessages(t *testing.T, s Session) int {
+	t.Helper()
+	n := 0
+	switch s.Harness {
+	case HarnessCopilot:
+		eachRecord(s.Path, func(r record) error {
+			d := r.v.Get("data")
+			switch typ, _ := r.v.Get("type").Text(); typ {
+			case "user.message", "tool.execution_complete":
+				n++
+			case "assistant.message":
+				if t, _ := d.Get("content").Text(); t != "" || len(d.Get("toolRequests").Items()) > 0 || d.Get("reasoningText").Truthy() {
+					n++
+				}
+			}
+			return nil
+		})
+	case HarnessGemini:
+		_, msgs, _, err := readGemini(s.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			switch {
+			case m.v.Get("type").Is("user"):
+				n++
+			case m.v.Get("type").Is("gemini"):
+				n += 1 + len(m.v.Get("toolCalls").Items())
+			}
+		}
+	}
+	return n
+}
+
+// TestCopilotGeminiList: every real session lists from its head, with its
+// id, first message, time and (Copilot) cwd and title; the hand-made
+// ones too, a Gemini subagent's chat only with subagents and with its
+// parent; listing the real folders in place changes no byte of them.
+func TestCopilotGeminiList(t *testing.T) {
+	before := treeBytes(t, filepath.Dir(realCopilot))
+	cases := []struct {
+		harness, root string
+		want          int
+	}{
+		{HarnessCopilot, copilotRoot(t), 7},
+		{HarnessGemini, geminiRoot(t), 6},
+		{HarnessCopilot, realCopilot, 6}, // in place
+		{HarnessGemini, realGemini, 5},
+	}
+	for _, c := range cases {
+		src, _ := NewSource(c.harness, c.root)
+		list, err := src.List(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) != c.want {
+			t.Errorf("%s at %s: %d sessions, want %d", c.harness, c.root, len(list), c.want)
+		}
+		for _, s := range list {
+			if s.Err != nil || s.ID == "" || s.FirstMessage == "" || s.Created.IsZero() || s.Subagent {
+				t.Errorf("%s: %+v", s.Path, s)
+			}
+			if c.harness == HarnessCopilot && s.Cwd == "" {
+				t.Errorf("%s: no cwd", s.Path)
+			}
+			if at, err := src.At(s.Path); err != nil || at.ID != s.ID {
+				t.Errorf("At(%s) = %+v, %v", s.Path, at, err)
+			}
+			if h, err := Detect(s.Path); err != nil || h != c.harness {
+				t.Errorf("Detect(%s) = %q, %v", s.Path, h, err)
+			}
+		}
+		if c.harness == HarnessGemini && strings.HasSuffix(c.root, ".gemini") {
+			all, _ := src.List(true)
+			var sub *Session
+			for i := range all {
+				if all[i].Subagent {
+					sub = &all[i]
+				}
+			}
+			if len(all) != c.want+1 || sub == nil || sub.ParentSession != "hand-gemini-1" || sub.ID != "hand-gemini-sub" {
+				t.Errorf("with subagents: %d sessions, subagent %+v", len(all), sub)
+			}
+		}
+	}
+	if after := treeBytes(t, filepath.Dir(realCopilot)); !maps2Equal(before, after) {
+		t.Error("listing changed the real fixtures")
+	}
+}
+
+// TestCopilotGeminiConvert: every session converts into a branch of one
+// message entry for each message of the source (tool calls paired with
+// their results by id), the torn line counted, encrypted reasoning
+// counted; the Gemini log's rewind, upsert and $set are replayed.
+func TestCopilotGeminiConvert(t *testing.T) {
+	for harness, root := range map[string]string{HarnessCopilot: copilotRoot(t), HarnessGemini: geminiRoot(t)} {
+		src, _ := NewSource(harness, root)
+		list, _ := src.List(true)
+		for _, s := range list {
+			c, err := convertAll(src.Stream(s, ForResume))
+			if err != nil {
+				t.Fatalf("%s: %v", s.Path, err)
+			}
+			msgs, calls, results := 0, map[string]bool{}, map[string]bool{}
+			for _, e := range c.Entries {
+				v, err := jsonx.Parse(e)
+				if err != nil {
+					t.Fatalf("%s: entry not JSON: %s", s.Path, e)
+				}
+				if !v.Get("type").Is("message") {
+					continue
+				}
+				msgs++
+				m := v.Get("message")
+				for _, b := range m.Get("content").Items() {
+					if b.Get("type").Is("toolCall") {
+						id, _ := b.Get("id").Text()
+						calls[id] = true
+					}
+				}
+				if m.Get("role").Is("toolResult") {
+					id, _ := m.Get("toolCallId").Text()
+					results[id] = true
+				}
+			}
+			if want := sourceMessages(t, s); msgs != want {
+				t.Errorf("%s: %d messages, the source has %d", s.Path, msgs, want)
+			}
+			for id := range results {
+				if !calls[id] {
+					t.Errorf("%s: a result of %s, which no message calls", s.Path, id)
+				}
+			}
+			switch filepath.Base(filepath.Dir(s.Path)) + "/" + filepath.Base(s.Path) {
+			case "hand-copilot-torn/events.jsonl":
+				if c.Skipped != 1 || c.EncryptedReasoning != 1 || c.Cwd != "/work/torn" {
+					t.Errorf("torn: skipped %d, encrypted %d, cwd %q", c.Skipped, c.EncryptedReasoning, c.Cwd)
+				}
+			case "chats/session-2026-10-02T10-00-handgem1.jsonl":
+				var texts []string
+				for _, e := range c.Entries {
+					v, _ := jsonx.Parse(e)
+					texts = append(texts, string(v.Get("message").Get("content").JSON()))
+				}
+				all := strings.Join(texts, "\n")
+				if strings.Contains(all, "rewound") || !strings.Contains(all, "after the rewind") ||
+					!strings.Contains(all, "Reading it.") || c.Title != "Parser questions" || c.Skipped != 1 || c.Cwd != "/work/handmade" {
+					t.Errorf("handmade gemini: title %q, skipped %d, cwd %q, entries:\n%s", c.Title, c.Skipped, c.Cwd, all)
+				}
+			}
+		}
+	}
+}
+
+// TestCopilotGeminiImportResumes: every session imported (a Gemini chat
+// that names no directory into the one --cwd gives) is one real omp
+// resumes, with every message the source holds, and xdev reads the same
+// messages from it. No omp importer exists for these harnesses: omp's
+// resume of the import is the check.
+func TestCopilotGeminiImportResumes(t *testing.T) {
+	dataDir := t.TempDir()
+	var files []string
+	want := map[string]int{}
+	for harness, root := range map[string]string{HarnessCopilot: copilotRoot(t), HarnessGemini: geminiRoot(t)} {
+		src, _ := NewSource(harness, root)
+		list, _ := src.List(true)
+		for _, s := range list {
+			conv := src.Stream(s, ForResume)
+			withCwd := func(begin func(*Converted) error, emit func(string, []byte) error) error {
+				return conv(func(c *Converted) error {
+					if c.Cwd == "" {
+						c.Cwd = "/work/from-flag"
+					}
+					return begin(c)
+				}, emit)
+			}
+			path, _, err := ImportStream(dataDir, s.Provenance(), withCwd)
+			if err != nil {
+				t.Fatalf("%s: %v", s.Path, err)
+			}
+			files = append(files, path)
+			want[path] = sourceMessages(t, s)
+		}
+	}
+	views, err := jsonx.Parse(omptest.Run(t, t.TempDir(), "context.ts", files...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(views.Items()) != len(files) {
+		t.Fatalf("omp read %d of %d imports", len(views.Items()), len(files))
+	}
+	for _, v := range views.Items() {
+		f, _ := v.Get("file").Text()
+		if e := v.Get("error"); e.Defined() {
+			t.Fatalf("omp cannot resume the import %s: %s", f, e.JSON())
+		}
+		omp := v.Get("messages").Items()
+		if len(omp) != want[f] {
+			t.Errorf("%s: omp resumes %d messages, the source holds %d", filepath.Base(f), len(omp), want[f])
+		}
+		s, err := session.Open(f, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := s.BuildContext()
+		s.Close()
+		var roles, ompRoles []string
+		for _, m := range ctx.Messages {
+			roles = append(roles, string(m.Role))
+		}
+		for _, m := range omp {
+			r, _ := m.Get("role").Text()
+			ompRoles = append(ompRoles, r)
+		}
+		if !slices.Equal(roles, ompRoles) {
+			t.Errorf("%s: xdev reads %v, omp %v", filepath.Base(f), roles, ompRoles)
+		}
+	}
+}
+
+// TestCopilotGeminiFixturesRead: every session exports as Markdown and
+// HTML and is found by search, through a mirror, by a word of its last
+// message, the hit naming the source's own line.
+func TestCopilotGeminiFixturesRead(t *testing.T) {
+	for harness, root := range map[string]string{HarnessCopilot: copilotRoot(t), HarnessGemini: geminiRoot(t)} {
+		src, _ := NewSource(harness, root)
+		list, _ := src.List(true)
+		m := &Mirror{Dir: t.TempDir(), Source: src}
+		if _, err := m.Refresh(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		db, err := search.Open(filepath.Join(t.TempDir(), "index.db"), m.Dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Refresh(context.Background(), search.RefreshOptions{Harness: harness}); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range list {
+			path, _, err := ImportStream(t.TempDir(), s.Provenance(), func(begin func(*Converted) error, emit func(string, []byte) error) error {
+				return src.Stream(s, ForReading)(func(c *Converted) error {
+					if c.Cwd == "" {
+						c.Cwd = "/work/from-flag"
+					}
+					return begin(c)
+				}, emit)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			x, err := session.OpenIndex(path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var md, page bytes.Buffer
+			if err := export.Markdown(&md, x, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := export.HTML(&page, x, &export.PageDefaults); err != nil {
+				t.Fatal(err)
+			}
+			x.Close()
+			st, _ := session.Open(path, nil)
+			ctx := st.BuildContext()
+			st.Close()
+			word := ""
+			for k := len(ctx.Messages) - 1; k >= 0 && word == ""; k-- {
+				word = lastWord(ctx.Messages[k].Text())
+			}
+			if word == "" {
+				continue
+			}
+			hits, err := db.Sessions(context.Background(), search.Query{Text: `"` + word + `"`, Thinking: true, Subagents: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, h := range hits {
+				found = found || m.SourcePath(h.Path) == s.Path
+			}
+			if !found {
+				t.Errorf("search for %q does not find %s", word, s.Path)
+			}
+		}
+	}
+}
+
+// TestCopilotGeminiBadInput: a Gemini document cut in half, a log that is
+// not a Copilot one, and an empty file fail with an error naming the
+// file; nothing is written beside them.
+func TestCopilotGeminiBadInput(t *testing.T) {
+	dir := t.TempDir()
+	doc, err := os.ReadFile(filepath.Join(realGemini, "tmp/2d33ff9193c39ffa4b8352af23f3b106d1ceaff756665e12408cb64657965d22/chats/session-2025-10-21T20-04-0b23371a.json"))
+	if err != nil {
+		realfixtures.Absent(t, "real Gemini CLI chats at "+realGemini)
+	}
+	cut := filepath.Join(dir, "session-cut.json")
+	os.WriteFile(cut, doc[:len(doc)/2], 0o600)
+	notCopilot := filepath.Join(dir, "events.jsonl")
+	os.WriteFile(notCopilot, []byte(`{"hello":"world"}`+"\n"), 0o600)
+	empty := filepath.Join(dir, "session-empty.jsonl")
+	os.WriteFile(empty, nil, 0o600)
+	before := treeBytes(t, dir)
+	for _, c := range []struct {
+		err  error
+		name string
+	}{
+		{StreamGemini(cut, ForReading, func(*Converted) error { return nil }, func(string, []byte) error { return nil }), cut},
+		{StreamGemini(empty, ForReading, func(*Converted) error { return nil }, func(string, []byte) error { return nil }), empty},
+		{copilotAt(notCopilot).Err, notCopilot},
+	} {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.name) {
+			t.Errorf("%s: error %v, want one naming the file", c.name, c.err)
+		}
+	}
+	if s := geminiAt(cut, false); s.Err != nil || s.ID == "" {
+		t.Errorf("a cut chat still lists from its head: %+v", s)
+	}
+	if !maps2Equal(before, treeBytes(t, dir)) {
+		t.Error("reading changed the files")
+	}
+}
+
+// FuzzGemini: any chat, as a document or a log, converts or fails with an
+// error, never a panic, and every entry is JSON.
+func FuzzGemini(f *testing.F) {
+	for _, name := range []string{"handmade.jsonl", "subagent.jsonl"} {
+		if data, err := os.ReadFile("testdata/gemini/" + name); err == nil {
+			f.Add(data, true)
+		}
+	}
+	f.Add([]byte(`{"sessionId":"s","projectHash":"h","messages":[{"id":"a","type":"gemini","toolCalls":[{"result":[{}]}]}]}`), false)
+	f.Add([]byte(`{"sessionId":"s"}`+"\n"+`{"$rewindTo":"zz"}`+"\n"+`{"$set":{"messages":7}}`), true)
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte, log bool) {
+		path := filepath.Join(dir, "session-x.json")
+		if log {
+			path += "l"
+		}
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		geminiAt(path, false)
+		checkConversion(t, StreamGemini(path, ForReading, func(*Converted) error { return nil }, validEntry(t)))
+	})
+}
+
+// FuzzCopilot: any event log lists and converts or fails with an error,
+// never a panic, and every entry is JSON.
+func FuzzCopilot(f *testing.F) {
+	if data, err := os.ReadFile("testdata/copilot/torn.jsonl"); err == nil {
+		f.Add(data)
+	}
+	f.Add([]byte(`{"type":"session.start","id":"x","data":{}}` + "\n" + `{"type":"tool.execution_complete","id":"y","data":{"toolCallId":"c","success":1}}`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, copilotEvents)
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		copilotAt(path)
+		checkConversion(t, StreamCopilot(path, "", ForReading, func(*Converted) error { return nil }, validEntry(t)))
+	})
+}
+
+func validEntry(t *testing.T) func(string, []byte) error {
+	return func(id string, e []byte) error {
+		if !jsonx.Valid(e) {
+			t.Fatalf("entry %s is not JSON: %s", id, e)
+		}
+		return nil
+	}
+}
+
+func checkConversion(t *testing.T, err error) {
+	if err != nil && err.Error() == "" {
+		t.Fatal("an error that says nothing")
+	}
+}
+
+// treeBytes is every regular file under dir with its bytes.
+func treeBytes(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil {
+			if d.Type().IsRegular() {
+				b, _ := os.ReadFile(p)
+				out[p] = string(b)
+			} else {
+				out[p] = d.Type().String()
+			}
+		}
+		return nil
+	})
+	return out
+}
+
+func maps2Equal(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
