@@ -21,7 +21,7 @@ var listCommand = &command{
   xdev list --db $XDEV_DATABASE_URL --all   the sessions a team synced (see xdev sync)
   xdev list --all --limit 20     the 20 most recent of every project
   xdev list --omp --all          omp's sessions
-  xdev list --from claude --all  Claude Code's (also codex, pi, copilot, gemini, omp, xdev, all)
+  xdev list --from claude --all  Claude Code's (also codex, pi, copilot, gemini, opencode, omp, xdev, all)
   xdev list --json | jq -r '.[0].path'`,
 	options: func() options { return &listOptions{} },
 }
@@ -70,7 +70,7 @@ func (o *listOptions) define(fs *flag.FlagSet) {
 	fs.BoolVar(&o.all, "all", false, "every project's sessions, not only this directory's")
 	fs.BoolVar(&o.subagents, "subagents", false, "include subagent transcripts")
 	fs.StringVar(&o.cwd, "cwd", "", "list this directory's sessions (default: the current one)")
-	fs.StringVar(&o.from, "from", "", "whose sessions: xdev (default), omp, claude, codex, pi, copilot, gemini, or all")
+	fs.StringVar(&o.from, "from", "", "whose sessions: xdev (default), omp, claude, codex, pi, copilot, gemini, opencode, or all")
 	fs.Func("limit", "show at most N sessions", func(v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
@@ -86,7 +86,7 @@ func (o *listOptions) setArgs(args []string) { o.args = args }
 
 // harnesses are what --from names, in the order `--from all` lists them.
 var harnesses = []string{"xdev", "omp", string(catalog.Claude), string(catalog.Codex), string(catalog.Pi),
-	string(catalog.Copilot), string(catalog.Gemini)}
+	string(catalog.Copilot), string(catalog.Gemini), string(catalog.Opencode)}
 
 func (o *listOptions) run(e *env) error {
 	if len(o.args) != 0 {
@@ -104,7 +104,7 @@ func (o *listOptions) run(e *env) error {
 		}
 		from = harnesses
 	case o.from != "" && !slices.Contains(harnesses, o.from):
-		return usagef("--from is xdev, omp, claude, codex, pi, copilot, gemini or all, not %q", o.from)
+		return usagef("--from is xdev, omp, claude, codex, pi, copilot, gemini, opencode or all, not %q", o.from)
 	case o.from == "omp" && o.store.dataDir != "":
 		return usagef("--from omp and --data-dir both choose the data dir; give one")
 	case o.from != "":

@@ -9,7 +9,7 @@ import (
 
 // sourceFlags choose where the other harnesses keep their sessions.
 type sourceFlags struct {
-	claude, codex, pi, copilot, gemini string
+	claude, codex, pi, copilot, gemini, opencode string
 }
 
 func addSourceFlags(fs *flag.FlagSet) *sourceFlags {
@@ -19,13 +19,14 @@ func addSourceFlags(fs *flag.FlagSet) *sourceFlags {
 	fs.StringVar(&f.pi, "pi-dir", "", "pi's agent dir (default ~/.pi/agent)")
 	fs.StringVar(&f.copilot, "copilot-dir", "", "Copilot CLI's dir (default $COPILOT_HOME or ~/.copilot)")
 	fs.StringVar(&f.gemini, "gemini-dir", "", "Gemini CLI's dir (default $GEMINI_CLI_HOME/.gemini or ~/.gemini)")
+	fs.StringVar(&f.opencode, "opencode-dir", "", "opencode's data dir (default $XDG_DATA_HOME/opencode or ~/.local/share/opencode)")
 	return f
 }
 
 // rootFlags are the roots the flags move from their defaults.
 func (f *sourceFlags) rootFlags() map[catalog.Harness]string {
 	return map[catalog.Harness]string{catalog.Claude: f.claude, catalog.Codex: f.codex, catalog.Pi: f.pi,
-		catalog.Copilot: f.copilot, catalog.Gemini: f.gemini}
+		catalog.Copilot: f.copilot, catalog.Gemini: f.gemini, catalog.Opencode: f.opencode}
 }
 
 // roots are the other harnesses' dirs the flags choose.

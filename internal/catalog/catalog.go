@@ -106,6 +106,8 @@ const (
 	Copilot Harness = "copilot"
 	// Gemini is Gemini CLI.
 	Gemini Harness = "gemini"
+	// Opencode is opencode (its SQLite database).
+	Opencode Harness = "opencode"
 	// File is an omp-format session file that lies in no known place.
 	File Harness = "file"
 	// DB is a session stored in a team's PostgreSQL (internal/pgstore).
@@ -114,11 +116,13 @@ const (
 
 // Foreign are the harnesses read in place, in the order Resolve looks
 // through them.
-var Foreign = []Harness{Claude, Codex, Pi, Copilot, Gemini}
+var Foreign = []Harness{Claude, Codex, Pi, Copilot, Gemini, Opencode}
 
 // Converted reports whether h's sessions are converted to be read (they
 // are in another format than omp's).
-func (h Harness) Converted() bool { return h == Claude || h == Codex || h == Copilot || h == Gemini }
+func (h Harness) Converted() bool {
+	return h == Claude || h == Codex || h == Copilot || h == Gemini || h == Opencode
+}
 
 // Name is how a person calls h.
 func (h Harness) Name() string {
@@ -253,7 +257,7 @@ func (c *Catalog) Resolve(arg string) (Ref, error) {
 	}
 	ref, ferr := c.resolveForeign(arg)
 	if errors.Is(ferr, session.ErrNotFound) {
-		return Ref{}, fmt.Errorf("%w (nor is it a Claude Code, Codex, pi, Copilot CLI or Gemini CLI session's)", err)
+		return Ref{}, fmt.Errorf("%w (nor is it a Claude Code, Codex, pi, Copilot CLI, Gemini CLI or opencode session's)", err)
 	}
 	return ref, ferr
 }
@@ -298,7 +302,7 @@ func (c *Catalog) resolveForeign(arg string) (Ref, error) {
 	case len(prefix) > 1:
 		return Ref{}, &AmbiguousError{Arg: arg, Matches: prefix}
 	}
-	return Ref{}, fmt.Errorf("%w: no Claude Code, Codex, pi, Copilot CLI or Gemini CLI session %q", session.ErrNotFound, arg)
+	return Ref{}, fmt.Errorf("%w: no Claude Code, Codex, pi, Copilot CLI, Gemini CLI or opencode session %q", session.ErrNotFound, arg)
 }
 
 // sessionFileName is a file name without its .jsonl or .jsonl.zst.

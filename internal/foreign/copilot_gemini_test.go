@@ -79,6 +79,11 @@ func geminiRoot(t *testing.T) string {
 	return root
 }
 
+// newHarnessRoots are the roots of the harnesses without an omp importer.
+func newHarnessRoots(t *testing.T) map[string]string {
+	return map[string]string{HarnessCopilot: copilotRoot(t), HarnessGemini: geminiRoot(t), HarnessOpencode: opencodeRoot(t)}
+}
+
 // sourceMessages counts the messages a conversion of s must give: for
 // Copilot every user message, assistant message with something in it and
 // tool result; for Gemini every user and gemini message (after replay)
@@ -100,6 +105,8 @@ func sourceMessages(t *testing.T, s Session) int {
 			}
 			return nil
 		})
+	case HarnessOpencode:
+		n = opencodeMessages(t, s)
 	case HarnessGemini:
 		_, msgs, _, err := readGemini(s.Path)
 		if err != nil {
@@ -178,7 +185,7 @@ func TestCopilotGeminiList(t *testing.T) {
 // their results by id), the torn line counted, encrypted reasoning
 // counted; the Gemini log's rewind, upsert and $set are replayed.
 func TestCopilotGeminiConvert(t *testing.T) {
-	for harness, root := range map[string]string{HarnessCopilot: copilotRoot(t), HarnessGemini: geminiRoot(t)} {
+	for harness, root := range newHarnessRoots(t) {
 		src, _ := NewSource(harness, root)
 		list, _ := src.List(true)
 		for _, s := range list {
@@ -246,7 +253,7 @@ func TestCopilotGeminiImportResumes(t *testing.T) {
 	dataDir := t.TempDir()
 	var files []string
 	want := map[string]int{}
-	for harness, root := range map[string]string{HarnessCopilot: copilotRoot(t), HarnessGemini: geminiRoot(t)} {
+	for harness, root := range newHarnessRoots(t) {
 		src, _ := NewSource(harness, root)
 		list, _ := src.List(true)
 		for _, s := range list {
@@ -307,7 +314,7 @@ func TestCopilotGeminiImportResumes(t *testing.T) {
 // HTML and is found by search, through a mirror, by a word of its last
 // message, the hit naming the source's own line.
 func TestCopilotGeminiFixturesRead(t *testing.T) {
-	for harness, root := range map[string]string{HarnessCopilot: copilotRoot(t), HarnessGemini: geminiRoot(t)} {
+	for harness, root := range newHarnessRoots(t) {
 		src, _ := NewSource(harness, root)
 		list, _ := src.List(true)
 		m := &Mirror{Dir: t.TempDir(), Source: src}

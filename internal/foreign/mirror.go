@@ -144,12 +144,11 @@ func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error)
 			st.Errors = append(st.Errors, s.Err)
 			continue
 		}
-		fi, err := os.Stat(s.Path)
+		size, mtime, err := m.stamp(s)
 		if err != nil {
 			continue // gone since the listing
 		}
-		row := mirrorRow{Source: s.Path, ID: s.ID, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(),
-			Mirror: mirrorName(s.Path)}
+		row := mirrorRow{Source: s.Path, ID: s.ID, Size: size, ModTime: mtime, Mirror: mirrorName(s.Path)}
 		target := filepath.Join(files, row.Mirror)
 		row.Format = mirrorFormat
 		if prev, ok := old[s.Path]; ok && prev.current(row, target) {
@@ -201,12 +200,12 @@ func (m *Mirror) Ensure(ctx context.Context, s Session) (MirrorFile, error) {
 		return MirrorFile{}, err
 	}
 	defer unlock()
-	fi, err := regularfile.Stat(s.Path)
+	size, mtime, err := m.stamp(s)
 	if err != nil {
 		return MirrorFile{}, err
 	}
 	rows := m.readManifest()
-	row := mirrorRow{Source: s.Path, ID: s.ID, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Mirror: mirrorName(s.Path), Format: mirrorFormat}
+	row := mirrorRow{Source: s.Path, ID: s.ID, Size: size, ModTime: mtime, Mirror: mirrorName(s.Path), Format: mirrorFormat}
 	target := filepath.Join(files, row.Mirror)
 	if prev, ok := rows[s.Path]; ok && prev.Err == "" && prev.current(row, target) {
 		return MirrorFile{target, prev.Skipped}, nil
@@ -227,6 +226,26 @@ func (m *Mirror) Ensure(ctx context.Context, s Session) (MirrorFile, error) {
 		return MirrorFile{}, err
 	}
 	return MirrorFile{target, row.Skipped}, nil
+}
+
+// A Stamper is a Source whose sessions are not files (rows of a
+// database): Stamp says what a session's size and modification time are
+// for its mirror, which is converted again when they change.
+type Stamper interface {
+	Stamp(s Session) (size, mtime int64, err error)
+}
+
+// stamp is the size and modification time of s's source, by which its
+// mirror is kept: its file's stat, or what the Source says (Stamper).
+func (m *Mirror) stamp(s Session) (size, mtime int64, err error) {
+	if st, ok := m.Source.(Stamper); ok {
+		return st.Stamp(s)
+	}
+	fi, err := regularfile.Stat(s.Path)
+	if err != nil {
+		return 0, 0, err
+	}
+	return fi.Size(), fi.ModTime().UnixNano(), nil
 }
 
 // A MirrorFile is the mirror of one session: the omp-format file to read,

@@ -24,6 +24,8 @@ const (
 	HarnessCopilot = "copilot"
 	// Gemini CLI: ~/.gemini/tmp/<projectHash>/chats/session-*.json(l)
 	HarnessGemini = "gemini"
+	// opencode: ~/.local/share/opencode/opencode.db
+	HarnessOpencode = "opencode"
 )
 
 // Session is one foreign transcript as a listing shows it: what was read
@@ -98,13 +100,16 @@ func NewSource(harness, root string) (Source, error) {
 		return copilotSource{root}, nil
 	case HarnessGemini:
 		return geminiSource{root}, nil
+	case HarnessOpencode:
+		return opencodeSource{root}, nil
 	}
-	return nil, fmt.Errorf("no harness %q (claude, codex, pi, copilot or gemini)", harness)
+	return nil, fmt.Errorf("no harness %q (claude, codex, pi, copilot, gemini or opencode)", harness)
 }
 
 // DefaultRoot is where harness keeps its sessions: $CLAUDE_CONFIG_DIR,
 // else ~/.claude; $CODEX_HOME, else ~/.codex; ~/.pi/agent; $COPILOT_HOME,
-// else ~/.copilot; $GEMINI_CLI_HOME/.gemini, else ~/.gemini.
+// else ~/.copilot; $GEMINI_CLI_HOME/.gemini, else ~/.gemini;
+// $XDG_DATA_HOME/opencode, else ~/.local/share/opencode.
 func DefaultRoot(harness string) (string, error) {
 	switch harness {
 	case HarnessClaude:
@@ -117,8 +122,10 @@ func DefaultRoot(harness string) (string, error) {
 		return CopilotDir()
 	case HarnessGemini:
 		return GeminiDir()
+	case HarnessOpencode:
+		return OpencodeDir()
 	}
-	return "", fmt.Errorf("no harness %q (claude, codex, pi, copilot or gemini)", harness)
+	return "", fmt.Errorf("no harness %q (claude, codex, pi, copilot, gemini or opencode)", harness)
 }
 
 type claudeSource struct{ root string }

@@ -1,0 +1,450 @@
+package foreign
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/ncruces/go-sqlite3"
+
+	"github.com/xdev/xdev/internal/atomicfile"
+	"github.com/xdev/xdev/internal/filelock"
+	"github.com/xdev/xdev/internal/jsonx"
+	"github.com/xdev/xdev/internal/regularfile"
+)
+
+// OpencodeDir is opencode's data dir: $XDG_DATA_HOME/opencode, else
+// ~/.local/share/opencode, where opencode (through xdg-basedir) keeps
+// opencode.db.
+func OpencodeDir() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "opencode"), nil
+	}
+	return envOrHome("", filepath.Join(".local", "share", "opencode"))
+}
+
+// opencodeDB is the name of opencode's database in its data dir.
+const opencodeDB = "opencode.db"
+
+type opencodeSource struct{ root string }
+
+func (o opencodeSource) Harness() string { return HarnessOpencode }
+func (o opencodeSource) Root() string    { return o.root }
+
+// A session of opencode's database is named by a path that is not a
+// file's: the database's path, then the session's id
+// (…/opencode.db/ses_…), so that it reads as where the session lives.
+
+// opencodeSessionPath is the path that names session id of db.
+func opencodeSessionPath(db, id string) string { return db + string(filepath.Separator) + id }
+
+// splitOpencodePath is the database and session id a session path names.
+func splitOpencodePath(path string) (db, id string, ok bool) {
+	db, id = filepath.Split(path)
+	db = strings.TrimSuffix(db, string(filepath.Separator))
+	return db, id, filepath.Base(db) == opencodeDB && strings.HasPrefix(id, "ses_")
+}
+
+// List lists the sessions of opencode's database from its session table
+// and, for each, the first text of its first user message (one row of
+// message and one of part by their indexes): never every message.
+// Subagent sessions (a parent_id) are listed only with subagents.
+func (o opencodeSource) List(subagents bool) ([]Session, error) {
+	db := filepath.Join(o.root, opencodeDB)
+	if _, err := os.Lstat(db); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	var out []Session
+	err := withOpencode(db, func(c *sqlite3.Conn) error {
+		st, _, err := c.Prepare(`SELECT s.id, coalesce(s.parent_id, ''), s.title, s.directory, s.time_created, s.time_updated,
+			coalesce(s.model, ''),
+			coalesce((SELECT p.data FROM message m JOIN part p ON p.message_id = m.id
+				WHERE m.session_id = s.id AND json_extract(m.data, '$.role') = 'user' AND json_extract(p.data, '$.type') = 'text'
+				ORDER BY m.time_created, m.id, p.id LIMIT 1), '')
+			FROM session s`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for st.Step() {
+			s := Session{Harness: HarnessOpencode, ID: st.ColumnText(0), ParentSession: st.ColumnText(1), Title: st.ColumnText(2),
+				Cwd: st.ColumnText(3), Created: Time(float64(st.ColumnInt64(4))), Modified: Time(float64(st.ColumnInt64(5)))}
+			s.Path = opencodeSessionPath(db, s.ID)
+			s.Subagent = s.ParentSession != ""
+			if v, err := jsonx.Parse([]byte(st.ColumnText(7))); err == nil {
+				s.FirstMessage, _ = stringField(v, "text")
+			}
+			if s.Subagent && !subagents {
+				continue
+			}
+			out = append(out, s)
+		}
+		return st.Err()
+	})
+	slices.SortFunc(out, func(a, b Session) int {
+		return cmp.Or(b.Modified.Compare(a.Modified), strings.Compare(b.Path, a.Path))
+	})
+	return out, err
+}
+
+func (o opencodeSource) At(path string) (Session, error) {
+	db, id, ok := splitOpencodePath(path)
+	if !ok {
+		return Session{}, fmt.Errorf("%s: not an opencode session (a path of opencode.db, then the session's id)", path)
+	}
+	list, err := opencodeSource{filepath.Dir(db)}.List(true)
+	if err != nil {
+		return Session{}, err
+	}
+	for _, s := range list {
+		if s.ID == id {
+			return s, nil
+		}
+	}
+	return Session{}, fmt.Errorf("%s: no session %s in %s", path, id, db)
+}
+
+// Stamp is what says a session changed: its time_updated, which opencode
+// moves with every message and part it writes.
+func (o opencodeSource) Stamp(s Session) (size, mtime int64, err error) {
+	return 0, s.Modified.UnixNano(), nil
+}
+
+func (o opencodeSource) Stream(s Session, purpose Purpose) Stream {
+	return func(begin func(*Converted) error, emit func(string, []byte) error) error {
+		return StreamOpencode(s.Path, purpose, begin, emit)
+	}
+}
+
+// StreamOpencode converts the opencode session the path names
+// (…/opencode.db/ses_…) into omp entries, one branch in the order of its
+// messages and their parts (docs/import.md has the mapping): a user
+// message's text parts become a user message; an assistant message's
+// reasoning, text and tool parts an assistant message (a tool part a tool
+// call), with the message's tokens and cost as usage, each tool part's
+// result following as a tool result; a change of model a model change.
+// step-start, step-finish, patch, snapshot and file parts become no
+// entry. Each entry names, as its source line, the message's row.
+func StreamOpencode(path string, purpose Purpose, begin func(*Converted) error, emit func(id string, entry []byte) error) error {
+	db, id, ok := splitOpencodePath(path)
+	if !ok {
+		return fmt.Errorf("%s: not an opencode session (a path of opencode.db, then the session's id)", path)
+	}
+	return withOpencode(db, func(c *sqlite3.Conn) error {
+		st, _, err := c.Prepare(`SELECT title, directory, time_created FROM session WHERE id = ?`)
+		if err != nil {
+			return err
+		}
+		st.BindText(1, id)
+		if !st.Step() {
+			st.Close()
+			if err := st.Err(); err != nil {
+				return err
+			}
+			return fmt.Errorf("%s: no session %s", db, id)
+		}
+		meta := &Converted{Title: st.ColumnText(0), Cwd: st.ColumnText(1), Started: Time(float64(st.ColumnInt64(2)))}
+		st.Close()
+		if meta.Title != "" {
+			meta.TitleSource = "auto"
+		}
+		if err := begin(meta); err != nil {
+			return err
+		}
+		ch := &chain{prefix: "opencode", purpose: purpose, emit: emit}
+		msgs, _, err := c.Prepare(`SELECT m.rowid, m.id, m.time_created, m.data FROM message m WHERE m.session_id = ? ORDER BY m.time_created, m.id`)
+		if err != nil {
+			return err
+		}
+		defer msgs.Close()
+		msgs.BindText(1, id)
+		parts, _, err := c.Prepare(`SELECT data FROM part WHERE message_id = ? ORDER BY id`)
+		if err != nil {
+			return err
+		}
+		defer parts.Close()
+		model := ""
+		for msgs.Step() {
+			row, mid, created := int(msgs.ColumnInt64(0)), msgs.ColumnText(1), float64(msgs.ColumnInt64(2))
+			m, err := jsonx.Parse([]byte(msgs.ColumnText(3)))
+			if err != nil || !isRecordValue(m) {
+				meta.Skipped++
+				continue
+			}
+			var ps []jsonx.Value
+			parts.Reset()
+			parts.BindText(1, mid)
+			for parts.Step() {
+				if p, err := jsonx.Parse([]byte(parts.ColumnText(0))); err == nil && isRecordValue(p) {
+					ps = append(ps, p)
+				}
+			}
+			if err := parts.Err(); err != nil {
+				return fmt.Errorf("%s: parts of message %s: %w", db, mid, err)
+			}
+			if err := opencodeMessage(ch, m, ps, created, row, &model); err != nil {
+				return err
+			}
+		}
+		return msgs.Err()
+	})
+}
+
+// opencodeMessage adds the entries of one message m, with its parts ps,
+// created at created (ms) in row row; model is the last model changed to.
+func opencodeMessage(ch *chain, m jsonx.Value, ps []jsonx.Value, created float64, row int, model *string) error {
+	ts := timestampMs(m.Get("time").Get("created"), created)
+	switch {
+	case m.Get("role").Is("user"):
+		var text []jsonx.Value
+		for _, p := range ps {
+			if t, ok := stringField(p, "text"); ok && p.Get("type").Is("text") && !p.Get("synthetic").Truthy() {
+				text = append(text, textBlock(t))
+			}
+		}
+		if len(text) == 0 {
+			return nil
+		}
+		return ch.message(userMessage(text, ts), ts, row)
+	case m.Get("role").Is("assistant"):
+		provider, _ := stringField(m, "providerID")
+		mm, _ := stringField(m, "modelID")
+		if mm != "" && provider+"/"+mm != *model {
+			*model = provider + "/" + mm
+			if err := ch.modelChange(provider, mm, ts, row); err != nil {
+				return err
+			}
+		}
+		var content, results []jsonx.Value
+		for _, p := range ps {
+			switch typ, _ := p.Get("type").Text(); typ {
+			case "reasoning":
+				if t, ok := stringField(p, "text"); ok {
+					content = append(content, thinkingBlock(t))
+				}
+			case "text":
+				if t, ok := stringField(p, "text"); ok {
+					content = append(content, textBlock(t))
+				}
+			case "tool":
+				callID, _ := stringField(p, "callID")
+				name, _ := stringField(p, "tool")
+				state := p.Get("state")
+				content = append(content, toolCallBlock(callID, name, state.Get("input")))
+				if state.Get("status").Is("completed") || state.Get("status").Is("error") {
+					out, _ := state.Get("output").Text()
+					if e, ok := state.Get("error").Text(); ok && out == "" {
+						out = e
+					}
+					end := timestampMs(state.Get("time").Get("end"), ts)
+					results = append(results, toolResult(callID, name, jsonx.ArrayOf(textBlock(out)), state.Get("status").Is("error"), end))
+				}
+			}
+		}
+		if len(content) == 0 {
+			return nil
+		}
+		if err := ch.message(assistantMessage(content, provider, provider, mm, opencodeTokens(m), ts), ts, row); err != nil {
+			return err
+		}
+		for _, r := range results {
+			rts, _ := r.Get("timestamp").Float()
+			if err := ch.message(r, rts, row); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// opencodeTokens is an assistant message's tokens and cost as omp's
+// usage: opencode's input excludes the cache, as omp's does; reasoning
+// tokens count as output.
+func opencodeTokens(m jsonx.Value) tokens {
+	t := m.Get("tokens")
+	f := func(v jsonx.Value) float64 { x, _ := v.Float(); return x }
+	cost := f(m.Get("cost"))
+	return tokens{input: f(t.Get("input")), output: f(t.Get("output")) + f(t.Get("reasoning")),
+		cacheRead: f(t.Get("cache").Get("read")), cacheWrite: f(t.Get("cache").Get("write")), total: f(t.Get("total")), cost: cost}
+}
+
+// opencodeTables are the tables and columns xdev reads: opencode 1.x's
+// schema (the 1.18 database in ../shared/fixtures/real has them).
+var opencodeTables = map[string][]string{
+	"session": {"id", "parent_id", "title", "directory", "time_created", "time_updated"},
+	"message": {"id", "session_id", "time_created", "data"},
+	"part":    {"id", "message_id", "data"},
+}
+
+// withOpencode runs fn on a snapshot of the opencode database db (see
+// opencodeSnapshot), opened read-only, after checking its schema is one
+// xdev reads.
+func withOpencode(db string, fn func(*sqlite3.Conn) error) error {
+	snap, err := opencodeSnapshot(db)
+	if err != nil {
+		return err
+	}
+	c, err := sqlite3.OpenFlags(snap, sqlite3.OPEN_READONLY|sqlite3.OPEN_NOFOLLOW)
+	if err != nil {
+		return fmt.Errorf("%s: %w", db, err)
+	}
+	defer c.Close()
+	for table, cols := range opencodeTables {
+		st, _, err := c.Prepare(`SELECT name FROM pragma_table_info(?)`)
+		if err != nil {
+			return fmt.Errorf("%s: %w", db, err)
+		}
+		st.BindText(1, table)
+		have := map[string]bool{}
+		for st.Step() {
+			have[st.ColumnText(0)] = true
+		}
+		err = st.Err()
+		st.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w (a damaged database?)", db, err)
+		}
+		for _, col := range cols {
+			if !have[col] {
+				return fmt.Errorf("%s: a schema xdev does not read (table %s has no column %s): xdev reads opencode 1.x databases (session, message and part tables)", db, table, col)
+			}
+		}
+	}
+	if err := fn(c); err != nil {
+		return fmt.Errorf("%s: %w", db, err)
+	}
+	return nil
+}
+
+// The snapshot. SQLite writes beside a database it reads: a reader of a
+// database in WAL mode (opencode's) maps and writes its -shm, and creates
+// it when it is missing. xdev writes nothing in opencode's directory, so
+// it reads a copy: the database and its -wal, copied into xdev's cache
+// while neither changes (a stat before and after; a write during the copy
+// means copying again), the copy's WAL then checkpointed into it, so the
+// copy is one file as opencode's last commit left the database. The copy
+// is kept with the stat it was taken at and used again until opencode's
+// files change.
+
+// opencodeSnapshotTries bounds the copies of a database that changes
+// under each.
+const opencodeSnapshotTries = 5
+
+// snapshotStamp is the stat of a database and its WAL.
+type snapshotStamp struct {
+	Size, Mtime, Ino  int64
+	WalSize, WalMtime int64
+	Format            int
+}
+
+const snapshotFormat = 1
+
+// opencodeSnapshot is the path of an up-to-date copy of db.
+func opencodeSnapshot(db string) (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("%s: no cache dir to read a copy in: %w", db, err)
+	}
+	abs, _ := filepath.Abs(db)
+	sum := sha256.Sum256([]byte(abs))
+	dir := filepath.Join(cache, "xdev", "foreign", "opencode-"+hex.EncodeToString(sum[:6]))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	unlock, err := filelock.Lock(context.Background(), filepath.Join(dir, "lock"), nil)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	snap, manifest := filepath.Join(dir, "snapshot.db"), filepath.Join(dir, "snapshot.json")
+	for range opencodeSnapshotTries {
+		before, err := stampOfDB(db)
+		if err != nil {
+			return "", err
+		}
+		if b, err := os.ReadFile(manifest); err == nil {
+			var kept snapshotStamp
+			if json.Unmarshal(b, &kept) == nil && kept == before {
+				if _, err := os.Stat(snap); err == nil {
+					return snap, nil
+				}
+			}
+		}
+		os.Remove(snap + "-wal")
+		os.Remove(snap + "-shm")
+		if err := copyInto(db, snap); err != nil {
+			return "", err
+		}
+		if before.WalSize > 0 {
+			if err := copyInto(db+"-wal", snap+"-wal"); err != nil {
+				return "", err
+			}
+		}
+		if after, err := stampOfDB(db); err != nil || after != before {
+			continue // written during the copy: again
+		}
+		if err := settle(snap); err != nil {
+			return "", fmt.Errorf("%s: %w", db, err)
+		}
+		b, _ := json.Marshal(before)
+		if err := atomicfile.ReplaceCache(manifest, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+			return "", err
+		}
+		return snap, nil
+	}
+	return "", fmt.Errorf("%s: changed during each of %d copies; try again when opencode is idle", db, opencodeSnapshotTries)
+}
+
+// stampOfDB is the stat of db and its -wal (zero when it has none).
+func stampOfDB(db string) (snapshotStamp, error) {
+	fi, err := regularfile.Stat(db)
+	if err != nil {
+		return snapshotStamp{}, err
+	}
+	s := snapshotStamp{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Format: snapshotFormat}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		s.Ino = int64(st.Ino)
+	}
+	if wfi, err := os.Lstat(db + "-wal"); err == nil && wfi.Mode().IsRegular() {
+		s.WalSize, s.WalMtime = wfi.Size(), wfi.ModTime().UnixNano()
+	}
+	return s, nil
+}
+
+// copyInto copies the file at src to dst (in xdev's cache), whole.
+func copyInto(src, dst string) error {
+	f, _, err := regularfile.Open(src, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return atomicfile.ReplaceCache(dst, func(w io.Writer) error {
+		_, err := io.Copy(w, f)
+		return err
+	})
+}
+
+// settle checkpoints the copy's WAL into it and leaves it one file in
+// rollback mode, which a read-only connection opens writing nothing.
+func settle(snap string) error {
+	c, err := sqlite3.OpenFlags(snap, sqlite3.OPEN_READWRITE|sqlite3.OPEN_NOFOLLOW)
+	if err != nil {
+		return err
+	}
+	err = c.Exec(`PRAGMA journal_mode=DELETE`)
+	if cerr := c.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,354 @@
+package foreign
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ncruces/go-sqlite3"
+
+	"github.com/xdev/xdev/internal/jsonx"
+	"github.com/xdev/xdev/internal/realfixtures"
+)
+
+const realOpencode = "../../../shared/fixtures/real/opencode-sqlite"
+
+// opencodeRoot is an opencode data dir holding a copy of the real
+// database (the fixture stays untouched).
+func opencodeRoot(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(realOpencode, opencodeDB))
+	if err != nil {
+		realfixtures.Absent(t, "the real opencode database at "+realOpencode)
+	}
+	root := filepath.Join(t.TempDir(), "opencode")
+	os.MkdirAll(root, 0o700)
+	if err := os.WriteFile(filepath.Join(root, opencodeDB), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// opencodeMessages counts the messages a conversion of s must give, from
+// the database itself: each user message with a text part, each assistant
+// message with a reasoning, text or tool part, and each finished tool
+// part's result.
+func opencodeMessages(t *testing.T, s Session) int {
+	t.Helper()
+	db, id, _ := splitOpencodePath(s.Path)
+	n := 0
+	err := withOpencode(db, func(c *sqlite3.Conn) error {
+		st, _, err := c.Prepare(`SELECT json_extract(m.data, '$.role'),
+			sum(json_extract(p.data, '$.type') = 'text'),
+			sum(json_extract(p.data, '$.type') IN ('text', 'reasoning', 'tool')),
+			sum(json_extract(p.data, '$.type') = 'tool' AND json_extract(p.data, '$.state.status') IN ('completed', 'error'))
+			FROM message m JOIN part p ON p.message_id = m.id WHERE m.session_id = ? GROUP BY m.id`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		st.BindText(1, id)
+		for st.Step() {
+			switch st.ColumnText(0) {
+			case "user":
+				n += min(1, st.ColumnInt(1))
+			case "assistant":
+				n += min(1, st.ColumnInt(2)) + st.ColumnInt(3)
+			}
+		}
+		return st.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// dirState is every name in dir with its bytes: what reading must leave
+// as it was.
+func dirState(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, e := range ents {
+		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		out[e.Name()] = string(b)
+	}
+	return out
+}
+
+func names(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestOpencodeList: the real database lists its three sessions, with
+// titles, cwds, times and first prompts, read in place: its directory
+// holds the same names and bytes after (no -wal, no -shm).
+func TestOpencodeList(t *testing.T) {
+	if _, err := os.Stat(filepath.Join(realOpencode, opencodeDB)); err != nil {
+		realfixtures.Absent(t, "the real opencode database at "+realOpencode)
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	before := dirState(t, realOpencode)
+	src, _ := NewSource(HarnessOpencode, realOpencode)
+	for range 2 { // the second from the kept copy
+		list, err := src.List(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) != 3 {
+			t.Fatalf("%d sessions, want 3", len(list))
+		}
+		for _, s := range list {
+			if s.ID == "" || s.Title == "" || s.Cwd != "/work" || s.FirstMessage == "" || s.Created.IsZero() || s.Modified.Before(s.Created) {
+				t.Errorf("%+v", s)
+			}
+			if at, err := src.At(s.Path); err != nil || at.ID != s.ID {
+				t.Errorf("At(%s) = %+v, %v", s.Path, at, err)
+			}
+			c, err := convertAll(src.Stream(s, ForReading))
+			if err != nil || len(c.Entries) == 0 {
+				t.Errorf("%s: %d entries, %v", s.Path, len(c.Entries), err)
+			}
+		}
+	}
+	if after := dirState(t, realOpencode); !maps2Equal(before, after) {
+		t.Errorf("reading changed opencode's directory: %v, was %v", names(after), names(before))
+	}
+}
+
+// TestOpencodeWhileWriting: a writer holds a copy of the database open in
+// WAL mode (as opencode does) and adds a session with a message between
+// reads; every read lists what the writer committed, the WAL's pages
+// included, and leaves the directory's names and bytes (database, -wal,
+// -shm) as they were before it.
+func TestOpencodeWhileWriting(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	root := opencodeRoot(t)
+	db := filepath.Join(root, opencodeDB)
+	w, err := sqlite3.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Exec(`PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0`); err != nil {
+		t.Fatal(err)
+	}
+	src, _ := NewSource(HarnessOpencode, root)
+	for k := range 6 {
+		id := fmt.Sprintf("ses_written%02d", k)
+		err := w.Exec(fmt.Sprintf(`INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated)
+			VALUES ('%[1]s', 'global', 's', '/work/w', 'written %[2]d', '1.18.13', %[3]d, %[3]d);
+			INSERT INTO message (id, session_id, time_created, time_updated, data)
+			VALUES ('msg_%[1]s', '%[1]s', %[3]d, %[3]d, '{"role":"user","time":{"created":%[3]d}}');
+			INSERT INTO part (id, message_id, session_id, time_created, time_updated, data)
+			VALUES ('prt_%[1]s', 'msg_%[1]s', '%[1]s', %[3]d, %[3]d, '{"type":"text","text":"written prompt %[2]d"}')`,
+			id, k, 1790000000000+k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := dirState(t, root)
+		if _, ok := before[opencodeDB+"-wal"]; !ok {
+			t.Fatal("the writer has no WAL: the test tests nothing")
+		}
+		list, err := src.List(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, s := range list {
+			if s.ID == id {
+				found = s.FirstMessage == fmt.Sprintf("written prompt %d", k)
+				c, err := convertAll(src.Stream(s, ForReading))
+				if err != nil || len(c.Entries) != 1 {
+					t.Errorf("%s: %d entries, %v", id, len(c.Entries), err)
+				}
+			}
+		}
+		if !found || len(list) != 4+k {
+			t.Errorf("write %d: %d sessions, the new one found: %v", k, len(list), found)
+		}
+		if after := dirState(t, root); !maps2Equal(before, after) {
+			t.Fatalf("write %d: reading changed opencode's directory: %v, was %v", k, names(after), names(before))
+		}
+	}
+}
+
+// TestOpencodeBadDatabase: a database of a schema xdev does not read, a
+// file that is not a database, and one cut short fail with an error that
+// names the file, and are left as they were.
+func TestOpencodeBadDatabase(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	cases := map[string]func(path string){
+		"unknown schema": func(p string) {
+			c, _ := sqlite3.Open(p)
+			c.Exec(`CREATE TABLE session (id text, title text); CREATE TABLE session_v3 (id text)`)
+			c.Close()
+		},
+		"not a database": func(p string) { os.WriteFile(p, []byte("not sqlite at all, for sure not\n"), 0o600) },
+		"cut short": func(p string) {
+			b, err := os.ReadFile(filepath.Join(realOpencode, opencodeDB))
+			if err != nil {
+				b = make([]byte, 8192)
+			}
+			os.WriteFile(p, b[:len(b)/3], 0o600)
+		},
+	}
+	for name, make := range cases {
+		root := t.TempDir()
+		db := filepath.Join(root, opencodeDB)
+		make(db)
+		before := dirState(t, root)
+		src, _ := NewSource(HarnessOpencode, root)
+		_, err := src.List(true)
+		if err == nil || !strings.Contains(err.Error(), db) {
+			t.Errorf("%s: error %v, want one naming %s", name, err, db)
+		}
+		if name == "unknown schema" && (err == nil || !strings.Contains(err.Error(), "opencode 1.x")) {
+			t.Errorf("%s: error %v does not say which schema is read", name, err)
+		}
+		if !maps2Equal(before, dirState(t, root)) {
+			t.Errorf("%s: the directory changed", name)
+		}
+	}
+}
+
+// BenchmarkOpencodeList lists a generated database of 10,000 sessions of
+// 20 messages (two parts each): what a listing costs without reading
+// every message (its copy into the cache is taken once, outside the
+// timing, as a second listing finds it).
+func BenchmarkOpencodeList(b *testing.B) {
+	b.Setenv("XDG_CACHE_HOME", b.TempDir())
+	root := b.TempDir()
+	db := filepath.Join(root, opencodeDB)
+	generateOpencode(b, db, 10_000, 20)
+	src, _ := NewSource(HarnessOpencode, root)
+	if list, err := src.List(true); err != nil || len(list) != 10_000 {
+		b.Fatalf("%d sessions, %v", len(list), err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := src.List(true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// generateOpencode writes a database of opencode 1.18's schema (the real
+// one's tables) with sessions of msgs messages.
+func generateOpencode(b testing.TB, db string, sessions, msgs int) {
+	b.Helper()
+	schema := realOpencodeSchema(b)
+	c, err := sqlite3.Open(db)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Exec(schema + `; BEGIN; INSERT INTO project (id, worktree, time_created, time_updated, sandboxes) VALUES ('global', '/', 0, 0, '[]')`); err != nil {
+		b.Fatal(err)
+	}
+	ins, _, _ := c.Prepare(`INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?)`)
+	part, _, _ := c.Prepare(`INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?, ?)`)
+	ses, _, _ := c.Prepare(`INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated) VALUES (?, 'global', 's', ?, ?, '1.18.13', ?, ?)`)
+	t0 := int64(1790000000000)
+	for s := range sessions {
+		sid := fmt.Sprintf("ses_gen%06d", s)
+		ses.BindText(1, sid)
+		ses.BindText(2, fmt.Sprintf("/work/proj-%02d", s%40))
+		ses.BindText(3, fmt.Sprintf("generated session %d", s))
+		ses.BindInt64(4, t0+int64(s)*1000)
+		ses.BindInt64(5, t0+int64(s)*1000+999)
+		if err := ses.Exec(); err != nil {
+			b.Fatal(err)
+		}
+		for m := range msgs {
+			mid := fmt.Sprintf("msg_%06d_%03d", s, m)
+			ts := t0 + int64(s)*1000 + int64(m)
+			role := []string{"user", "assistant"}[m%2]
+			ins.BindText(1, mid)
+			ins.BindText(2, sid)
+			ins.BindInt64(3, ts)
+			ins.BindInt64(4, ts)
+			ins.BindText(5, fmt.Sprintf(`{"role":%q,"time":{"created":%d},"modelID":"m","providerID":"p","tokens":{"input":10,"output":5}}`, role, ts))
+			if err := ins.Exec(); err != nil {
+				b.Fatal(err)
+			}
+			for p, data := range []string{`{"type":"reasoning","text":"thinking it over, at some length, as a model does"}`,
+				fmt.Sprintf(`{"type":"text","text":"message %d of session %d, with some words in it to fill a part of the size real ones have"}`, m, s)} {
+				part.BindText(1, fmt.Sprintf("prt_%06d_%03d_%d", s, m, p))
+				part.BindText(2, mid)
+				part.BindText(3, sid)
+				part.BindInt64(4, ts)
+				part.BindInt64(5, ts)
+				part.BindText(6, data)
+				if err := part.Exec(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	ins.Close()
+	part.Close()
+	ses.Close()
+	if err := c.Exec(`COMMIT`); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// realOpencodeSchema is the real database's CREATE statements, read from
+// a copy.
+func realOpencodeSchema(b testing.TB) string {
+	b.Helper()
+	c, err := sqlite3.OpenFlags(filepath.Join(opencodeRoot(b), opencodeDB), sqlite3.OPEN_READONLY)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	st, _, err := c.Prepare(`SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%'`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	var stmts []string
+	for st.Step() {
+		stmts = append(stmts, st.ColumnText(0))
+	}
+	return strings.Join(stmts, ";\n")
+}
+
+// FuzzOpencode: any message row (its data, then its parts' data, a line
+// each) converts or fails with an error, never a panic, and every entry
+// is JSON.
+func FuzzOpencode(f *testing.F) {
+	f.Add([]byte(`{"role":"assistant","providerID":"p","modelID":"m","tokens":{"input":1,"cache":{"read":2}},"cost":0.5}` + "\n" +
+		`{"type":"tool","callID":"c","tool":"write","state":{"status":"completed","input":{"a":1},"output":"ok","time":{"end":5}}}` + "\n" +
+		`{"type":"reasoning","text":"r"}`))
+	f.Add([]byte(`{"role":"user","time":{"created":1e300}}` + "\n" + `{"type":"text","text":"t","synthetic":true}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lines := strings.Split(string(data), "\n")
+		m, err := jsonx.Parse([]byte(lines[0]))
+		if err != nil {
+			return
+		}
+		var ps []jsonx.Value
+		for _, l := range lines[1:] {
+			if p, err := jsonx.Parse([]byte(l)); err == nil {
+				ps = append(ps, p)
+			}
+		}
+		ch := &chain{prefix: "opencode", purpose: ForReading, emit: validEntry(t)}
+		model := ""
+		checkConversion(t, opencodeMessage(ch, m, ps, 1, 1, &model))
+	})
+}
