@@ -380,7 +380,7 @@ func (c *Catalog) otherDataDir(h Harness) string {
 // outside the configured root: the directory above Claude Code's
 // projects/, or Codex's sessions/; else the file's own directory.
 func rootOf(h Harness, path string) string {
-	mark := map[Harness]string{Claude: "projects", Codex: "sessions", Copilot: "session-state", Gemini: "tmp"}[h]
+	mark := map[Harness]string{Claude: "projects", Codex: "sessions", Copilot: "session-state", Gemini: "tmp", Opencode: "storage"}[h]
 	for dir := filepath.Dir(path); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
 		if filepath.Base(dir) == mark {
 			return filepath.Dir(dir)

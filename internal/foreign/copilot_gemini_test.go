@@ -23,7 +23,7 @@ const (
 )
 
 // copyTree copies the regular files under src to dst.
-func copyTree(t *testing.T, src, dst string) {
+func copyTree(t testing.TB, src, dst string) {
 	t.Helper()
 	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
@@ -81,7 +81,7 @@ func geminiRoot(t *testing.T) string {
 
 // newHarnessRoots are the roots of the harnesses without an omp importer.
 func newHarnessRoots(t *testing.T) map[string]string {
-	return map[string]string{HarnessCopilot: copilotRoot(t), HarnessGemini: geminiRoot(t), HarnessOpencode: opencodeRoot(t)}
+	return map[string]string{HarnessCopilot: copilotRoot(t), HarnessGemini: geminiRoot(t), HarnessOpencode: opencodeRootWithStorage(t)}
 }
 
 // sourceMessages counts the messages a conversion of s must give: for

@@ -61,6 +61,29 @@ func splitOpencodePath(path string) (db, id string, ok bool) {
 // message and one of part by their indexes): never every message.
 // Subagent sessions (a parent_id) are listed only with subagents.
 func (o opencodeSource) List(subagents bool) ([]Session, error) {
+	out, err := o.listDB(subagents)
+	if err != nil {
+		return nil, err
+	}
+	inDB := map[string]bool{}
+	for _, s := range out {
+		inDB[s.ID] = true
+	}
+	// opencode moved its storage/ files into the database and may leave
+	// them: a session in both is the database's.
+	for _, s := range listOpencodeStorage(filepath.Join(o.root, "storage")) {
+		if !inDB[s.ID] && (subagents || !s.Subagent) {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b Session) int {
+		return cmp.Or(b.Modified.Compare(a.Modified), strings.Compare(b.Path, a.Path))
+	})
+	return out, nil
+}
+
+// listDB lists the sessions of opencode.db, if there is one.
+func (o opencodeSource) listDB(subagents bool) ([]Session, error) {
 	db := filepath.Join(o.root, opencodeDB)
 	if _, err := os.Lstat(db); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -92,13 +115,13 @@ func (o opencodeSource) List(subagents bool) ([]Session, error) {
 		}
 		return st.Err()
 	})
-	slices.SortFunc(out, func(a, b Session) int {
-		return cmp.Or(b.Modified.Compare(a.Modified), strings.Compare(b.Path, a.Path))
-	})
 	return out, err
 }
 
 func (o opencodeSource) At(path string) (Session, error) {
+	if storage, ok := opencodeStorageOf(path); ok {
+		return opencodeStorageSession(storage, path), nil
+	}
 	db, id, ok := splitOpencodePath(path)
 	if !ok {
 		return Session{}, fmt.Errorf("%s: not an opencode session (a path of opencode.db, then the session's id)", path)
@@ -137,6 +160,9 @@ func (o opencodeSource) Stream(s Session, purpose Purpose) Stream {
 // step-start, step-finish, patch, snapshot and file parts become no
 // entry. Each entry names, as its source line, the message's row.
 func StreamOpencode(path string, purpose Purpose, begin func(*Converted) error, emit func(id string, entry []byte) error) error {
+	if storage, ok := opencodeStorageOf(path); ok {
+		return streamOpencodeStorage(storage, path, purpose, begin, emit)
+	}
 	db, id, ok := splitOpencodePath(path)
 	if !ok {
 		return fmt.Errorf("%s: not an opencode session (a path of opencode.db, then the session's id)", path)

@@ -32,14 +32,42 @@ func opencodeRoot(t testing.TB) string {
 	return root
 }
 
+// opencodeRootWithStorage is opencodeRoot with the older storage/ layout
+// beside the database: a hand-made session, a subagent's, and a session
+// the database also has (left behind by opencode's move to SQLite).
+func opencodeRootWithStorage(t testing.TB) string {
+	t.Helper()
+	root := opencodeRoot(t)
+	copyTree(t, "testdata/opencode/storage", filepath.Join(root, "storage"))
+	return root
+}
+
 // opencodeMessages counts the messages a conversion of s must give, from
 // the database itself: each user message with a text part, each assistant
 // message with a reasoning, text or tool part, and each finished tool
 // part's result.
 func opencodeMessages(t *testing.T, s Session) int {
 	t.Helper()
-	db, id, _ := splitOpencodePath(s.Path)
 	n := 0
+	if storage, ok := opencodeStorageOf(s.Path); ok {
+		for _, m := range opencodeStorageMessages(storage, s.ID) {
+			var text, content, results int
+			for _, p := range opencodeStorageParts(storage, m.id) {
+				typ, _ := p.Get("type").Text()
+				text += b2i(typ == "text")
+				content += b2i(typ == "text" || typ == "reasoning" || typ == "tool")
+				results += b2i(typ == "tool" && (p.Get("state").Get("status").Is("completed") || p.Get("state").Get("status").Is("error")))
+			}
+			switch {
+			case m.v.Get("role").Is("user"):
+				n += min(1, text)
+			case m.v.Get("role").Is("assistant"):
+				n += min(1, content) + results
+			}
+		}
+		return n
+	}
+	db, id, _ := splitOpencodePath(s.Path)
 	err := withOpencode(db, func(c *sqlite3.Conn) error {
 		st, _, err := c.Prepare(`SELECT json_extract(m.data, '$.role'),
 			sum(json_extract(p.data, '$.type') = 'text'),
@@ -65,6 +93,56 @@ func opencodeMessages(t *testing.T, s Session) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestOpencodeStorage: the older storage/ layout lists beside the
+// database (a session in both is listed once, the database's), its
+// subagent session only with subagents and naming its parent; its
+// sessions convert with the database's mapping, and a damaged file is
+// an error naming it.
+func TestOpencodeStorage(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	root := opencodeRootWithStorage(t)
+	src, _ := NewSource(HarnessOpencode, root)
+	list, _ := src.List(false)
+	all, _ := src.List(true)
+	if len(list) != 4 || len(all) != 5 {
+		t.Fatalf("%d sessions, %d with subagents; want 4 and 5", len(list), len(all))
+	}
+	seen := map[string]int{}
+	for _, s := range all {
+		seen[s.ID]++
+		if s.ID == "ses_hand0002" && (!s.Subagent || s.ParentSession != "ses_hand0001") {
+			t.Errorf("the subagent's session: %+v", s)
+		}
+		if s.ID == "ses_hand0001" && (s.Title != "Storage layout session" || s.Cwd != "/work/storage" || s.FirstMessage != "list the storagelayout files") {
+			t.Errorf("the storage session: %+v", s)
+		}
+		if s.ID == "ses_031541bf9ffeMiy2LOFii47rch" && strings.HasSuffix(s.Path, ".json") {
+			t.Errorf("a session in both is listed from storage/: %s", s.Path)
+		}
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("%s listed %d times", id, n)
+		}
+	}
+	bad := filepath.Join(root, "storage", "session", "global", "ses_hand0001.json")
+	os.WriteFile(bad, []byte(`{"id":"ses_hand0001","title":`), 0o600)
+	if h, err := Detect(filepath.Join(root, "storage", "session", "global", "ses_hand0002.json")); h != HarnessOpencode || err != nil {
+		t.Errorf("Detect of a storage session file: %q, %v", h, err)
+	}
+	s, _ := src.At(bad)
+	if s.Err == nil || !strings.Contains(s.Err.Error(), bad) {
+		t.Errorf("a session file cut short: %v", s.Err)
+	}
 }
 
 // dirState is every name in dir with its bytes: what reading must leave

@@ -310,6 +310,8 @@ func harnessOf(v jsonx.Value) string {
 		return HarnessCopilot
 	case geminiRecord(v):
 		return HarnessGemini
+	case opencodeRecord(v):
+		return HarnessOpencode
 	case v.Get("sessionId").Kind() == jsonx.String || claudeTypes[typ]:
 		return HarnessClaude
 	}
