@@ -5,6 +5,7 @@
 //	xdev-corpus -size 104MB -seed 1 -out big.jsonl
 //	xdev-corpus -sessions 10000 -out /tmp/agent   # writes /tmp/agent/sessions/...
 //	xdev-corpus -vocabulary 10,200                 # prints those words of the vocabulary
+//	xdev-corpus -opencode 10000 -out /tmp/oc/opencode.db   # an opencode 1.18 database
 package main
 
 import (
@@ -24,6 +25,7 @@ func main() {
 	sessions := flag.Int("sessions", 0, "write this many small sessions into the data dir -out instead of one file")
 	out := flag.String("out", "", "the file (or, with -sessions, the data dir) to write; must not exist")
 	vocab := flag.String("vocabulary", "", "print the vocabulary's words of these comma-separated numbers, and stop")
+	opencode := flag.Int("opencode", 0, "write an opencode database -out of this many sessions of 20 messages instead")
 	flag.Parse()
 	if *vocab != "" {
 		for _, f := range strings.Split(*vocab, ",") {
@@ -39,6 +41,13 @@ func main() {
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "xdev-corpus: -out is required")
 		os.Exit(2)
+	}
+	if *opencode > 0 {
+		if err := corpus.WriteOpencode(*out, *opencode, 20); err != nil {
+			fmt.Fprintln(os.Stderr, "xdev-corpus:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if *sessions > 0 {
 		st, err := corpus.WriteDir(*out, *sessions, *seed)

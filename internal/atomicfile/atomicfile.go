@@ -113,6 +113,12 @@ type Temp struct {
 	noSync bool
 }
 
+// ForCache marks t a cache's file, as ReplaceCache writes one: it still
+// appears whole or not at all, but neither it nor its directory is
+// synced, so a crash may leave it empty or torn and its reader must check
+// what it reads.
+func (t *Temp) ForCache() { t.noSync = true }
+
 // NewTemp starts a temp file for a file to be called base in dir. dir
 // need not exist yet: the temp file is made in its nearest existing
 // parent (the same filesystem), and dir only when the file takes its

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/ncruces/go-sqlite3"
@@ -315,40 +316,89 @@ var opencodeTables = map[string][]string{
 
 // withOpencode runs fn on a snapshot of the opencode database db (see
 // opencodeSnapshot), opened read-only, after checking its schema is one
-// xdev reads.
+// xdev reads. The connection is kept for the next call while opencode's
+// files keep the stat the snapshot was taken at: opening one costs about
+// 10 ms (a new SQLite instance), and a search's first refresh converts
+// every session of the database. Calls take turns (a connection is for
+// one goroutine at a time).
 func withOpencode(db string, fn func(*sqlite3.Conn) error) error {
-	snap, err := opencodeSnapshot(db)
+	openConns.Lock()
+	defer openConns.Unlock()
+	stamp, err := stampOfDB(db)
 	if err != nil {
 		return err
 	}
+	oc := openConns.m[db]
+	if oc == nil || oc.stamp != stamp {
+		if oc != nil {
+			oc.conn.Close()
+			delete(openConns.m, db)
+		}
+		c, err := openOpencode(db)
+		if err != nil {
+			return err
+		}
+		oc = &openConn{conn: c, stamp: stamp}
+		if openConns.m == nil {
+			openConns.m = map[string]*openConn{}
+		}
+		openConns.m[db] = oc
+	}
+	if err := fn(oc.conn); err != nil {
+		return fmt.Errorf("%s: %w", db, err)
+	}
+	return nil
+}
+
+// openConns are the connections withOpencode keeps, by database.
+var openConns struct {
+	sync.Mutex
+	m map[string]*openConn
+}
+
+type openConn struct {
+	conn  *sqlite3.Conn
+	stamp snapshotStamp // opencode's files when the snapshot was taken
+}
+
+// openOpencode opens a fresh snapshot of db and checks its schema.
+func openOpencode(db string) (*sqlite3.Conn, error) {
+	snap, err := opencodeSnapshot(db)
+	if err != nil {
+		return nil, err
+	}
 	c, err := sqlite3.OpenFlags(snap, sqlite3.OPEN_READONLY|sqlite3.OPEN_NOFOLLOW)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", db, err)
+	}
+	for table, cols := range opencodeTables {
+		if err := checkColumns(c, db, table, cols); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// checkColumns says which of cols table lacks, if any.
+func checkColumns(c *sqlite3.Conn, db, table string, cols []string) error {
+	st, _, err := c.Prepare(`SELECT name FROM pragma_table_info(?)`)
 	if err != nil {
 		return fmt.Errorf("%s: %w", db, err)
 	}
-	defer c.Close()
-	for table, cols := range opencodeTables {
-		st, _, err := c.Prepare(`SELECT name FROM pragma_table_info(?)`)
-		if err != nil {
-			return fmt.Errorf("%s: %w", db, err)
-		}
-		st.BindText(1, table)
-		have := map[string]bool{}
-		for st.Step() {
-			have[st.ColumnText(0)] = true
-		}
-		err = st.Err()
-		st.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w (a damaged database?)", db, err)
-		}
-		for _, col := range cols {
-			if !have[col] {
-				return fmt.Errorf("%s: a schema xdev does not read (table %s has no column %s): xdev reads opencode 1.x databases (session, message and part tables)", db, table, col)
-			}
-		}
+	defer st.Close()
+	st.BindText(1, table)
+	have := map[string]bool{}
+	for st.Step() {
+		have[st.ColumnText(0)] = true
 	}
-	if err := fn(c); err != nil {
-		return fmt.Errorf("%s: %w", db, err)
+	if err := st.Err(); err != nil {
+		return fmt.Errorf("%s: %w (a damaged database?)", db, err)
+	}
+	for _, col := range cols {
+		if !have[col] {
+			return fmt.Errorf("%s: a schema xdev does not read (table %s has no column %s): xdev reads opencode 1.x databases (session, message and part tables)", db, table, col)
+		}
 	}
 	return nil
 }

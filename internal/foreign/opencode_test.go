@@ -10,6 +10,7 @@ import (
 
 	"github.com/ncruces/go-sqlite3"
 
+	"github.com/xdev/xdev/internal/corpus"
 	"github.com/xdev/xdev/internal/jsonx"
 	"github.com/xdev/xdev/internal/realfixtures"
 )
@@ -310,7 +311,9 @@ func BenchmarkOpencodeList(b *testing.B) {
 	b.Setenv("XDG_CACHE_HOME", b.TempDir())
 	root := b.TempDir()
 	db := filepath.Join(root, opencodeDB)
-	generateOpencode(b, db, 10_000, 20)
+	if err := corpus.WriteOpencode(db, 10_000, 20); err != nil {
+		b.Fatal(err)
+	}
 	src, _ := NewSource(HarnessOpencode, root)
 	if list, err := src.List(true); err != nil || len(list) != 10_000 {
 		b.Fatalf("%d sessions, %v", len(list), err)
@@ -321,88 +324,6 @@ func BenchmarkOpencodeList(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-}
-
-// generateOpencode writes a database of opencode 1.18's schema (the real
-// one's tables) with sessions of msgs messages.
-func generateOpencode(b testing.TB, db string, sessions, msgs int) {
-	b.Helper()
-	schema := realOpencodeSchema(b)
-	c, err := sqlite3.Open(db)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Exec(schema + `; BEGIN; INSERT INTO project (id, worktree, time_created, time_updated, sandboxes) VALUES ('global', '/', 0, 0, '[]')`); err != nil {
-		b.Fatal(err)
-	}
-	ins, _, _ := c.Prepare(`INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?)`)
-	part, _, _ := c.Prepare(`INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?, ?)`)
-	ses, _, _ := c.Prepare(`INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated) VALUES (?, 'global', 's', ?, ?, '1.18.13', ?, ?)`)
-	t0 := int64(1790000000000)
-	for s := range sessions {
-		sid := fmt.Sprintf("ses_gen%06d", s)
-		ses.BindText(1, sid)
-		ses.BindText(2, fmt.Sprintf("/work/proj-%02d", s%40))
-		ses.BindText(3, fmt.Sprintf("generated session %d", s))
-		ses.BindInt64(4, t0+int64(s)*1000)
-		ses.BindInt64(5, t0+int64(s)*1000+999)
-		if err := ses.Exec(); err != nil {
-			b.Fatal(err)
-		}
-		for m := range msgs {
-			mid := fmt.Sprintf("msg_%06d_%03d", s, m)
-			ts := t0 + int64(s)*1000 + int64(m)
-			role := []string{"user", "assistant"}[m%2]
-			ins.BindText(1, mid)
-			ins.BindText(2, sid)
-			ins.BindInt64(3, ts)
-			ins.BindInt64(4, ts)
-			ins.BindText(5, fmt.Sprintf(`{"role":%q,"time":{"created":%d},"modelID":"m","providerID":"p","tokens":{"input":10,"output":5}}`, role, ts))
-			if err := ins.Exec(); err != nil {
-				b.Fatal(err)
-			}
-			for p, data := range []string{`{"type":"reasoning","text":"thinking it over, at some length, as a model does"}`,
-				fmt.Sprintf(`{"type":"text","text":"message %d of session %d, with some words in it to fill a part of the size real ones have"}`, m, s)} {
-				part.BindText(1, fmt.Sprintf("prt_%06d_%03d_%d", s, m, p))
-				part.BindText(2, mid)
-				part.BindText(3, sid)
-				part.BindInt64(4, ts)
-				part.BindInt64(5, ts)
-				part.BindText(6, data)
-				if err := part.Exec(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-	}
-	ins.Close()
-	part.Close()
-	ses.Close()
-	if err := c.Exec(`COMMIT`); err != nil {
-		b.Fatal(err)
-	}
-}
-
-// realOpencodeSchema is the real database's CREATE statements, read from
-// a copy.
-func realOpencodeSchema(b testing.TB) string {
-	b.Helper()
-	c, err := sqlite3.OpenFlags(filepath.Join(opencodeRoot(b), opencodeDB), sqlite3.OPEN_READONLY)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	st, _, err := c.Prepare(`SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%'`)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	var stmts []string
-	for st.Step() {
-		stmts = append(stmts, st.ColumnText(0))
-	}
-	return strings.Join(stmts, ";\n")
 }
 
 // FuzzOpencode: any message row (its data, then its parts' data, a line

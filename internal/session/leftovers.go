@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/xdev/xdev/internal/atomicfile"
 )
@@ -49,12 +50,28 @@ func RemoveLeftover(path string) error {
 }
 
 // SweepLeftovers removes the leftovers in dir (not below it): a writer
-// calls it on the project directory it is about to write into.
-func SweepLeftovers(dir string) { sweep(dir) }
+// calls it on the project directory it is about to write into. It sweeps
+// a directory once in a process: the leftovers are of writers gone before
+// the sweep, and reading a directory of 10,000 sessions for each file a
+// process writes there (a mirror's refresh writes thousands) made the
+// writes quadratic. One a writer leaves later is the next process's.
+func SweepLeftovers(dir string) {
+	if _, done := swept.LoadOrStore(filepath.Clean(dir), true); !done {
+		sweep(dir)
+	}
+}
+
+// swept are the directories SweepLeftovers swept.
+var swept sync.Map
 
 // sweep removes the leftovers in dir (not below it).
 func sweep(dir string) {
-	ents, err := os.ReadDir(dir)
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	ents, err := d.ReadDir(-1) // unsorted: the order does not matter
+	d.Close()
 	if err != nil {
 		return
 	}

@@ -25,7 +25,9 @@ type NewFile struct {
 
 // StartFile starts a new session file for path, with the slot and header
 // of opts (as Create makes them). With replace, Commit replaces a file at
-// path (a cache's); without, it fails if one is there.
+// path: a cache's (a mirror), written unsynced (atomicfile.Temp.ForCache:
+// its reader checks it; syncing each of the thousands a refresh writes
+// was most of its time); without, it fails if one is there.
 func StartFile(path string, opts NewOptions, replace bool) (*NewFile, error) {
 	pre, err := Preamble(opts)
 	if err != nil {
@@ -35,6 +37,9 @@ func StartFile(path string, opts NewOptions, replace bool) (*NewFile, error) {
 	t, err := atomicfile.NewTemp(filepath.Dir(path), filepath.Base(path))
 	if err != nil {
 		return nil, err
+	}
+	if replace {
+		t.ForCache()
 	}
 	f := &NewFile{path: path, replace: replace, t: t, w: seamWriter{t}}
 	f.write(pre)
