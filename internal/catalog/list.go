@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/xdev/xdev/internal/foreign"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -73,7 +74,7 @@ func (c *Catalog) List(h Harness, opts ListOptions) ([]Row, error) {
 	}
 	var out []Row
 	for _, s := range list {
-		if opts.Cwd != "" && !sameDir(s.Cwd, opts.Cwd) && s.Err == nil {
+		if opts.Cwd != "" && !sameDir(s.Cwd, opts.Cwd) && !foreign.GeminiProject(s, opts.Cwd) && s.Err == nil {
 			continue
 		}
 		out = append(out, Row{Harness: h, ID: s.ID, Title: s.Title, Cwd: s.Cwd, Path: s.Path, Created: s.Created,

@@ -3,6 +3,8 @@ package foreign
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"slices"
@@ -499,4 +501,26 @@ func maps2Equal(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// TestGeminiProject: a chat is of the project whose path hashes to its
+// directory's name, as Gemini CLI files them, a subagent's too.
+func TestGeminiProject(t *testing.T) {
+	cwd := "/work/some project"
+	sum := sha256.Sum256([]byte(cwd))
+	dir := filepath.Join("/home/u/.gemini/tmp", hex.EncodeToString(sum[:]), "chats")
+	cases := []struct {
+		s    Session
+		want bool
+	}{
+		{Session{Harness: HarnessGemini, Path: filepath.Join(dir, "session-x.json")}, true},
+		{Session{Harness: HarnessGemini, Path: filepath.Join(dir, "parent", "sub.jsonl"), Subagent: true}, true},
+		{Session{Harness: HarnessGemini, Path: "/home/u/.gemini/tmp/0000/chats/session-x.json"}, false},
+		{Session{Harness: HarnessCopilot, Path: filepath.Join(dir, "session-x.json")}, false},
+	}
+	for _, c := range cases {
+		if got := GeminiProject(c.s, cwd); got != c.want {
+			t.Errorf("GeminiProject(%s) = %v, want %v", c.s.Path, got, c.want)
+		}
+	}
 }

@@ -3,6 +3,8 @@ package foreign
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -451,4 +453,19 @@ func geminiRecord(v jsonx.Value) bool {
 func geminiDocument(head []byte) bool {
 	head = bytes.TrimLeft(head, " \t\r\n")
 	return len(head) > 0 && head[0] == '{' && geminiRecord(geminiHeadMembers(head))
+}
+
+// GeminiProject reports whether the Gemini chat s is one of the project
+// at cwd: Gemini CLI keeps a project's chats under tmp/<projectHash>/,
+// the SHA-256 of the project's path, and most chats name no directory.
+func GeminiProject(s Session, cwd string) bool {
+	if s.Harness != HarnessGemini {
+		return false
+	}
+	sum := sha256.Sum256([]byte(cwd))
+	dir := filepath.Dir(filepath.Dir(s.Path)) // tmp/<hash>
+	if s.Subagent {
+		dir = filepath.Dir(dir)
+	}
+	return filepath.Base(dir) == hex.EncodeToString(sum[:])
 }
