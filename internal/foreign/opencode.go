@@ -91,9 +91,16 @@ func (o opencodeSource) listDB(subagents bool) ([]Session, error) {
 	}
 	var out []Session
 	err := withOpencode(db, func(c *sqlite3.Conn) error {
+		// The first prompt: opencode 2's projected history when the
+		// session has one (session_message), else the message and part rows.
+		v2 := `''`
+		if hasTable(c, "session_message") {
+			v2 = `(SELECT json_object('text', json_extract(x.data, '$.text')) FROM session_message x
+				WHERE x.session_id = s.id AND x.type = 'user' ORDER BY x.seq LIMIT 1)`
+		}
 		st, _, err := c.Prepare(`SELECT s.id, coalesce(s.parent_id, ''), s.title, s.directory, s.time_created, s.time_updated,
 			coalesce(s.model, ''),
-			coalesce((SELECT p.data FROM message m JOIN part p ON p.message_id = m.id
+			coalesce(` + v2 + `, (SELECT p.data FROM message m JOIN part p ON p.message_id = m.id
 				WHERE m.session_id = s.id AND json_extract(m.data, '$.role') = 'user' AND json_extract(p.data, '$.type') = 'text'
 				ORDER BY m.time_created, m.id, p.id LIMIT 1), '')
 			FROM session s`)
@@ -190,6 +197,9 @@ func StreamOpencode(path string, purpose Purpose, begin func(*Converted) error, 
 			return err
 		}
 		ch := &chain{prefix: "opencode", purpose: purpose, emit: emit}
+		if done, err := streamOpencodeV2(c, id, ch); done || err != nil {
+			return err
+		}
 		msgs, _, err := c.Prepare(`SELECT m.rowid, m.id, m.time_created, m.data FROM message m WHERE m.session_id = ? ORDER BY m.time_created, m.id`)
 		if err != nil {
 			return err
@@ -293,6 +303,92 @@ func opencodeMessage(ch *chain, m jsonx.Value, ps []jsonx.Value, created float64
 		}
 	}
 	return nil
+}
+
+// streamOpencodeV2 converts session id's projected history, opencode 2's
+// session_message rows (one a message, in seq order), when it has one:
+// done says it did. A row's data is the message without its id and type
+// (opencode's SessionMessage): a user's text, an assistant's model,
+// content (text, reasoning and tool items, a tool's state with its input
+// and content), tokens and cost. Each becomes the message and parts of the
+// older rows it was projected from (opencode's v1-read mapping, reversed),
+// converted alike; other types of row (none is known) are skipped.
+func streamOpencodeV2(c *sqlite3.Conn, id string, ch *chain) (done bool, err error) {
+	if !hasTable(c, "session_message") {
+		return false, nil
+	}
+	st, _, err := c.Prepare(`SELECT rowid, type, time_created, data FROM session_message WHERE session_id = ? ORDER BY seq`)
+	if err != nil {
+		return false, err
+	}
+	defer st.Close()
+	st.BindText(1, id)
+	model := ""
+	for st.Step() {
+		done = true
+		row, typ, created := int(st.ColumnInt64(0)), st.ColumnText(1), float64(st.ColumnInt64(2))
+		d, err := jsonx.Parse([]byte(st.ColumnText(3)))
+		if err != nil || !isRecordValue(d) {
+			continue
+		}
+		m, ps := opencodeV1Of(typ, d)
+		if !m.Defined() {
+			continue
+		}
+		if err := opencodeMessage(ch, m, ps, created, row, &model); err != nil {
+			return true, err
+		}
+	}
+	return done, st.Err()
+}
+
+// opencodeV1Of is a projected message (its type and data) as the message
+// and parts it was projected from.
+func opencodeV1Of(typ string, d jsonx.Value) (jsonx.Value, []jsonx.Value) {
+	created := member("time", jsonx.ObjectOf(member("created", d.Get("time").Get("created"))))
+	switch typ {
+	case "user":
+		t, _ := d.Get("text").Text()
+		return jsonx.ObjectOf(member("role", jsonx.Str("user")), created),
+			[]jsonx.Value{jsonx.ObjectOf(member("type", jsonx.Str("text")), member("text", jsonx.Str(t)))}
+	case "assistant":
+		m := jsonx.ObjectOf(member("role", jsonx.Str("assistant")), created,
+			member("providerID", d.Get("model").Get("providerID")), member("modelID", d.Get("model").Get("id")),
+			member("tokens", d.Get("tokens")), member("cost", d.Get("cost")))
+		var ps []jsonx.Value
+		for _, item := range d.Get("content").Items() {
+			switch it, _ := item.Get("type").Text(); it {
+			case "text", "reasoning":
+				ps = append(ps, jsonx.ObjectOf(member("type", jsonx.Str(it)), member("text", item.Get("text"))))
+			case "tool":
+				st := item.Get("state")
+				var out []string
+				for _, c := range st.Get("content").Items() {
+					if t, ok := c.Get("text").Text(); ok {
+						out = append(out, t)
+					}
+				}
+				ps = append(ps, jsonx.ObjectOf(member("type", jsonx.Str("tool")), member("callID", item.Get("id")),
+					member("tool", item.Get("name")), member("state", jsonx.ObjectOf(
+						member("status", st.Get("status")), member("input", st.Get("input")),
+						member("output", jsonx.Str(strings.Join(out, "\n"))), member("error", st.Get("error").Get("message")),
+						member("time", jsonx.ObjectOf(member("end", item.Get("time").Get("completed"))))))))
+			}
+		}
+		return m, ps
+	}
+	return jsonx.Value{}, nil
+}
+
+// hasTable reports whether the database has a table of that name.
+func hasTable(c *sqlite3.Conn, name string) bool {
+	st, _, err := c.Prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`)
+	if err != nil {
+		return false
+	}
+	defer st.Close()
+	st.BindText(1, name)
+	return st.Step()
 }
 
 // opencodeTokens is an assistant message's tokens and cost as omp's

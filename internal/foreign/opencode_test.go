@@ -40,7 +40,29 @@ func opencodeRootWithStorage(t testing.TB) string {
 	t.Helper()
 	root := opencodeRoot(t)
 	copyTree(t, "testdata/opencode/storage", filepath.Join(root, "storage"))
+	addOpencodeV2(t, filepath.Join(root, opencodeDB))
 	return root
+}
+
+// addOpencodeV2 adds to the database at db a session that has only
+// opencode 2's projected history (session_message rows), hand-made after
+// opencode's v1-read mapping: a user's text, an assistant's reasoning,
+// tool call (with its result) and text.
+func addOpencodeV2(t testing.TB, db string) {
+	t.Helper()
+	c, err := sqlite3.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	err = c.Exec(`INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated)
+		VALUES ('ses_v2only', 'global', 'v2', '/work/v2', 'Projected history', '2.0.0', 1790000000000, 1790000009000);
+		INSERT INTO session_message (id, session_id, type, seq, time_created, time_updated, data) VALUES
+		('msg_v2a', 'ses_v2only', 'user', 0, 1790000001000, 1790000001000, '{"time":{"created":1790000001000},"text":"count the projectedword files"}'),
+		('msg_v2b', 'ses_v2only', 'assistant', 1, 1790000002000, 1790000002000, '{"time":{"created":"2026-09-21T14:13:22.000Z","completed":1790000008000},"agent":"build","model":{"providerID":"anthropic","id":"claude-sonnet-4","variant":"default"},"content":[{"type":"reasoning","id":"prt_r","text":"ls and wc"},{"type":"tool","id":"call_v2","name":"bash","state":{"status":"completed","input":{"command":"ls | wc -l"},"structured":{},"content":[{"type":"text","text":"7"}]},"time":{"created":1790000003000,"completed":1790000004000}},{"type":"text","id":"prt_t","text":"Seven files, projectedword."}],"finish":"stop","cost":0.01,"tokens":{"input":100,"output":20,"reasoning":5,"cache":{"read":0,"write":0}}}')`)
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // opencodeMessages counts the messages a conversion of s must give, from
@@ -69,6 +91,9 @@ func opencodeMessages(t *testing.T, s Session) int {
 		return n
 	}
 	db, id, _ := splitOpencodePath(s.Path)
+	if id == "ses_v2only" {
+		return 3 // the user's, the assistant's and its tool's result (addOpencodeV2)
+	}
 	err := withOpencode(db, func(c *sqlite3.Conn) error {
 		st, _, err := c.Prepare(`SELECT json_extract(m.data, '$.role'),
 			sum(json_extract(p.data, '$.type') = 'text'),
@@ -114,8 +139,8 @@ func TestOpencodeStorage(t *testing.T) {
 	src, _ := NewSource(HarnessOpencode, root)
 	list, _ := src.List(false)
 	all, _ := src.List(true)
-	if len(list) != 4 || len(all) != 5 {
-		t.Fatalf("%d sessions, %d with subagents; want 4 and 5", len(list), len(all))
+	if len(list) != 5 || len(all) != 6 {
+		t.Fatalf("%d sessions, %d with subagents; want 5 and 6", len(list), len(all))
 	}
 	seen := map[string]int{}
 	for _, s := range all {
@@ -125,6 +150,9 @@ func TestOpencodeStorage(t *testing.T) {
 		}
 		if s.ID == "ses_hand0001" && (s.Title != "Storage layout session" || s.Cwd != "/work/storage" || s.FirstMessage != "list the storagelayout files") {
 			t.Errorf("the storage session: %+v", s)
+		}
+		if s.ID == "ses_v2only" && s.FirstMessage != "count the projectedword files" {
+			t.Errorf("the session of projected history: %+v", s)
 		}
 		if s.ID == "ses_031541bf9ffeMiy2LOFii47rch" && strings.HasSuffix(s.Path, ".json") {
 			t.Errorf("a session in both is listed from storage/: %s", s.Path)
@@ -327,8 +355,8 @@ func BenchmarkOpencodeList(b *testing.B) {
 }
 
 // FuzzOpencode: any message row (its data, then its parts' data, a line
-// each) converts or fails with an error, never a panic, and every entry
-// is JSON.
+// each), and any projected message's data, converts or fails with an
+// error, never a panic, and every entry is JSON.
 func FuzzOpencode(f *testing.F) {
 	f.Add([]byte(`{"role":"assistant","providerID":"p","modelID":"m","tokens":{"input":1,"cache":{"read":2}},"cost":0.5}` + "\n" +
 		`{"type":"tool","callID":"c","tool":"write","state":{"status":"completed","input":{"a":1},"output":"ok","time":{"end":5}}}` + "\n" +
@@ -349,5 +377,11 @@ func FuzzOpencode(f *testing.F) {
 		ch := &chain{prefix: "opencode", purpose: ForReading, emit: validEntry(t)}
 		model := ""
 		checkConversion(t, opencodeMessage(ch, m, ps, 1, 1, &model))
+		// And the line as opencode 2's projected message's data.
+		for _, typ := range []string{"user", "assistant"} {
+			if v1, parts := opencodeV1Of(typ, m); v1.Defined() {
+				checkConversion(t, opencodeMessage(ch, v1, parts, 1, 1, &model))
+			}
+		}
 	})
 }
