@@ -122,6 +122,7 @@ func (o *listOptions) run(e *env) error {
 		}
 	}
 	var good, bad []catalog.Row
+	failed := false
 	for _, h := range from {
 		var rows []catalog.Row
 		var err error
@@ -136,6 +137,14 @@ func (o *listOptions) run(e *env) error {
 			rows, err = o.listStore(&store, h, cwd, len(from) > 1)
 		default:
 			rows, err = o.listForeign(e, h, cwd)
+		}
+		if err != nil && len(from) > 1 && h != "xdev" && h != "db" {
+			// One harness that cannot be read (a damaged opencode
+			// database) does not hide the others': it is said, and
+			// the listing fails at the end.
+			fmt.Fprintf(e.ErrOut, "xdev list: %s: %v\n", h, err)
+			failed = true
+			continue
 		}
 		if err != nil {
 			return err
@@ -179,6 +188,9 @@ func (o *listOptions) run(e *env) error {
 	}
 	if len(bad) > 0 {
 		fmt.Fprintf(e.ErrOut, "%s not listed: not sessions or unreadable (xdev list --json, or xdev verify, says why)\n", term.Plural(len(bad), "file"))
+	}
+	if failed {
+		return errProblems
 	}
 	return nil
 }
