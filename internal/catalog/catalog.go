@@ -241,6 +241,13 @@ func (c *Catalog) Resolve(arg string) (Ref, error) {
 	if arg == "" {
 		return Ref{}, ErrEmptyArgument
 	}
+	if foreign.IsOpencodeSessionPath(arg) {
+		abs, err := filepath.Abs(arg)
+		if err != nil {
+			return Ref{}, err
+		}
+		return c.atOpencode(abs)
+	}
 	if session.SessionPath(arg) {
 		abs, err := filepath.Abs(arg)
 		if err != nil {
@@ -354,6 +361,23 @@ func (c *Catalog) At(path string) (Ref, error) {
 		ref.Harness, ref.Foreign = Pi, &s
 	}
 	return ref, nil
+}
+
+// atOpencode is the opencode session path (absolute) names: a session of
+// the database at its head, wherever that lies.
+func (c *Catalog) atOpencode(path string) (Ref, error) {
+	src := c.sources[Opencode]
+	if src == nil || !within(path, src.Root()) {
+		var err error
+		if src, err = foreign.NewSource(string(Opencode), filepath.Dir(filepath.Dir(path))); err != nil {
+			return Ref{}, err
+		}
+	}
+	s, err := src.At(path)
+	if err != nil {
+		return Ref{}, err
+	}
+	return Ref{Harness: Opencode, Path: path, ID: s.ID, Foreign: &s}, nil
 }
 
 // otherDataDir is the default data dir of h (Xdev or Omp) when it is not

@@ -50,6 +50,18 @@ func (o opencodeSource) Root() string    { return o.root }
 // opencodeSessionPath is the path that names session id of db.
 func opencodeSessionPath(db, id string) string { return db + string(filepath.Separator) + id }
 
+// IsOpencodeSessionPath reports whether path names a session of an
+// opencode database that is there (…/opencode.db/ses_…): a path a person
+// may give, though no file has it.
+func IsOpencodeSessionPath(path string) bool {
+	db, _, ok := splitOpencodePath(path)
+	if !ok {
+		return false
+	}
+	fi, err := os.Lstat(db)
+	return err == nil && fi.Mode().IsRegular()
+}
+
 // splitOpencodePath is the database and session id a session path names.
 func splitOpencodePath(path string) (db, id string, ok bool) {
 	db, id = filepath.Split(path)
