@@ -205,6 +205,10 @@ func (c *listCache) update(root string, dirs []string, subagents bool, cands []c
 		c.seen[cand.path] = true
 		e := fresh[k]
 		if e == nil {
+			if _, kept := c.index[cand.path]; kept && (cand.symlink || cand.irregular) {
+				delete(c.index, cand.path) // a file that became a link or a FIFO
+				c.changed = true
+			}
 			continue
 		}
 		c.changed = true
