@@ -1,0 +1,230 @@
+// Package usage prices what model calls cost, as omp prices them.
+//
+// The price table is omp's own model catalog, @oh-my-pi/pi-catalog's
+// src/models.json (5,109 models of 69 providers in 18.2.3), built into
+// the binary (prices.json.gz, written by genprices; Source says its
+// version and date) and read only when a price is asked for: nothing is
+// fetched at run time. A model's Price is its rates in dollars per
+// million tokens (input not read from the cache, output, cache reads,
+// cache writes), with the catalog's two refinements: a long-context tier,
+// whose rates apply to a call whose prompt (input, cache reads and cache
+// writes) is over the tier's threshold, and a time-based schedule (a
+// multiplier outside peak UTC windows, rates effective from a date).
+// Cost computes a call's cost rule for rule as pi-catalog's
+// calculateUsageCost does (TestCostMatchesOmp holds the two to each other
+// on every model of the table).
+//
+// A model the table does not have has no price (Lookup's ok is false),
+// which a report must say rather than count as free.
+package usage
+
+import (
+	"bytes"
+	"cmp"
+	"compress/gzip"
+	_ "embed"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/go-json-experiment/json"
+)
+
+//go:generate go run ./genprices -date 2026-12-01
+
+//go:embed prices.json.gz
+var pricesGz []byte
+
+// Rates are dollars per million tokens.
+type Rates struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cacheRead"`
+	CacheWrite float64 `json:"cacheWrite"`
+}
+
+// LongContext is a tier of rates for long prompts.
+type LongContext struct {
+	Rates                   `json:",inline"`
+	InputThreshold          float64 `json:"inputThreshold"`
+	InputThresholdInclusive bool    `json:"inputThresholdInclusive"`
+}
+
+// PeakWindow is a span of UTC minutes on some weekdays (0 is Sunday).
+type PeakWindow struct {
+	Weekdays    []int `json:"weekdays"`
+	StartMinute int   `json:"startMinute"`
+	EndMinute   int   `json:"endMinute"`
+}
+
+// EffectiveRates are rates that apply from a time (Unix ms) on.
+type EffectiveRates struct {
+	Rates         `json:",inline"`
+	EffectiveFrom float64      `json:"effectiveFrom"`
+	LongContext   *LongContext `json:"longContext"`
+}
+
+// TimeBased is a schedule of prices: calls outside the peak windows cost
+// OffPeakMultiplier times the rates, and EffectiveRates replace the rates
+// from their dates on.
+type TimeBased struct {
+	OffPeakMultiplier float64          `json:"offPeakMultiplier"`
+	PeakWindows       []PeakWindow     `json:"peakWindows"`
+	EffectiveRates    []EffectiveRates `json:"effectiveRates"`
+}
+
+// Price is one model's price.
+type Price struct {
+	Rates       `json:",inline"`
+	LongContext *LongContext `json:"longContext"`
+	TimeBased   *TimeBased   `json:"timeBased"`
+}
+
+// Tokens are one call's tokens as omp's usage records them: Input is the
+// input not read from the cache.
+type Tokens struct {
+	Input, Output, CacheRead, CacheWrite float64
+	// CacheWrite1h are the cache writes of a one-hour lifetime, of
+	// CacheWrite (Anthropic's cttl.ephemeral1h); they cost twice the
+	// input rate, the rest the cache-write rate.
+	CacheWrite1h float64
+}
+
+// Cost is what a call of tokens cost, at time at (Unix ms; it matters
+// only to a time-based price), in dollars, as pi-catalog's
+// calculateUsageCost computes it.
+func (p Price) Cost(t Tokens, at float64) float64 {
+	prompt := t.Input + t.CacheRead + t.CacheWrite
+	r := p.rates(prompt, at)
+	m := 1.0
+	if p.TimeBased != nil && !p.TimeBased.peak(at) {
+		m = p.TimeBased.OffPeakMultiplier
+	}
+	write := r.CacheWrite / 1e6 * t.CacheWrite
+	if t.CacheWrite1h > 0 {
+		fiveMinute := max(0, t.CacheWrite-t.CacheWrite1h)
+		write = r.CacheWrite/1e6*fiveMinute + r.Input*2/1e6*t.CacheWrite1h
+	}
+	return r.Input/1e6*t.Input*m + r.Output/1e6*t.Output*m + r.CacheRead/1e6*t.CacheRead*m + write*m
+}
+
+// rates are the rates of a call with a prompt of that many tokens at at:
+// the latest effective rates by then, and their long-context tier when
+// the prompt reaches it.
+func (p Price) rates(prompt, at float64) Rates {
+	rates, long := p.Rates, p.LongContext
+	if p.TimeBased != nil {
+		from := math.Inf(-1)
+		for _, e := range p.TimeBased.EffectiveRates {
+			if e.EffectiveFrom <= at && e.EffectiveFrom > from {
+				rates, long, from = e.Rates, e.LongContext, e.EffectiveFrom
+			}
+		}
+	}
+	if long != nil && (prompt > long.InputThreshold || long.InputThresholdInclusive && prompt == long.InputThreshold) {
+		return long.Rates
+	}
+	return rates
+}
+
+// peak reports whether at (Unix ms) falls in a peak window.
+func (s *TimeBased) peak(at float64) bool {
+	day := math.Floor(at / 86_400_000)
+	weekday := int(math.Mod(math.Mod(day+4, 7)+7, 7))
+	minute := int(math.Floor((at - day*86_400_000) / 60_000))
+	for _, w := range s.PeakWindows {
+		if minute >= w.StartMinute && minute < w.EndMinute && slices.Contains(w.Weekdays, weekday) {
+			return true
+		}
+	}
+	return false
+}
+
+// A Model is one model of the table.
+type Model struct {
+	Provider string `json:"provider"`
+	ID       string `json:"id"`
+	Price    Price  `json:"cost"`
+}
+
+// Table is the price table.
+type Table struct {
+	Source string  `json:"source"` // the catalog it was built from
+	Date   string  `json:"date"`   // when
+	Models []Model `json:"models"` // by provider, then id
+
+	byID map[string][]int // a model id's models, by their place in Models
+}
+
+// Prices is the built-in table, read on first use.
+var Prices = sync.OnceValue(func() *Table {
+	t, err := readTable(pricesGz)
+	if err != nil {
+		panic("usage: the built-in price table does not read: " + err.Error()) // a build's mistake, not input's
+	}
+	return t
+})
+
+func readTable(gz []byte) (*Table, error) {
+	z, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(z)
+	if err != nil {
+		return nil, err
+	}
+	t := &Table{}
+	if err := json.Unmarshal(b, t); err != nil {
+		return nil, err
+	}
+	t.byID = map[string][]int{}
+	for k, m := range t.Models {
+		t.byID[strings.ToLower(m.ID)] = append(t.byID[strings.ToLower(m.ID)], k)
+	}
+	return t, nil
+}
+
+// Lookup is the price of model as provider serves it: that provider's
+// entry; else, for a model a session names without the catalog's
+// provider (Claude Code's "claude-…", Codex's "gpt-…", or a provider
+// the catalog calls otherwise), the entry of the model's first-party
+// provider (anthropic, openai, google, then the others by name) among
+// those that have its id. A model given as "provider/model" is looked
+// up as such. ok is false for a model the table does not have.
+func (t *Table) Lookup(provider, model string) (Price, bool) {
+	if provider == "" {
+		if p, m, cut := strings.Cut(model, "/"); cut {
+			if price, ok := t.Lookup(p, m); ok {
+				return price, true
+			}
+		}
+	}
+	ks := t.byID[strings.ToLower(model)]
+	if len(ks) == 0 {
+		return Price{}, false
+	}
+	best := slices.MinFunc(ks, func(a, b int) int {
+		return cmp.Or(rank(t.Models[a].Provider, provider)-rank(t.Models[b].Provider, provider),
+			strings.Compare(t.Models[a].Provider, t.Models[b].Provider))
+	})
+	return t.Models[best].Price, true
+}
+
+// rank orders the providers of a model id: the one asked for, then the
+// first-party ones, then the rest.
+func rank(provider, asked string) int {
+	switch provider {
+	case asked:
+		return 0
+	case "anthropic":
+		return 1
+	case "openai":
+		return 2
+	case "google":
+		return 3
+	}
+	return 4
+}
