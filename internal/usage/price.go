@@ -1,4 +1,8 @@
-// Package usage prices what model calls cost, as omp prices them.
+// Package usage reads the model calls sessions record and prices them,
+// as omp's own statistics read and price them.
+//
+// SessionCalls reads an omp-format session's calls (calls.go), rule for
+// rule as omp-stats' parser does (TestSessionCallsMatchOmpStats).
 //
 // The price table is omp's own model catalog, @oh-my-pi/pi-catalog's
 // src/models.json (5,109 models of 69 providers in 18.2.3), built into
