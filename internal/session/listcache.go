@@ -79,8 +79,9 @@ type listCacheEntry struct {
 type listCache struct {
 	path  string
 	start time.Time
-	body  string            // the file's records
-	index map[string][2]int // a path's record: where it starts and ends in body
+	raw   []byte            // the file's records
+	body  string            // raw as a string, sharing its bytes: the records' strings are its substrings
+	index map[string][2]int // a path's record: where it starts and ends in raw
 	// fresh are the entries of the files this listing read, seen every
 	// path it looked up or read; changed says the file must be written
 	// again.
@@ -104,7 +105,7 @@ func openListCache(dir, root string) *listCache {
 	}
 	c := &listCache{path: listCachePath(dir, root), start: listCacheNow(), fresh: map[string]*listCacheEntry{}, seen: map[string]bool{}}
 	if b := readListCache(c.path); b != nil {
-		c.body, c.index, _ = indexListCache(b)
+		c.raw, c.body, c.index, _ = indexListCache(b)
 	}
 	return c
 }
@@ -130,39 +131,39 @@ func readListCache(path string) []byte {
 // indexListCache checks a cache file's bytes b (whole: its checksum; of
 // this format) and indexes its records; ok is false, and nothing is
 // indexed, otherwise.
-func indexListCache(b []byte) (body string, index map[string][2]int, ok bool) {
+func indexListCache(b []byte) (raw []byte, body string, index map[string][2]int, ok bool) {
 	if len(b) < len(listCacheMagic)+4 || string(b[:len(listCacheMagic)]) != listCacheMagic {
-		return "", nil, false
+		return nil, "", nil, false
 	}
-	raw := b[len(listCacheMagic)+4:]
+	raw = b[len(listCacheMagic)+4:]
 	if crc32.Checksum(raw, castagnoli) != binary.LittleEndian.Uint32(b[len(listCacheMagic):]) {
-		return "", nil, false
+		return nil, "", nil, false
 	}
 	// The records' strings are substrings of body, which shares raw's
 	// bytes: nothing writes to them after this (as strings.Builder does).
 	body = unsafe.String(unsafe.SliceData(raw), len(raw))
-	d := listCacheDecoder{s: body}
+	d := newListCacheDecoder(raw, body)
 	if d.uvarint() != listCacheFormat {
-		return "", nil, false
+		return nil, "", nil, false
 	}
 	n := d.uvarint()
-	if d.bad || n > uint64(len(d.s)) { // every record takes more than a byte
-		return "", nil, false
+	if d.err != nil || n > uint64(len(d.b)) { // every record takes more than a byte
+		return nil, "", nil, false
 	}
 	index = make(map[string][2]int, n)
 	for range n {
 		p := d.str()
-		at := len(body) - len(d.s)
+		at := len(raw) - len(d.b)
 		d.skipRecord()
-		if d.bad {
-			return "", nil, false
+		if d.err != nil {
+			return nil, "", nil, false
 		}
-		index[p] = [2]int{at, len(body) - len(d.s)}
+		index[p] = [2]int{at, len(raw) - len(d.b)}
 	}
-	if len(d.s) != 0 {
-		return "", nil, false
+	if len(d.b) != 0 {
+		return nil, "", nil, false
 	}
-	return body, index, true
+	return raw, body, index, true
 }
 
 // lookup returns the entry kept for cand's file when the file has not
@@ -172,7 +173,7 @@ func (c *listCache) lookup(cand candidate) (SessionInfo, bool) {
 	if !ok {
 		return SessionInfo{}, false
 	}
-	d := listCacheDecoder{s: c.body[span[0]:span[1]]}
+	d := newListCacheDecoder(c.raw[span[0]:span[1]], c.body[span[0]:span[1]])
 	e, ok := d.record()
 	if !ok || (cand.status && !e.withStatus) {
 		return SessionInfo{}, false
@@ -261,7 +262,7 @@ func (c *listCache) save() {
 // the count, then each record: its path, then the kept record's bytes or
 // the fresh entry's encoding.
 func (c *listCache) encode() []byte {
-	b := make([]byte, 0, 64+len(c.body)+300*len(c.fresh))
+	b := make([]byte, 0, 64+len(c.raw)+300*len(c.fresh))
 	b = append(b, listCacheMagic...)
 	b = append(b, 0, 0, 0, 0)
 	body := len(b)
@@ -269,7 +270,7 @@ func (c *listCache) encode() []byte {
 	b = binary.AppendUvarint(b, uint64(len(c.index)+len(c.fresh)))
 	for p, span := range c.index {
 		b = appendString(b, p)
-		b = append(b, c.body[span[0]:span[1]]...)
+		b = append(b, c.raw[span[0]:span[1]]...)
 	}
 	for p, e := range c.fresh {
 		b = appendString(b, p)
@@ -307,11 +308,26 @@ func appendListRecord(b []byte, e *listCacheEntry) []byte {
 // listStrings is how many strings a record has.
 const listStrings = 8
 
-// listCacheDecoder reads a cache file's fields from s; bad says one ran
-// past its end or was malformed (each read after that gives zero).
+// listCacheDecoder reads a cache file's fields: the checkpoint's decoder
+// (the same varints), its strings substrings of s, the string of the
+// bytes it reads.
 type listCacheDecoder struct {
-	s   string
-	bad bool
+	ckDecoder
+	s string
+}
+
+func newListCacheDecoder(b []byte, s string) *listCacheDecoder {
+	return &listCacheDecoder{ckDecoder{b: b}, s}
+}
+
+// str is a string field, a substring of d.s (no copy).
+func (d *listCacheDecoder) str() string {
+	b := d.bytes()
+	if d.err != nil {
+		return ""
+	}
+	start := len(d.s) - len(d.b) - len(b)
+	return d.s[start : start+len(b)]
 }
 
 // record decodes what appendListRecord wrote.
@@ -334,7 +350,7 @@ func (d *listCacheDecoder) record() (listCacheEntry, bool) {
 		i.Created = t
 	}
 	i.Size, i.Modified = e.stamp.size, time.Unix(0, e.stamp.mtime)
-	return e, !d.bad && len(d.s) == 0
+	return e, d.err == nil && len(d.b) == 0
 }
 
 // skipRecord passes over a record.
@@ -349,48 +365,4 @@ func (d *listCacheDecoder) skipRecord() {
 		d.str()
 	}
 	d.varint()
-}
-
-func (d *listCacheDecoder) uvarint() uint64 {
-	var v uint64
-	for shift := 0; shift < 64; shift += 7 {
-		if len(d.s) == 0 {
-			d.bad = true
-			return 0
-		}
-		c := d.s[0]
-		d.s = d.s[1:]
-		v |= uint64(c&0x7f) << shift
-		if c < 0x80 {
-			return v
-		}
-	}
-	d.bad = true
-	return 0
-}
-
-func (d *listCacheDecoder) varint() int64 {
-	u := d.uvarint()
-	return int64(u>>1) ^ -int64(u&1)
-}
-
-func (d *listCacheDecoder) byte() byte {
-	if len(d.s) == 0 {
-		d.bad = true
-		return 0
-	}
-	c := d.s[0]
-	d.s = d.s[1:]
-	return c
-}
-
-func (d *listCacheDecoder) str() string {
-	n := d.uvarint()
-	if n > uint64(len(d.s)) {
-		d.bad = true
-		return ""
-	}
-	s := d.s[:n]
-	d.s = d.s[n:]
-	return s
 }

@@ -292,16 +292,15 @@ func FuzzListCache(f *testing.F) {
 	f.Fuzz(func(t *testing.T, records []byte) {
 		b := append([]byte(listCacheMagic), 0, 0, 0, 0)
 		binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(records, castagnoli))
-		body, index, ok := indexListCache(append(b, records...))
+		raw, body, index, ok := indexListCache(append(b, records...))
 		if !ok {
 			return
 		}
 		for _, span := range index {
-			d := listCacheDecoder{s: body[span[0]:span[1]]}
-			d.record()
+			newListCacheDecoder(raw[span[0]:span[1]], body[span[0]:span[1]]).record()
 		}
-		c := &listCache{body: body, index: index}
-		if _, again, ok := indexListCache(c.encode()); !ok || !reflect.DeepEqual(mapKeys(again), mapKeys(index)) {
+		c := &listCache{raw: raw, body: body, index: index}
+		if _, _, again, ok := indexListCache(c.encode()); !ok || !reflect.DeepEqual(mapKeys(again), mapKeys(index)) {
 			t.Fatalf("re-encoded cache of %d records reads as %d (%v)", len(index), len(again), ok)
 		}
 	})
