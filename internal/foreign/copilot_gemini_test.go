@@ -1,8 +1,6 @@
 package foreign
 
 import (
-	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
@@ -11,11 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xdev/xdev/internal/export"
 	"github.com/xdev/xdev/internal/jsonx"
 	"github.com/xdev/xdev/internal/omptest"
 	"github.com/xdev/xdev/internal/realfixtures"
-	"github.com/xdev/xdev/internal/search"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -313,71 +309,10 @@ func TestCopilotGeminiImportResumes(t *testing.T) {
 }
 
 // TestCopilotGeminiFixturesRead: every session exports as Markdown and
-// HTML and is found by search, through a mirror, by a word of its last
-// message, the hit naming the source's own line.
+// HTML and is found by search, through a mirror, by a word of its own
+// (checkFixturesRead, as for Claude Code and Codex).
 func TestCopilotGeminiFixturesRead(t *testing.T) {
-	for harness, root := range newHarnessRoots(t) {
-		src, _ := NewSource(harness, root)
-		list, _ := src.List(true)
-		m := &Mirror{Dir: t.TempDir(), Source: src}
-		if _, err := m.Refresh(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		db, err := search.Open(filepath.Join(t.TempDir(), "index.db"), m.Dir, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		if _, err := db.Refresh(context.Background(), search.RefreshOptions{Harness: harness}); err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range list {
-			path, _, err := ImportStream(t.TempDir(), s.Provenance(), func(begin func(*Converted) error, emit func(string, []byte) error) error {
-				return src.Stream(s, ForReading)(func(c *Converted) error {
-					if c.Cwd == "" {
-						c.Cwd = "/work/from-flag"
-					}
-					return begin(c)
-				}, emit)
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			x, err := session.OpenIndex(path, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var md, page bytes.Buffer
-			if err := export.Markdown(&md, x, nil); err != nil {
-				t.Fatal(err)
-			}
-			if err := export.HTML(&page, x, &export.PageDefaults); err != nil {
-				t.Fatal(err)
-			}
-			x.Close()
-			st, _ := session.Open(path, nil)
-			ctx := st.BuildContext()
-			st.Close()
-			word := ""
-			for k := len(ctx.Messages) - 1; k >= 0 && word == ""; k-- {
-				word = lastWord(ctx.Messages[k].Text())
-			}
-			if word == "" {
-				continue
-			}
-			hits, err := db.Sessions(context.Background(), search.Query{Text: `"` + word + `"`, Thinking: true, Subagents: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			found := false
-			for _, h := range hits {
-				found = found || m.SourcePath(h.Path) == s.Path
-			}
-			if !found {
-				t.Errorf("search for %q does not find %s", word, s.Path)
-			}
-		}
-	}
+	checkFixturesRead(t, newHarnessRoots(t))
 }
 
 // TestCopilotGeminiBadInput: a Gemini document cut in half, a log that is

@@ -16,9 +16,16 @@ import (
 // session the store opens, exports as Markdown and HTML, and is found by
 // search (through a mirror) by a word of its own.
 func TestEveryFixtureReads(t *testing.T) {
-	roots := map[string]string{HarnessClaude: claudeRoot(t), HarnessCodex: codexRoot(t)}
-	for _, harness := range []string{HarnessClaude, HarnessCodex} {
-		root := roots[harness]
+	checkFixturesRead(t, map[string]string{HarnessClaude: claudeRoot(t), HarnessCodex: codexRoot(t)})
+}
+
+// checkFixturesRead holds every session of each harness's root to
+// TestEveryFixtureReads: imported (into the cwd /work/from-flag when it
+// names none, as import --cwd gives one), it opens, exports as Markdown
+// and HTML, and search through a mirror finds it by a word of its last
+// message with one.
+func checkFixturesRead(t *testing.T, roots map[string]string) {
+	for harness, root := range roots {
 		src, err := NewSource(harness, root)
 		if err != nil {
 			t.Fatal(err)
@@ -44,7 +51,16 @@ func TestEveryFixtureReads(t *testing.T) {
 				continue
 			}
 			t.Run(harness+"/"+filepath.Base(s.Path), func(t *testing.T) {
-				path, _, err := ImportStream(t.TempDir(), s.Provenance(), src.Stream(s, ForResume))
+				conv := src.Stream(s, ForResume)
+				withCwd := func(begin func(*Converted) error, emit func(string, []byte) error) error {
+					return conv(func(c *Converted) error {
+						if c.Cwd == "" {
+							c.Cwd = "/work/from-flag"
+						}
+						return begin(c)
+					}, emit)
+				}
+				path, _, err := ImportStream(t.TempDir(), s.Provenance(), withCwd)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -66,13 +82,13 @@ func TestEveryFixtureReads(t *testing.T) {
 				}
 				ctx := st.BuildContext()
 				st.Close()
-				if len(ctx.Messages) == 0 {
-					return // nothing to find (an empty conversation)
+				// A word of the last message with one, found in this session.
+				word := ""
+				for k := len(ctx.Messages) - 1; k >= 0 && word == ""; k-- {
+					word = lastWord(ctx.Messages[k].Text())
 				}
-				// A word of the last message's text, found in this session.
-				word := lastWord(ctx.Messages[len(ctx.Messages)-1].Text())
 				if word == "" {
-					return
+					return // nothing to find (an empty conversation)
 				}
 				hits, err := db.Sessions(context.Background(), search.Query{Text: `"` + word + `"`, Thinking: true, Subagents: true})
 				if err != nil {
