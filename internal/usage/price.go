@@ -2,7 +2,9 @@
 // as omp's own statistics read and price them.
 //
 // SessionCalls reads an omp-format session's calls (calls.go), rule for
-// rule as omp-stats' parser does (TestSessionCallsMatchOmpStats).
+// rule as omp-stats' parser does (TestSessionCallsMatchOmpStats). A Ledger
+// counts them once along the session tree (ledger.go): a fork's or a
+// branch's copies of its source's calls are the source's.
 //
 // The price table is omp's own model catalog, @oh-my-pi/pi-catalog's
 // src/models.json (5,109 models of 69 providers in 18.2.3), built into
