@@ -80,12 +80,8 @@ const copilotHeadBytes = 256 << 10
 // copilotAt describes the log at path from its head and workspace.yaml.
 func copilotAt(path string) Session {
 	s := Session{Harness: HarnessCopilot, Path: path, ID: filepath.Base(filepath.Dir(path))}
-	f, fi, err := regularfile.Open(path, 0)
-	if fi != nil {
-		s.Size, s.Modified = fi.Size(), fi.ModTime()
-	}
-	if err != nil {
-		s.Err = err
+	f, _, ok := openListed(&s)
+	if !ok {
 		return s
 	}
 	defer f.Close()

@@ -255,16 +255,7 @@ func TestCopilotGeminiImportResumes(t *testing.T) {
 		src, _ := NewSource(harness, root)
 		list, _ := src.List(true)
 		for _, s := range list {
-			conv := src.Stream(s, ForResume)
-			withCwd := func(begin func(*Converted) error, emit func(string, []byte) error) error {
-				return conv(func(c *Converted) error {
-					if c.Cwd == "" {
-						c.Cwd = "/work/from-flag"
-					}
-					return begin(c)
-				}, emit)
-			}
-			path, _, err := ImportStream(dataDir, s.Provenance(), withCwd)
+			path, _, err := ImportStream(dataDir, s.Provenance(), withFallbackCwd(src.Stream(s, ForResume)))
 			if err != nil {
 				t.Fatalf("%s: %v", s.Path, err)
 			}

@@ -51,16 +51,7 @@ func checkFixturesRead(t *testing.T, roots map[string]string) {
 				continue
 			}
 			t.Run(harness+"/"+filepath.Base(s.Path), func(t *testing.T) {
-				conv := src.Stream(s, ForResume)
-				withCwd := func(begin func(*Converted) error, emit func(string, []byte) error) error {
-					return conv(func(c *Converted) error {
-						if c.Cwd == "" {
-							c.Cwd = "/work/from-flag"
-						}
-						return begin(c)
-					}, emit)
-				}
-				path, _, err := ImportStream(t.TempDir(), s.Provenance(), withCwd)
+				path, _, err := ImportStream(t.TempDir(), s.Provenance(), withFallbackCwd(src.Stream(s, ForResume)))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -103,6 +94,19 @@ func checkFixturesRead(t *testing.T, roots map[string]string) {
 				}
 			})
 		}
+	}
+}
+
+// withFallbackCwd is conv with the cwd /work/from-flag for a transcript
+// that names none, as `xdev import --cwd` gives one.
+func withFallbackCwd(conv Stream) Stream {
+	return func(begin func(*Converted) error, emit func(string, []byte) error) error {
+		return conv(func(c *Converted) error {
+			if c.Cwd == "" {
+				c.Cwd = "/work/from-flag"
+			}
+			return begin(c)
+		}, emit)
 	}
 }
 

@@ -98,12 +98,8 @@ const geminiHeadBytes = 64 << 10
 // geminiAt describes the chat at path from its head.
 func geminiAt(path string, subagent bool) Session {
 	s := Session{Harness: HarnessGemini, Path: path, Subagent: subagent}
-	f, fi, err := regularfile.Open(path, 0)
-	if fi != nil {
-		s.Size, s.Modified = fi.Size(), fi.ModTime()
-	}
-	if err != nil {
-		s.Err = err
+	f, fi, ok := openListed(&s)
+	if !ok {
 		return s
 	}
 	defer f.Close()
@@ -113,8 +109,8 @@ func geminiAt(path string, subagent bool) Session {
 	var meta jsonx.Value
 	if strings.HasSuffix(path, ".jsonl") {
 		line, _, _ := bytes.Cut(head, []byte{'\n'})
-		meta, err = jsonx.Parse(line)
-		if err != nil || !isRecordValue(meta) {
+		var err error
+		if meta, err = jsonx.Parse(line); err != nil || !isRecordValue(meta) {
 			s.Err = fmt.Errorf("%s: line 1: not a Gemini CLI chat's metadata", path)
 			return s
 		}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -214,6 +216,20 @@ func SourceLineOf(entry []byte) (int, bool) {
 		n = n*10 + int(c-'0')
 	}
 	return 0, false
+}
+
+// openListed opens s.Path for a listing to read its head, setting s's
+// size and time from its stat; on failure it sets s.Err and says false.
+func openListed(s *Session) (*os.File, fs.FileInfo, bool) {
+	f, fi, err := regularfile.Open(s.Path, 0)
+	if fi != nil {
+		s.Size, s.Modified = fi.Size(), fi.ModTime()
+	}
+	if err != nil {
+		s.Err = err
+		return nil, nil, false
+	}
+	return f, fi, true
 }
 
 // Provenance is what omp records of s in an import of it.
