@@ -62,6 +62,13 @@ func IsOpencodeSessionPath(path string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
+// OpencodeDatabase is the database file an opencode session's path
+// (…/opencode.db/ses_…) names.
+func OpencodeDatabase(path string) (string, bool) {
+	db, _, ok := splitOpencodePath(path)
+	return db, ok
+}
+
 // splitOpencodePath is the database and session id a session path names.
 func splitOpencodePath(path string) (db, id string, ok bool) {
 	db, id = filepath.Split(path)

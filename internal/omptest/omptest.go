@@ -66,3 +66,39 @@ func Run(t testing.TB, agentDir, script string, args ...string) []byte {
 	}
 	return out
 }
+
+// Ccusage returns the path of ccusage 20.0.24's native binary
+// (@ccusage/ccusage-linux-x64, installed beside omp by install.sh), as
+// Require does: installed in CI, skipped with the command to run
+// elsewhere.
+func Ccusage(t testing.TB) string {
+	t.Helper()
+	dir := Dir(t)
+	bin := filepath.Join(dir, "node_modules/@ccusage/ccusage-linux-x64/bin/ccusage")
+	if fi, err := os.Stat(bin); err == nil && fi.Mode()&0o111 != 0 {
+		return bin
+	}
+	if os.Getenv("CI") == "" {
+		t.Skipf("ccusage 20.0.24 is not installed; run %s/install.sh (needs npm access)", dir)
+	}
+	if out, err := exec.Command(filepath.Join(dir, "install.sh")).CombinedOutput(); err != nil {
+		t.Fatalf("ccusage: install failed in CI: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// RunCcusage runs ccusage with args and env (its harness dirs), HOME in a
+// temp dir so that it reads nothing of the machine's, and returns its
+// standard output.
+func RunCcusage(t testing.TB, env []string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(Ccusage(t), args...)
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}, env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ccusage %v: %v\n%s", args, err, stderr.Bytes())
+	}
+	return out
+}

@@ -9,7 +9,13 @@ import (
 
 // A Call is one model call as a session records it.
 type Call struct {
-	EntryID                string
+	// EntryID is the omp entry recording it: a fork or a branch copies
+	// it, id and all, so a lineage counts it once (see Ledger).
+	EntryID string
+	// Request is the harness's own name for the API request (Claude
+	// Code's message id and request id), the same wherever the call is
+	// copied: counted once among every session of the ledger.
+	Request                string
 	Time                   float64 // Unix ms; 0 when the entry records none
 	Provider, Model, API   string
 	Tokens                 Tokens
@@ -17,6 +23,11 @@ type Call struct {
 	Cost                   float64 // the recorded cost's total, when HasCost
 	HasCost                bool
 	MalformedUsageCounters int // counters that were not finite non-negative numbers, read as 0
+	// Imported is a call an import copied from its source (recorded
+	// before the import's provenance entry): the source's call.
+	Imported bool
+
+	responseID string // the provider's id of the response, where recorded
 }
 
 // SessionCalls reads the calls an omp-format session file records (xdev's,
@@ -31,26 +42,79 @@ type Call struct {
 // the sum of the counters and the provider's orchestration tokens. The
 // time is the message's timestamp when positive, else the entry's.
 func SessionCalls(path string) ([]Call, error) {
+	s, err := ReadSession(path)
+	return s.Calls, err
+}
+
+// ReadSession reads the omp-format session file at path (xdev's, omp's,
+// pi's) as a ledger's Session: its header's id, cwd, title and
+// parentSession, and its calls (SessionCalls). An import (a custom entry
+// of type ForeignImport naming its source) has ImportOf set, and the
+// calls before that entry are Imported: its source's.
+func ReadSession(path string) (Session, error) {
 	x, err := session.OpenIndex(path, nil)
 	if err != nil {
-		return nil, err
+		return Session{}, err
 	}
 	defer x.Close()
-	var calls []Call
+	h := x.Header()
+	title, _ := x.Title()
+	s := Session{Path: path, ID: h.ID, Parent: h.ParentSession, Project: h.Cwd, Title: title, Skipped: x.Malformed()}
+	var buf []byte
 	for i := range x.Len() {
-		raw, err := x.Raw(i)
+		raw, err := x.AppendRaw(buf[:0], i)
 		if err != nil {
-			return calls, err
+			return s, err
 		}
+		buf = raw
 		v, err := jsonx.Parse(raw)
 		if err != nil {
+			s.Skipped++
 			continue
 		}
 		if c, ok := callOf(v); ok {
-			calls = append(calls, c)
+			s.Calls = append(s.Calls, c)
+			continue
+		}
+		if x.Type(i) == session.TypeCustom && v.Get("customType").Is(ForeignImport) {
+			d := v.Get("data")
+			harness, _ := d.Get("source").Text()
+			id, _ := d.Get("sourceId").Text()
+			if harness != "" && id != "" {
+				s.ImportOf = &Origin{Harness: harness, ID: id}
+				for k := range s.Calls {
+					s.Calls[k].Imported = true
+				}
+			}
 		}
 	}
-	return calls, nil
+	if s.ImportOf != nil && s.ImportOf.Harness == "claude" {
+		// omp's importer gives every streamed line of a Claude Code
+		// message its own assistant message, each with the line's usage:
+		// the lines of one response are one call, as in the source.
+		for k, c := range s.Calls {
+			if c.Imported && c.responseID != "" {
+				s.Calls[k].Request = "response " + c.responseID
+			}
+		}
+	}
+	return s, nil
+}
+
+// ForeignImport is the customType of the entry omp's importer (and
+// xdev's) appends to a session converted from another harness, naming
+// the source (data.source, data.sourceId, data.sourcePath).
+const ForeignImport = "foreign_session_import"
+
+// CallOf is the call an omp entry (one line of an omp-format session, or
+// of another harness's session converted to omp's entries) records, if
+// it records one, read as SessionCalls reads it.
+func CallOf(entry []byte) (Call, bool) {
+	v, err := jsonx.Parse(entry)
+	if err != nil {
+		return Call{}, false
+	}
+	return callOf(v)
 }
 
 // callOf is the call an entry records, if it records one.
@@ -75,6 +139,7 @@ func callOf(e jsonx.Value) (Call, bool) {
 		return Call{}, false
 	}
 	c := Call{EntryID: id, Provider: provider, Model: model, API: api}
+	c.responseID, _ = msg.Get("responseId").Text()
 	count := func(v jsonx.Value) float64 {
 		f, ok := v.Float()
 		if !ok || math.IsInf(f, 0) || math.IsNaN(f) || f < 0 {

@@ -82,13 +82,13 @@ func TestLedgerCountsOnce(t *testing.T) {
 	files := []string{again.Path(), branch.Path(), other.Path(), fork.Path(), parent.Path()} // in no helpful order
 	var l Ledger
 	for _, f := range files {
-		if err := l.Add(f); err != nil {
+		if err := l.AddFile("xdev", f); err != nil {
 			t.Fatal(err)
 		}
 	}
 	per := map[string]int{}
 	for _, c := range l.Calls() {
-		per[filepath.Base(c.Session)]++
+		per[filepath.Base(c.Session.Path)]++
 	}
 	want := map[string]int{"parent.jsonl": 3, "fork.jsonl": 2, "branch.jsonl": 1, "again.jsonl": 1, "other.jsonl": 3}
 	if fmt.Sprint(per) != fmt.Sprint(want) {

@@ -96,6 +96,23 @@ type Tokens struct {
 	// CacheWrite (Anthropic's cttl.ephemeral1h); they cost twice the
 	// input rate, the rest the cache-write rate.
 	CacheWrite1h float64
+	// Reasoning are the output tokens spent reasoning, of Output, where
+	// the harness records them apart (Codex, Copilot, Gemini, opencode).
+	Reasoning float64
+}
+
+// Sum is the tokens of the four buckets (input, output, cache reads and
+// writes): the total as ccusage counts it.
+func (t Tokens) Sum() float64 { return t.Input + t.Output + t.CacheRead + t.CacheWrite }
+
+// Add adds u's tokens to t's.
+func (t *Tokens) Add(u Tokens) {
+	t.Input += u.Input
+	t.Output += u.Output
+	t.CacheRead += u.CacheRead
+	t.CacheWrite += u.CacheWrite
+	t.CacheWrite1h += u.CacheWrite1h
+	t.Reasoning += u.Reasoning
 }
 
 // Cost is what a call of tokens cost, at time at (Unix ms; it matters

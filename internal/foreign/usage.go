@@ -1,0 +1,246 @@
+package foreign
+
+import (
+	"math"
+
+	"github.com/xdev/xdev/internal/jsonx"
+	"github.com/xdev/xdev/internal/usage"
+)
+
+// The model calls each harness records, as a usage ledger counts them
+// (docs/usage.md has each rule and its evidence). Every reader gives a
+// usage.Session with the listing's id, cwd and title, the session it
+// descends from where the harness records one, and one usage.Call per
+// model call; a counter that is not a finite non-negative number counts
+// as 0 and is counted in the call's MalformedUsageCounters, and a record
+// that cannot be read is counted in Skipped, never the end of the read.
+
+// Usage reads the model calls of the session s of src.
+func Usage(src Source, s Session) (usage.Session, error) {
+	u := usage.Session{Harness: src.Harness(), Path: s.Path, ID: s.ID, Parent: s.ParentSession,
+		Subagent: s.Subagent, Project: s.Cwd, Title: s.Title}
+	var err error
+	switch src.Harness() {
+	case HarnessPi:
+		var read usage.Session
+		read, err = usage.ReadSession(s.Path)
+		read.Harness, read.ID, read.Subagent = u.Harness, u.ID, u.Subagent
+		if read.Title == "" {
+			read.Title = u.Title
+		}
+		u = read
+	case HarnessClaude:
+		err = claudeCalls(&u)
+	case HarnessCodex:
+		err = codexCalls(&u)
+	case HarnessCopilot:
+		err = copilotCalls(&u)
+	default:
+		// Gemini CLI and opencode record each response's tokens on the
+		// response: their conversion's assistant messages carry them.
+		err = convertedCalls(src, s, &u)
+		if src.Harness() == HarnessGemini {
+			// Gemini CLI calls Google's Gemini API: its price is
+			// Google's (the catalog's google-gemini-cli entries are the
+			// free tier of the CLI's own sign-in, which a file does not
+			// say it was).
+			for k := range u.Calls {
+				u.Calls[k].Provider = "google"
+			}
+		}
+	}
+	return u, err
+}
+
+// counter reads a token counter: 0 (and one more in *bad) for anything
+// but a finite non-negative number; 0 for an absent one.
+func counter(v jsonx.Value, bad *int) float64 {
+	f, ok := v.Float()
+	if !ok || math.IsInf(f, 0) || math.IsNaN(f) || f < 0 {
+		if v.Defined() && !v.Nullish() {
+			*bad++
+		}
+		return 0
+	}
+	return f
+}
+
+// claudeCalls reads a Claude Code transcript's calls: every assistant
+// record with a usage object, the streamed lines of one response named
+// by its message id and request id (usage.Call.Request) so that a ledger
+// counts them, and their copies in a resumed session's file, once. A
+// subagent's transcript (sidechain records naming another session's id)
+// descends from that session. Claude Code's "<synthetic>" messages (an
+// interruption, an error) are no call.
+func claudeCalls(u *usage.Session) error {
+	skipped, err := eachRecord(u.Path, func(r record) error {
+		v := r.v
+		if u.Parent == "" && isTrue(v, "isSidechain") {
+			if sid, ok := stringField(v, "sessionId"); ok && sid != u.ID {
+				u.Parent, u.Subagent = sid, true
+			}
+		}
+		m := v.Get("message")
+		use := m.Get("usage")
+		if !v.Get("type").Is("assistant") || !isRecordValue(m) || !isRecordValue(use) {
+			return nil
+		}
+		model, _ := stringField(m, "model")
+		if model == "<synthetic>" {
+			return nil
+		}
+		c := usage.Call{Time: timestampMs(v.Get("timestamp"), 0), Provider: "anthropic", API: "anthropic-messages", Model: model}
+		if id, ok := stringField(m, "id"); ok {
+			if req, ok := stringField(v, "requestId"); ok {
+				c.Request = "claude " + id + " " + req
+			}
+		}
+		bad := &c.MalformedUsageCounters
+		c.Tokens = usage.Tokens{Input: counter(use.Get("input_tokens"), bad), Output: counter(use.Get("output_tokens"), bad),
+			CacheRead: counter(use.Get("cache_read_input_tokens"), bad), CacheWrite: counter(use.Get("cache_creation_input_tokens"), bad)}
+		c.Tokens.CacheWrite1h = min(c.Tokens.CacheWrite, counter(use.Get("cache_creation").Get("ephemeral_1h_input_tokens"), bad))
+		c.Total = c.Tokens.Sum()
+		if c.Model == "" {
+			c.Model = "unknown"
+		}
+		u.Calls = append(u.Calls, c)
+		return nil
+	})
+	u.Skipped += skipped
+	return err
+}
+
+// codexCalls reads a Codex rollout's calls from its token_count events.
+// Each carries the rollout's running total (total_token_usage); Codex
+// repeats an event, and its total, many times, so a call is an event
+// whose total moved, with the tokens it moved by: the calls of a rollout
+// sum to its last total, never to the sum of the events. A total lower
+// than the one before starts again from zero. Codex counts the cached
+// input in input_tokens; here Input is the rest. The model is the last
+// turn_context's. A fork (session_meta's forked_from_id) begins with its
+// parent's history replayed, stamped before the fork's own time: its
+// totals are where the fork starts from, not calls of the fork.
+func codexCalls(u *usage.Session) error {
+	var forkAt float64
+	var prevTotal codexTotal
+	model := ""
+	skipped, err := eachRecord(u.Path, func(r record) error {
+		v, p := r.v, r.v.Get("payload")
+		at := timestampMs(v.Get("timestamp"), 0)
+		switch {
+		case v.Get("type").Is("session_meta"):
+			if from, ok := stringField(p, "forked_from_id"); ok && from != "" {
+				if u.Parent == "" {
+					u.Parent = from
+				}
+				forkAt = timestampMs(p.Get("timestamp"), at)
+			}
+		case v.Get("type").Is("turn_context"):
+			if m, ok := stringField(p, "model"); ok && m != "" {
+				model = m
+			}
+		case v.Get("type").Is("event_msg") && p.Get("type").Is("token_count"):
+			info := p.Get("info")
+			if !isRecordValue(info) || !isRecordValue(info.Get("total_token_usage")) {
+				return nil
+			}
+			var bad int
+			t := readCodexTotal(info.Get("total_token_usage"), &bad)
+			if t == prevTotal && bad == 0 {
+				return nil // a repeat
+			}
+			d := t.minus(prevTotal)
+			if !d.nonNegative() {
+				d = t // a total that went down: counting started again
+			}
+			prevTotal = t
+			if forkAt > 0 && at < forkAt {
+				return nil // the parent's, replayed
+			}
+			c := usage.Call{Time: at, Provider: "openai", API: "openai-codex-responses", Model: model, MalformedUsageCounters: bad,
+				Tokens: usage.Tokens{Input: max(0, d.input-d.cached), CacheRead: min(d.cached, d.input), Output: d.output, Reasoning: d.reasoning}}
+			if c.Model == "" {
+				c.Model = "unknown"
+			}
+			c.Total = c.Tokens.Sum()
+			if c.Total > 0 || c.Tokens.Reasoning > 0 {
+				u.Calls = append(u.Calls, c)
+			}
+		}
+		return nil
+	})
+	u.Skipped += skipped
+	return err
+}
+
+// codexTotal is a token_count's running total.
+type codexTotal struct{ input, cached, output, reasoning float64 }
+
+func readCodexTotal(v jsonx.Value, bad *int) codexTotal {
+	return codexTotal{counter(v.Get("input_tokens"), bad), counter(v.Get("cached_input_tokens"), bad),
+		counter(v.Get("output_tokens"), bad), counter(v.Get("reasoning_output_tokens"), bad)}
+}
+
+func (t codexTotal) minus(u codexTotal) codexTotal {
+	return codexTotal{t.input - u.input, t.cached - u.cached, t.output - u.output, t.reasoning - u.reasoning}
+}
+
+func (t codexTotal) nonNegative() bool {
+	return t.input >= 0 && t.cached >= 0 && t.output >= 0 && t.reasoning >= 0
+}
+
+// copilotCalls reads a Copilot CLI session's calls: Copilot records
+// tokens only per session run, in the session.shutdown event that ends
+// it (a resumed session appends a second run and a second shutdown, each
+// with its own run's tokens), per model in modelMetrics. Each model of a
+// shutdown is one record here, at the shutdown's time. Its inputTokens
+// count the cache reads and writes; Input is the rest.
+func copilotCalls(u *usage.Session) error {
+	skipped, err := eachRecord(u.Path, func(r record) error {
+		v := r.v
+		if !v.Get("type").Is("session.shutdown") {
+			return nil
+		}
+		at := timestampMs(v.Get("timestamp"), 0)
+		for _, m := range v.Get("data").Get("modelMetrics").Members() {
+			use := m.Value.Get("usage")
+			if !isRecordValue(use) {
+				continue
+			}
+			c := usage.Call{Time: at, Provider: "github-copilot", Model: m.Name}
+			bad := &c.MalformedUsageCounters
+			in := counter(use.Get("inputTokens"), bad)
+			c.Tokens = usage.Tokens{CacheRead: counter(use.Get("cacheReadTokens"), bad), CacheWrite: counter(use.Get("cacheWriteTokens"), bad),
+				Output: counter(use.Get("outputTokens"), bad), Reasoning: counter(use.Get("reasoningTokens"), bad)}
+			c.Tokens.Input = max(0, in-c.Tokens.CacheRead-c.Tokens.CacheWrite)
+			c.Total = c.Tokens.Sum()
+			u.Calls = append(u.Calls, c)
+		}
+		return nil
+	})
+	u.Skipped += skipped
+	return err
+}
+
+// convertedCalls reads the calls of a session from its conversion to
+// omp's entries: each assistant message's usage, as the harness recorded
+// it on the response (usage.CallOf). Entry ids of a conversion name no
+// copy, so they are dropped.
+func convertedCalls(src Source, s Session, u *usage.Session) error {
+	return src.Stream(s, ForReading)(func(c *Converted) error {
+		u.Skipped += c.Skipped
+		if u.Project == "" {
+			u.Project = c.Cwd
+		}
+		if u.Title == "" {
+			u.Title = c.Title
+		}
+		return nil
+	}, func(_ string, entry []byte) error {
+		if c, ok := usage.CallOf(entry); ok {
+			c.EntryID = ""
+			u.Calls = append(u.Calls, c)
+		}
+		return nil
+	})
+}
