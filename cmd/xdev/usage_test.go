@@ -8,9 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/xdev/xdev/internal/ai"
 	"github.com/xdev/xdev/internal/omptest"
 	"github.com/xdev/xdev/internal/realfixtures"
+	"github.com/xdev/xdev/internal/session"
 )
 
 // usageFixtures lays out the real fixtures of every harness in a temp
@@ -168,4 +171,66 @@ func TestUsageMatchesCcusage(t *testing.T) {
 func closeRows(a, b usageRow) bool {
 	return a.In == b.In && a.Out == b.Out && a.CacheWrite == b.CacheWrite && a.CacheRead == b.CacheRead && a.Total == b.Total &&
 		math.Abs(a.Cost-b.Cost) <= 1e-9*math.Max(1, math.Abs(b.Cost))
+}
+
+// TestUsageForkCountsOnce: the hand-made case where ccusage counts twice.
+// A session of 3 calls and a fork of it (which copies the 3, ids and
+// all) in pi's sessions dir: ccusage's pi report counts 6 calls' tokens,
+// xdev's 3, as it does for the same files in the data dir.
+func TestUsageForkCountsOnce(t *testing.T) {
+	usageFixtures(t)
+	agent := os.Getenv("XDEV_DATA_DIR")
+	path, _, err := session.NewSessionPath(agent, "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.Create(path, session.NewOptions{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range int64(3) {
+		time.Sleep(2 * time.Millisecond) // entries of distinct times, as a real session's (ccusage takes one time and usage for one call)
+		s.AppendMessage(ai.Message{Role: ai.RoleUser, Content: ai.TextContent("go"), Timestamp: 1790000000000 + k*1000})
+		if _, err := s.AppendMessage(ai.Message{Role: ai.RoleAssistant, Content: ai.TextContent("done"), API: "anthropic-messages",
+			Provider: "anthropic", Model: "claude-sonnet-4-5", StopReason: ai.StopEnd, Timestamp: 1790000000001 + k*1000,
+			Usage: &ai.Usage{Input: 1000, Output: 100, TotalTokens: 1100}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	fork, err := session.ForkSessionInto(path, agent, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fork.Close()
+	// The same two files as pi keeps them: without the title slot.
+	pi := filepath.Join(os.Getenv("HOME"), ".pi/agent")
+	for _, f := range []string{path, fork.Path()} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(pi, "sessions/--w--", filepath.Base(f))
+		os.MkdirAll(filepath.Dir(dst), 0o700)
+		if err := os.WriteFile(dst, b[strings.IndexByte(string(b), '\n')+1:], 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	theirs := usageRows(t, omptest.RunCcusage(t, []string{"PI_AGENT_DIR=" + pi}, "pi", "daily", "--offline", "-z", "UTC", "--json"))
+	for _, r := range theirs {
+		if r.In != 6000 {
+			t.Errorf("ccusage counts %v input tokens of the fork and its source; 6000 (twice) was the case shown", r.In)
+		}
+	}
+	for _, from := range []string{"pi", "xdev"} {
+		out, errOut, code := xdev(t, "", "usage", "--from", from, "-z", "UTC", "--json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		for k, r := range usageRows(t, []byte(out)) {
+			if r.In != 3000 || r.Out != 300 {
+				t.Errorf("--from %s, %s: %v; the 3 calls were 3000 in, 300 out", from, k, r)
+			}
+		}
+	}
 }
