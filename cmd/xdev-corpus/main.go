@@ -6,6 +6,7 @@
 //	xdev-corpus -sessions 10000 -out /tmp/agent   # writes /tmp/agent/sessions/...
 //	xdev-corpus -vocabulary 10,200                 # prints those words of the vocabulary
 //	xdev-corpus -opencode 10000 -out /tmp/oc/opencode.db   # an opencode 1.18 database
+//	xdev-corpus -claude 10000 -out /tmp/claude     # a Claude Code dir (/tmp/claude/projects/...)
 package main
 
 import (
@@ -26,6 +27,7 @@ func main() {
 	out := flag.String("out", "", "the file (or, with -sessions, the data dir) to write; must not exist")
 	vocab := flag.String("vocabulary", "", "print the vocabulary's words of these comma-separated numbers, and stop")
 	opencode := flag.Int("opencode", 0, "write an opencode database -out of this many sessions of 20 messages instead")
+	claude := flag.Int("claude", 0, "write a Claude Code dir -out of this many sessions instead (for the usage benchmarks)")
 	flag.Parse()
 	if *vocab != "" {
 		for _, f := range strings.Split(*vocab, ",") {
@@ -44,6 +46,13 @@ func main() {
 	}
 	if *opencode > 0 {
 		if err := corpus.WriteOpencode(*out, *opencode, 20); err != nil {
+			fmt.Fprintln(os.Stderr, "xdev-corpus:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *claude > 0 {
+		if err := corpus.WriteClaude(*out, *claude, *seed); err != nil {
 			fmt.Fprintln(os.Stderr, "xdev-corpus:", err)
 			os.Exit(1)
 		}

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -143,6 +144,11 @@ func (o *usageOptions) run(e *env) error {
 	if err != nil {
 		return err
 	}
+	// The ledger is built once and lives until the report is printed:
+	// collecting garbage as the heap first grows would mark it over and
+	// over. The soft limit keeps the process within its memory bound.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(96 << 20))
 	ctx, cancel := interruptible()
 	defer cancel()
 	ledger, stats, err := c.Usage(ctx, catalog.UsageOptions{Harnesses: places, Cwd: cwd, Cache: catalog.UsageCacheDir()})
@@ -154,12 +160,15 @@ func (o *usageOptions) run(e *env) error {
 			fmt.Fprintf(e.ErrOut, "xdev usage: %s: %v\n", h, err)
 		}
 	}
-	calls := ledger.Calls()
+	groups, err := ledger.Groups(nil)
+	if err != nil {
+		fmt.Fprintf(e.ErrOut, "xdev usage: %v\n", err)
+	}
 	opts := usage.ReportOptions{View: o.view, Since: since, Until: until, Location: loc, Mode: mode}
 	if o.statusline {
-		return printStatusline(e, calls, in, opts, now)
+		return printStatusline(e, groups, in, opts, now)
 	}
-	r := usage.NewReport(calls, opts)
+	r := usage.NewReport(groups, opts)
 	if o.asJSON {
 		err = writeJSON(e, usageJSON(r))
 	} else {

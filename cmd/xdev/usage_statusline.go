@@ -60,46 +60,37 @@ func readStatusInput(e *env) *statusInput {
 // the current five-hour block's with the time left in it. The session is
 // the one stdin names (by transcript path or id), else the one with the
 // latest call.
-func printStatusline(e *env, calls []usage.LedgerCall, in *statusInput, opts usage.ReportOptions, now time.Time) error {
+func printStatusline(e *env, groups []usage.Group, in *statusInput, opts usage.ReportOptions, now time.Time) error {
 	var current *usage.Session
 	var latest float64
-	for _, c := range calls {
-		s := c.Rollup
+	for _, g := range groups {
+		s := g.Rollup
 		switch {
 		case in != nil && (in.TranscriptPath != "" && samePath(s.Path, in.TranscriptPath) || in.SessionID != "" && s.ID == in.SessionID):
 			current, latest = s, 1e300
-		case c.Time > latest:
-			current, latest = s, c.Time
+		case g.Last > latest:
+			current, latest = s, g.Last
 		}
 	}
 	loc := opts.Location
 	today := now.In(loc).Format(time.DateOnly)
 	var session, day usage.Totals
-	for _, c := range calls {
-		cost, known := usage.CallCost(c.Call, opts.Mode, opts.Prices)
-		t := usage.Totals{Cost: cost, Calls: 1}
-		if !known {
-			t = usage.Totals{Calls: 1, Unpriced: 1}
-		}
-		if current != nil && c.Rollup == current {
+	for _, g := range groups {
+		t := g.Totals(opts.Mode)
+		if current != nil && g.Rollup == current {
 			addTotals(&session, t)
 		}
-		if time.UnixMilli(int64(c.Time)).In(loc).Format(time.DateOnly) == today {
+		if time.UnixMilli(g.Quarter*usage.Quarter).In(loc).Format(time.DateOnly) == today {
 			addTotals(&day, t)
 		}
 	}
 	line := fmt.Sprintf("%s session · %s today", dollars(session), dollars(day))
-	blocks := usage.Blocks(calls)
+	blocks := usage.Blocks(groups)
 	if n := len(blocks); n > 0 && blocks[n-1].Active(now) {
 		b := blocks[n-1]
 		var bt usage.Totals
-		for _, c := range b.Calls {
-			cost, known := usage.CallCost(c.Call, opts.Mode, opts.Prices)
-			if known {
-				bt.Cost += cost
-			} else {
-				bt.Unpriced++
-			}
+		for _, g := range b.Groups {
+			addTotals(&bt, g.Totals(opts.Mode))
 		}
 		left := b.End.Sub(now).Round(time.Minute)
 		line += fmt.Sprintf(" · %s block (%dh%02dm left)", dollars(bt), int(left.Hours()), int(left.Minutes())%60)

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"runtime"
 	"sync"
@@ -41,12 +42,14 @@ func UsageCacheDir() string { return cacheDir("usage") }
 // Usage builds the usage ledger of the sessions in opts' places, every
 // session and subagent's transcript of each (usage.Ledger counts each call
 // once along the session tree). A file whose size, inode and mtime are
-// those the cache holds for it is not read again. A harness that cannot
-// be listed is left out and named in the stats' Failed; a session that
-// cannot be read is left out and counted in Skipped.
+// those the cache holds for it is not read again: the ledger takes its
+// digest, and its calls only where one of them may be counted elsewhere.
+// A harness that cannot be listed is left out and named in the stats'
+// Failed; a session that cannot be read is left out and counted in
+// Skipped.
 func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, UsageStats, error) {
 	st := UsageStats{Failed: map[Harness]error{}}
-	cache := openUsageCache(opts.Cache, c.usageCacheName(opts.Harnesses))
+	cache := openUsageCache(opts.Cache, c.usageCacheName(opts.Harnesses)+"\x00"+usage.PricesVersion())
 	var jobs []usageJob
 	for _, h := range opts.Harnesses {
 		js, err := c.usageJobs(h)
@@ -59,16 +62,27 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 	if err := ctx.Err(); err != nil {
 		return nil, st, err
 	}
-	out := make([]*usage.Session, len(jobs))
-	var next sync.WaitGroup
+	type result struct {
+		s      *usage.Session
+		cached decodedSession
+		shared bool
+		read   bool
+	}
+	out := make([]result, len(jobs))
+	var wg sync.WaitGroup
 	ch := make(chan int)
 	var mu sync.Mutex
 	for range min(len(jobs), runtime.GOMAXPROCS(0)) {
-		next.Go(func() {
+		wg.Go(func() {
 			for k := range ch {
 				j := jobs[k]
-				if s, ok := cache.get(j.key, j.stamp); ok {
-					out[k] = s
+				stamp, ok := j.stamp()
+				key := j.key
+				if !ok {
+					key = "" // never cached
+				}
+				if d, shared, ok := cache.get(key, stamp); ok {
+					out[k] = result{s: d.s, cached: d, shared: shared}
 					continue
 				}
 				s, err := j.read()
@@ -78,11 +92,8 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 					mu.Unlock()
 					continue
 				}
-				mu.Lock()
-				st.Read++
-				mu.Unlock()
-				out[k] = &s
-				cache.put(j.key, j.stamp, &s)
+				cache.put(key, stamp, &s, usage.DigestSession(&s, usage.Prices()))
+				out[k] = result{s: &s, read: true}
 			}
 		})
 	}
@@ -93,29 +104,77 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 		ch <- k
 	}
 	close(ch)
-	next.Wait()
+	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, st, err
 	}
-	cache.save()
 	l := &usage.Ledger{}
-	for _, s := range out {
+	byOwner := map[uint64]*usage.Session{}
+	for k, r := range out {
+		s := r.s
 		if s == nil || opts.Cwd != "" && !sameDir(s.Project, opts.Cwd) {
 			continue
 		}
 		st.Sessions++
 		st.Skipped += s.Skipped
-		l.Add(s)
+		if r.read {
+			st.Read++
+			l.Add(s)
+			continue
+		}
+		d := r.cached
+		l.AddDigest(s, d.digest, func() ([]usage.Call, error) {
+			calls, ok := d.decodeCalls()
+			if !ok {
+				return nil, fmt.Errorf("%s: the usage cache's calls do not read", s.Path)
+			}
+			return calls, nil
+		})
+		if r.shared {
+			l.Involve(s)
+		}
+		byOwner[ownerOf(jobs[k].key)] = s
 	}
+	// A session read anew may hold another's requests (a resumed Claude
+	// Code session, copied lines and all): those sessions are counted
+	// call by call too.
+	for _, r := range out {
+		if !r.read || r.s == nil {
+			continue
+		}
+		for _, call := range r.s.Calls {
+			if call.Request == 0 {
+				continue
+			}
+			for _, o := range cache.sharers(call.Request) {
+				if s := byOwner[o]; s != nil {
+					l.Involve(s)
+				}
+			}
+		}
+	}
+	cache.save()
 	return l, st, nil
 }
 
-// A usageJob is one session to read into a ledger: its cache key and
-// stamp, and how to read it.
+// A usageJob is one session to read into a ledger: its cache key, the
+// file whose stamp it is cached by (and the database's write-ahead log
+// too, for opencode's), and how to read it.
 type usageJob struct {
-	key   string
-	stamp usageStamp
-	read  func() (usage.Session, error)
+	key, file string
+	wal       bool
+	read      func() (usage.Session, error)
+}
+
+// stamp is the job's file's stamp; ok is false for a file that cannot be
+// stat'ed, which is read every time.
+func (j usageJob) stamp() (usageStamp, bool) {
+	st, ok := statStamp(j.file)
+	if ok && j.wal {
+		wal, _ := statStamp(j.file + "-wal")
+		st.Size, st.ModTime = st.Size^wal.Size<<32, st.ModTime^wal.ModTime
+	}
+	return st, ok
 }
 
 // usageJobs are the sessions of harness h's place.
@@ -134,8 +193,7 @@ func (c *Catalog) usageJobs(h Harness) ([]usageJob, error) {
 		}
 		jobs := make([]usageJob, 0, len(files))
 		for _, f := range files {
-			jobs = append(jobs, usageJob{key: string(h) + " " + f.Path,
-				stamp: usageStamp{Size: f.Size, ModTime: f.ModTime.UnixNano(), Ino: f.Ino},
+			jobs = append(jobs, usageJob{key: string(h) + " " + f.Path, file: f.Path,
 				read: func() (usage.Session, error) {
 					s, err := usage.ReadSession(f.Path)
 					s.Harness = string(h)
@@ -148,7 +206,7 @@ func (c *Catalog) usageJobs(h Harness) ([]usageJob, error) {
 	if src == nil {
 		return nil, nil
 	}
-	list, err := src.List(true)
+	list, err := foreign.UsageSessions(src)
 	if err != nil {
 		return nil, err
 	}
@@ -165,16 +223,7 @@ func (c *Catalog) usageJobs(h Harness) ([]usageJob, error) {
 				file = db
 			}
 		}
-		key := string(h) + " " + s.Path
-		stamp, ok := statStamp(file)
-		if h == Opencode {
-			wal, _ := statStamp(file + "-wal")
-			stamp.Size, stamp.ModTime = stamp.Size^wal.Size<<32, stamp.ModTime^wal.ModTime
-		}
-		if !ok {
-			key = "" // read every time
-		}
-		jobs = append(jobs, usageJob{key: key, stamp: stamp,
+		jobs = append(jobs, usageJob{key: string(h) + " " + s.Path, file: file, wal: h == Opencode,
 			read: func() (usage.Session, error) { return foreign.Usage(src, s) }})
 	}
 	return jobs, nil

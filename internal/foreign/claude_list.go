@@ -112,8 +112,37 @@ const claudeHeadBytes = 64 << 10
 // and <session>/subagents/*.jsonl), marked Subagent.
 func ListClaude(root string, subagents bool) ([]Session, error) {
 	history := readClaudeHistory(root)
-	registered := claudeRegistered(root)
 	var out []Session
+	claudeFiles(root, subagents, func(path, cwd string, sub bool) {
+		if s, ok := claudeListed(path, cwd, history); ok {
+			s.Subagent = sub
+			out = append(out, s)
+		}
+	})
+	slices.SortFunc(out, func(a, b Session) int {
+		return cmp.Or(b.Modified.Compare(a.Modified), strings.Compare(a.Path, b.Path))
+	})
+	return out, nil
+}
+
+// ClaudeFiles names the transcripts under root, subagents' included, as
+// ListClaude finds them, without opening one: each with its id (the file's
+// name), its project's cwd and whether it is a subagent's. What a reader
+// of every line (the usage ledger) needs, which reads the rest itself.
+func ClaudeFiles(root string) []Session {
+	var out []Session
+	claudeFiles(root, true, func(path, cwd string, sub bool) {
+		out = append(out, Session{Harness: HarnessClaude, ID: strings.TrimSuffix(filepath.Base(path), ".jsonl"), Path: path, Cwd: cwd, Subagent: sub})
+	})
+	return out
+}
+
+// claudeFiles calls fn with every transcript under root's projects
+// directories, its project's cwd, and whether it is a subagent's (an
+// agent-*.jsonl beside the sessions, or one under <session>/subagents/,
+// listed only with subagents).
+func claudeFiles(root string, subagents bool, fn func(path, cwd string, sub bool)) {
+	registered := claudeRegistered(root)
 	for _, container := range []string{"projects", ".projects"} {
 		projects, err := os.ReadDir(filepath.Join(root, container))
 		if err != nil {
@@ -130,29 +159,18 @@ func ListClaude(root string, subagents bool) ([]Session, error) {
 				switch {
 				case e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".jsonl"):
 					sub := strings.HasPrefix(e.Name(), "agent-")
-					if sub && !subagents {
-						continue
-					}
-					if s, ok := claudeListed(filepath.Join(dir, e.Name()), cwd, history); ok {
-						s.Subagent = sub
-						out = append(out, s)
+					if !sub || subagents {
+						fn(filepath.Join(dir, e.Name()), cwd, sub)
 					}
 				case e.IsDir() && subagents:
 					nested, _ := filepath.Glob(filepath.Join(dir, e.Name(), "subagents", "*.jsonl"))
 					for _, f := range nested {
-						if s, ok := claudeListed(f, cwd, history); ok {
-							s.Subagent = true
-							out = append(out, s)
-						}
+						fn(f, cwd, true)
 					}
 				}
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b Session) int {
-		return cmp.Or(b.Modified.Compare(a.Modified), strings.Compare(a.Path, b.Path))
-	})
-	return out, nil
 }
 
 // ClaudeSessionAt describes the transcript at path as a listing of root

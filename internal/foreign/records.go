@@ -70,6 +70,20 @@ func (z zstdFile) Close() error {
 // session.DefaultMaxLineBytes (omp would hold that one; xdev's bound is
 // the store's). fn's error stops the read.
 func eachRecord(path string, fn func(record) error) (skipped int, err error) {
+	return eachLine(path, func(b []byte, line int) (bool, error) {
+		v, perr := jsonx.Parse(b)
+		if perr != nil || v.Kind() != jsonx.Object {
+			return false, nil
+		}
+		return true, fn(record{v, line})
+	})
+}
+
+// eachLine calls fn with every line of the file at path (without its
+// newline; one over session.DefaultMaxLineBytes is skipped unread), and
+// returns how many of the lines with something on them fn did not take
+// (ok false: not a record) or were too long. fn's error stops the read.
+func eachLine(path string, fn func(b []byte, line int) (ok bool, err error)) (skipped int, err error) {
 	r, err := openTranscript(path)
 	if err != nil {
 		return 0, err
@@ -78,12 +92,17 @@ func eachRecord(path string, fn func(record) error) (skipped int, err error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	for line := 1; ; line++ {
 		b, over, err := readLineBounded(br, session.DefaultMaxLineBytes)
-		if v, perr := jsonx.Parse(b); len(b) > 0 && perr == nil && v.Kind() == jsonx.Object {
-			if ferr := fn(record{v, line}); ferr != nil {
+		switch {
+		case over:
+			skipped++
+		case len(bytes.TrimSpace(b)) > 0:
+			ok, ferr := fn(b, line)
+			if ferr != nil {
 				return skipped, ferr
 			}
-		} else if over || len(bytes.TrimSpace(b)) > 0 {
-			skipped++
+			if !ok {
+				skipped++
+			}
 		}
 		if errors.Is(err, io.EOF) {
 			return skipped, nil

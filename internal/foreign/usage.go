@@ -1,6 +1,8 @@
 package foreign
 
 import (
+	"bytes"
+	"cmp"
 	"math"
 
 	"github.com/xdev/xdev/internal/jsonx"
@@ -14,6 +16,18 @@ import (
 // model call; a counter that is not a finite non-negative number counts
 // as 0 and is counted in the call's MalformedUsageCounters, and a record
 // that cannot be read is counted in Skipped, never the end of the read.
+
+// UsageSessions are the sessions of src a usage ledger reads, subagents'
+// included: for Claude Code every transcript as its place names it
+// (ClaudeFiles; the ledger's read of each line finds its cwd and title,
+// where ListClaude would read each file's head and tail again), for the
+// others their listing.
+func UsageSessions(src Source) ([]Session, error) {
+	if src.Harness() == HarnessClaude {
+		return ClaudeFiles(src.Root()), nil
+	}
+	return src.List(true)
+}
 
 // Usage reads the model calls of the session s of src.
 func Usage(src Source, s Session) (usage.Session, error) {
@@ -45,7 +59,7 @@ func Usage(src Source, s Session) (usage.Session, error) {
 			// free tier of the CLI's own sign-in, which a file does not
 			// say it was).
 			for k := range u.Calls {
-				u.Calls[k].Provider = "google"
+				u.Calls[k].Model = u.Calls[k].Model.WithProvider("google")
 			}
 		}
 	}
@@ -66,46 +80,84 @@ func counter(v jsonx.Value, bad *int) float64 {
 }
 
 // claudeCalls reads a Claude Code transcript's calls: every assistant
-// record with a usage object, the streamed lines of one response named
-// by its message id and request id (usage.Call.Request) so that a ledger
-// counts them, and their copies in a resumed session's file, once. A
-// subagent's transcript (sidechain records naming another session's id)
-// descends from that session. Claude Code's "<synthetic>" messages (an
-// interruption, an error) are no call.
+// record with a usage object. The streamed lines of one response (one
+// message id; ccusage also asks for one request id, which a response's
+// lines always share) are one call, with the usage of the line of most
+// tokens (the last holds the final count), named by the message id
+// (usage.ResponseKey) so that a ledger counts the copies a resumed
+// session's file holds, and an import's, once too. A subagent's transcript (sidechain
+// records naming another session's id) descends from that session.
+// Claude Code's "<synthetic>" messages (an interruption, an error) are no
+// call. Only the lines that can hold what is read (a usage, a title, the
+// first record's ids and cwd) are decoded; the others are checked for
+// being JSON, so that a bad one is counted.
 func claudeCalls(u *usage.Session) error {
-	skipped, err := eachRecord(u.Path, func(r record) error {
-		v := r.v
-		if u.Parent == "" && isTrue(v, "isSidechain") {
-			if sid, ok := stringField(v, "sessionId"); ok && sid != u.ID {
-				u.Parent, u.Subagent = sid, true
+	first := true
+	byRequest := map[uint64]int{}
+	var custom, ai, summary string
+	cwd := ""
+	skipped, err := eachLine(u.Path, func(b []byte, _ int) (bool, error) {
+		if !first && !bytes.Contains(b, []byte(`"usage"`)) && !bytes.Contains(b, []byte(`Title"`)) && !bytes.Contains(b, []byte(`"summary"`)) {
+			return jsonx.Valid(b) && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")), nil
+		}
+		v, err := jsonx.Parse(b)
+		if err != nil || v.Kind() != jsonx.Object {
+			return false, nil
+		}
+		if first {
+			first = false
+			if isTrue(v, "isSidechain") && u.Parent == "" {
+				if sid, ok := stringField(v, "sessionId"); ok && sid != u.ID {
+					u.Parent, u.Subagent = sid, true
+				}
 			}
+		}
+		if cwd == "" {
+			cwd, _ = stringField(v, "cwd")
+		}
+		switch {
+		case v.Get("type").Is("custom-title"):
+			custom, _ = stringField(v, "customTitle")
+		case v.Get("type").Is("ai-title"):
+			ai, _ = stringField(v, "aiTitle")
+		case v.Get("type").Is("summary"):
+			summary, _ = stringField(v, "summary")
 		}
 		m := v.Get("message")
 		use := m.Get("usage")
 		if !v.Get("type").Is("assistant") || !isRecordValue(m) || !isRecordValue(use) {
-			return nil
+			return true, nil
 		}
 		model, _ := stringField(m, "model")
 		if model == "<synthetic>" {
-			return nil
+			return true, nil
 		}
-		c := usage.Call{Time: timestampMs(v.Get("timestamp"), 0), Provider: "anthropic", API: "anthropic-messages", Model: model}
-		if id, ok := stringField(m, "id"); ok {
-			if req, ok := stringField(v, "requestId"); ok {
-				c.Request = "claude " + id + " " + req
-			}
-		}
+		c := usage.Call{Time: timestampMs(v.Get("timestamp"), 0), Model: usage.RefModel("anthropic", cmp.Or(model, "unknown"), "anthropic-messages")}
 		bad := &c.MalformedUsageCounters
 		c.Tokens = usage.Tokens{Input: counter(use.Get("input_tokens"), bad), Output: counter(use.Get("output_tokens"), bad),
 			CacheRead: counter(use.Get("cache_read_input_tokens"), bad), CacheWrite: counter(use.Get("cache_creation_input_tokens"), bad)}
 		c.Tokens.CacheWrite1h = min(c.Tokens.CacheWrite, counter(use.Get("cache_creation").Get("ephemeral_1h_input_tokens"), bad))
 		c.Total = c.Tokens.Sum()
-		if c.Model == "" {
-			c.Model = "unknown"
+		if id, ok := stringField(m, "id"); ok && id != "" {
+			c.Request = usage.ResponseKey("anthropic", id)
+			if at, ok := byRequest[c.Request]; ok {
+				if c.Total > u.Calls[at].Total {
+					c.Time = u.Calls[at].Time // the response's, from its first line
+					u.Calls[at] = c
+				}
+				return true, nil
+			}
+			byRequest[c.Request] = len(u.Calls)
 		}
 		u.Calls = append(u.Calls, c)
-		return nil
+		return true, nil
 	})
+	if cwd != "" {
+		u.Project = cwd
+	}
+	if t := cmp.Or(custom, ai, summary); t != "" {
+		u.Title = t
+	}
 	u.Skipped += skipped
 	return err
 }
@@ -157,11 +209,8 @@ func codexCalls(u *usage.Session) error {
 			if forkAt > 0 && at < forkAt {
 				return nil // the parent's, replayed
 			}
-			c := usage.Call{Time: at, Provider: "openai", API: "openai-codex-responses", Model: model, MalformedUsageCounters: bad,
+			c := usage.Call{Time: at, Model: usage.RefModel("openai", cmp.Or(model, "unknown"), "openai-codex-responses"), MalformedUsageCounters: bad,
 				Tokens: usage.Tokens{Input: max(0, d.input-d.cached), CacheRead: min(d.cached, d.input), Output: d.output, Reasoning: d.reasoning}}
-			if c.Model == "" {
-				c.Model = "unknown"
-			}
 			c.Total = c.Tokens.Sum()
 			if c.Total > 0 || c.Tokens.Reasoning > 0 {
 				u.Calls = append(u.Calls, c)
@@ -207,7 +256,7 @@ func copilotCalls(u *usage.Session) error {
 			if !isRecordValue(use) {
 				continue
 			}
-			c := usage.Call{Time: at, Provider: "github-copilot", Model: m.Name}
+			c := usage.Call{Time: at, Model: usage.RefModel("github-copilot", cmp.Or(m.Name, "unknown"), "")}
 			bad := &c.MalformedUsageCounters
 			in := counter(use.Get("inputTokens"), bad)
 			c.Tokens = usage.Tokens{CacheRead: counter(use.Get("cacheReadTokens"), bad), CacheWrite: counter(use.Get("cacheWriteTokens"), bad),
@@ -238,7 +287,7 @@ func convertedCalls(src Source, s Session, u *usage.Session) error {
 		return nil
 	}, func(_ string, entry []byte) error {
 		if c, ok := usage.CallOf(entry); ok {
-			c.EntryID = ""
+			c.Entry = 0
 			u.Calls = append(u.Calls, c)
 		}
 		return nil

@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"hash/fnv"
 	"math"
 
 	"github.com/xdev/xdev/internal/jsonx"
@@ -9,15 +10,17 @@ import (
 
 // A Call is one model call as a session records it.
 type Call struct {
-	// EntryID is the omp entry recording it: a fork or a branch copies
-	// it, id and all, so a lineage counts it once (see Ledger).
-	EntryID string
+	// Entry is the EntryKey of the omp entry recording it: a fork or a
+	// branch copies the entry, id and all, so a lineage counts it once
+	// (see Ledger). 0 for none.
+	Entry uint64
 	// Request is the harness's own name for the API request (Claude
-	// Code's message id and request id), the same wherever the call is
-	// copied: counted once among every session of the ledger.
-	Request                string
+	// Code's message id and request id) as a RequestKey, the same
+	// wherever the call is copied: counted once among every session of
+	// the ledger. 0 for none.
+	Request                uint64
 	Time                   float64 // Unix ms; 0 when the entry records none
-	Provider, Model, API   string
+	Model                  ModelRef
 	Tokens                 Tokens
 	Total                  float64 // the recorded totalTokens, else the buckets' sum
 	Cost                   float64 // the recorded cost's total, when HasCost
@@ -26,8 +29,6 @@ type Call struct {
 	// Imported is a call an import copied from its source (recorded
 	// before the import's provenance entry): the source's call.
 	Imported bool
-
-	responseID string // the provider's id of the response, where recorded
 }
 
 // SessionCalls reads the calls an omp-format session file records (xdev's,
@@ -61,6 +62,7 @@ func ReadSession(path string) (Session, error) {
 	title, _ := x.Title()
 	s := Session{Path: path, ID: h.ID, Parent: h.ParentSession, Project: h.Cwd, Title: title, Skipped: x.Malformed()}
 	var buf []byte
+	var responses []string // the provider's id of each call's response, where recorded
 	for i := range x.Len() {
 		raw, err := x.AppendRaw(buf[:0], i)
 		if err != nil {
@@ -74,6 +76,11 @@ func ReadSession(path string) (Session, error) {
 		}
 		if c, ok := callOf(v); ok {
 			s.Calls = append(s.Calls, c)
+			if id, ok := v.Get("message").Get("responseId").Text(); ok {
+				responses = append(responses, id)
+			} else {
+				responses = append(responses, "")
+			}
 			continue
 		}
 		if x.Type(i) == session.TypeCustom && v.Get("customType").Is(ForeignImport) {
@@ -88,17 +95,34 @@ func ReadSession(path string) (Session, error) {
 			}
 		}
 	}
-	if s.ImportOf != nil && s.ImportOf.Harness == "claude" {
-		// omp's importer gives every streamed line of a Claude Code
-		// message its own assistant message, each with the line's usage:
-		// the lines of one response are one call, as in the source.
-		for k, c := range s.Calls {
-			if c.Imported && c.responseID != "" {
-				s.Calls[k].Request = "response " + c.responseID
-			}
+	// A response id names the provider's response wherever it is copied:
+	// omp's importer gives every streamed line of a Claude Code message
+	// its own assistant message, each with the line's usage, and the
+	// source's lines (and a resumed session's copies) name the same
+	// response: all one call.
+	for k, c := range s.Calls {
+		if responses[k] != "" {
+			s.Calls[k].Request = ResponseKey(c.Model.Provider(), responses[k])
 		}
 	}
 	return s, nil
+}
+
+// RequestKey is the key of a call's request name: its 64-bit FNV-1a
+// hash, never 0. Two names share a key with a chance of 2⁻⁶⁴ a pair.
+func RequestKey(name string) uint64 { return key(name) }
+
+// ResponseKey is the RequestKey of a provider's response id (Anthropic's
+// message id): what a harness's record and omp's copy of it share.
+func ResponseKey(provider, id string) uint64 { return key(provider + " response " + id) }
+
+// EntryKey is the key of an omp entry id, as RequestKey.
+func EntryKey(id string) uint64 { return key(id) }
+
+func key(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return max(h.Sum64(), 1)
 }
 
 // ForeignImport is the customType of the entry omp's importer (and
@@ -138,8 +162,7 @@ func callOf(e jsonx.Value) (Call, bool) {
 	if !ok1 || !ok2 || !ok3 || u.Kind() != jsonx.Object {
 		return Call{}, false
 	}
-	c := Call{EntryID: id, Provider: provider, Model: model, API: api}
-	c.responseID, _ = msg.Get("responseId").Text()
+	c := Call{Entry: EntryKey(id), Model: RefModel(provider, model, api)}
 	count := func(v jsonx.Value) float64 {
 		f, ok := v.Float()
 		if !ok || math.IsInf(f, 0) || math.IsNaN(f) || f < 0 {

@@ -71,11 +71,14 @@ func TestSessionCallsMatchOmpStats(t *testing.T) {
 		}
 		for k, c := range calls {
 			w := want[k]
-			got := ompCall{File: f, EntryID: c.EntryID, Model: c.Model, Provider: c.Provider, API: c.API, Timestamp: c.Time,
+			got := ompCall{File: f, EntryID: w.EntryID, Model: c.Model.ID(), Provider: c.Model.Provider(), API: c.Model.API(), Timestamp: c.Time,
 				Input: c.Tokens.Input, Output: c.Tokens.Output, CacheRead: c.Tokens.CacheRead, CacheWrite: c.Tokens.CacheWrite,
 				TotalTokens: c.Total}
 			if c.HasCost {
 				got.Cost = &c.Cost
+			}
+			if c.Entry != EntryKey(w.EntryID) {
+				t.Errorf("%s, call %d: not entry %s's", filepath.Base(f), k, w.EntryID)
 			}
 			gotCost, wantCost := deref(got.Cost), deref(w.Cost)
 			got.Cost, w.Cost = nil, nil

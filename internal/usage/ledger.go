@@ -2,6 +2,7 @@ package usage
 
 import (
 	"cmp"
+	"errors"
 	"path/filepath"
 	"slices"
 )
@@ -27,6 +28,10 @@ type Session struct {
 	// Skipped counts what could not be read: torn or malformed lines,
 	// records whose usage is not a usage.
 	Skipped int
+
+	digest   []Bucket               // for a session added by its digest
+	load     func() ([]Call, error) // reads its calls
+	involved bool                   // its calls must be counted one by one
 }
 
 // Origin names a session of a harness.
@@ -39,7 +44,7 @@ type Origin struct{ Harness, ID string }
 //     and a branch copies the path it was cut from: counted per file (as
 //     omp-stats counts them), every copied call would count again. Here
 //     the sessions linked by Parent are one lineage, and a call with an
-//     EntryID is one entry id of a lineage, whichever of its files hold
+//     Entry is one entry id of a lineage, whichever of its files hold
 //     it; it is the call of the session nearest the lineage's root that
 //     holds it. Entry ids are short (eight hex digits in omp), so they
 //     are told apart by lineage only: the same id in unrelated sessions
@@ -57,6 +62,7 @@ type Ledger struct {
 	byID     map[string]*Session
 	byPath   map[string]*Session
 	byOrigin map[Origin]*Session
+	sources  map[Origin]bool // the origins of the imports, once asked
 }
 
 // A LedgerCall is a call and the session it is counted in.
@@ -79,9 +85,11 @@ func (l *Ledger) Add(s *Session) {
 		l.byID[s.ID] = s
 		l.byOrigin[Origin{s.Harness, s.ID}] = s
 	}
-	if abs, err := filepath.Abs(s.Path); err == nil {
-		l.byPath[abs] = s
+	path := s.Path
+	if !filepath.IsAbs(path) {
+		path, _ = filepath.Abs(path)
 	}
+	l.byPath[path] = s
 }
 
 // AddFile reads the omp-format session file at path (ReadSession) into
@@ -94,6 +102,108 @@ func (l *Ledger) AddFile(harness, path string) error {
 	s.Harness = harness
 	l.Add(&s)
 	return nil
+}
+
+// AddDigest puts a session into the ledger by its digest (s's Calls
+// nil): where none of its calls may be counted elsewhere, the buckets
+// stand for them. load reads its calls, which the ledger asks for only
+// when some may be: the session shares its lineage with another, is an
+// import of a session the ledger has or such an import's source, or
+// Involve said so (one of its requests is another session's).
+func (l *Ledger) AddDigest(s *Session, digest []Bucket, load func() ([]Call, error)) {
+	s.digest, s.load = digest, load
+	l.Add(s)
+}
+
+// Involve says that some of s's calls may be counted in another session
+// too: they are counted one by one.
+func (l *Ledger) Involve(s *Session) { s.involved = true }
+
+// A Group is calls of one session counted once, summed by quarter hour
+// and model.
+type Group struct {
+	Session, Rollup *Session // as LedgerCall's
+	Bucket
+}
+
+// Groups are the ledger's calls, each counted once, summed: a session's
+// digest where none of its calls may be counted elsewhere, the rest
+// counted one by one (Calls) and digested with prices (the built-in
+// table when nil, read only when there are such calls). A session whose
+// calls cannot be read again is left out, and the error returned with the
+// rest.
+func (l *Ledger) Groups(prices *Table) ([]Group, error) {
+	roots := map[*Session]int{}
+	chains := make(map[*Session][]*Session, len(l.sessions))
+	for _, s := range l.sessions {
+		c := l.chain(s)
+		chains[s] = c
+		roots[c[len(c)-1]]++
+	}
+	var exact []*Session
+	var out []Group
+	var errs []error
+	for _, s := range l.sessions {
+		c := chains[s]
+		imported := s.ImportOf != nil && l.byOrigin[*s.ImportOf] != nil
+		if s.digest != nil && !s.involved && roots[c[len(c)-1]] == 1 && !imported && !l.isSource(s) {
+			rollup := rollupOf(c)
+			for _, b := range s.digest {
+				out = append(out, Group{Session: s, Rollup: rollup, Bucket: b})
+			}
+			continue
+		}
+		if s.Calls == nil && s.load != nil {
+			calls, err := s.load()
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			s.Calls = calls
+		}
+		exact = append(exact, s)
+	}
+	kept := map[*Session][]Call{}
+	rollups := map[*Session]*Session{}
+	for _, c := range dedupe(exact, chains) {
+		kept[c.Session] = append(kept[c.Session], c.Call)
+		rollups[c.Session] = c.Rollup
+	}
+	if len(exact) > 0 && prices == nil {
+		prices = Prices()
+	}
+	for _, s := range exact {
+		for _, b := range Digest(kept[s], prices) {
+			out = append(out, Group{Session: s, Rollup: rollups[s], Bucket: b})
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// isSource reports whether an import of s is in the ledger.
+func (l *Ledger) isSource(s *Session) bool {
+	if l.sources == nil {
+		l.sources = map[Origin]bool{}
+		for _, x := range l.sessions {
+			if x.ImportOf != nil {
+				l.sources[*x.ImportOf] = true
+			}
+		}
+	}
+	return s.ID != "" && l.sources[Origin{s.Harness, s.ID}]
+}
+
+// rollupOf is the session a chain's first session's calls roll up to:
+// it, or its nearest ancestor that is not a subagent's.
+func rollupOf(chain []*Session) *Session {
+	rollup := chain[0]
+	for _, a := range chain {
+		rollup = a
+		if !a.Subagent {
+			break
+		}
+	}
+	return rollup
 }
 
 // Sessions are the sessions added, in the order added.
@@ -111,37 +221,69 @@ func (l *Ledger) parentOf(s *Session) *Session {
 	if !filepath.IsAbs(s.Parent) {
 		return nil
 	}
-	if p := l.byPath[filepath.Clean(s.Parent)]; p != nil && p != s {
+	p := l.byPath[s.Parent]
+	if p == nil {
+		p = l.byPath[filepath.Clean(s.Parent)]
+	}
+	if p != s {
 		return p
 	}
 	return nil
 }
 
-// chain is s and its ancestors, s first; a cycle of parents ends it.
+// chain is s and its ancestors, s first; a cycle of parents ends it (a
+// chain is no longer than the ledger, and a session seen twice ends it).
 func (l *Ledger) chain(s *Session) []*Session {
-	var out []*Session
-	for seen := map[*Session]bool{}; s != nil && !seen[s]; s = l.parentOf(s) {
-		seen[s] = true
-		out = append(out, s)
+	out := []*Session{s}
+	var seen map[*Session]bool // past a short chain, where a scan of it would cost more
+	for p := l.parentOf(s); p != nil; p = l.parentOf(p) {
+		if len(out) == 16 {
+			seen = map[*Session]bool{}
+			for _, x := range out {
+				seen[x] = true
+			}
+		}
+		if seen != nil && seen[p] || seen == nil && slices.Contains(out, p) {
+			break
+		}
+		if seen != nil {
+			seen[p] = true
+		}
+		out = append(out, p)
 	}
 	return out
 }
 
 // Calls are the ledger's calls, each once: the sessions nearest their
 // lineage's root first, then those whose first call came first, each's
-// in the order recorded.
-func (l *Ledger) Calls() []LedgerCall {
+// in the order recorded. Sessions added by their digest are read.
+func (l *Ledger) Calls() ([]LedgerCall, error) {
+	chains := make(map[*Session][]*Session, len(l.sessions))
+	var errs []error
+	var read []*Session
+	for _, s := range l.sessions {
+		chains[s] = l.chain(s)
+		if s.Calls == nil && s.load != nil {
+			calls, err := s.load()
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			s.Calls = calls
+		}
+		read = append(read, s)
+	}
+	return dedupe(read, chains), errors.Join(errs...)
+}
+
+// dedupe counts the calls of sessions once, by the rules of Ledger;
+// chains are each session's chain of ancestors.
+func dedupe(sessions []*Session, chains map[*Session][]*Session) []LedgerCall {
 	type entryKey struct {
 		root  *Session
-		entry string
+		entry uint64
 	}
-	order := slices.Clone(l.sessions)
-	depth := make(map[*Session]int, len(order))
-	chains := make(map[*Session][]*Session, len(order))
-	for _, s := range order {
-		chains[s] = l.chain(s)
-		depth[s] = len(chains[s])
-	}
+	order := slices.Clone(sessions)
 	first := func(s *Session) float64 {
 		if len(s.Calls) == 0 {
 			return 0
@@ -149,34 +291,38 @@ func (l *Ledger) Calls() []LedgerCall {
 		return s.Calls[0].Time
 	}
 	slices.SortStableFunc(order, func(a, b *Session) int {
-		return cmp.Or(depth[a]-depth[b], cmp.Compare(first(a), first(b)), cmp.Compare(a.Path, b.Path))
+		return cmp.Or(len(chains[a])-len(chains[b]), cmp.Compare(first(a), first(b)), cmp.Compare(a.Path, b.Path))
 	})
+	n := 0
+	for _, s := range order {
+		n += len(s.Calls)
+	}
 	entries := map[entryKey]bool{}
-	requests := map[string]int{} // a request's place in out
-	var out []LedgerCall
+	requests := make(map[uint64]int, n) // a request's place in out
+	out := make([]LedgerCall, 0, n)
+	byOrigin := map[Origin]bool{}
+	for _, s := range sessions {
+		if s.ID != "" {
+			byOrigin[Origin{s.Harness, s.ID}] = true
+		}
+	}
 	for _, s := range order {
 		chain := chains[s]
 		root := chain[len(chain)-1]
-		rollup := s
-		for _, a := range chain {
-			rollup = a
-			if !a.Subagent {
-				break
-			}
-		}
-		sourced := s.ImportOf != nil && l.byOrigin[*s.ImportOf] != nil && l.byOrigin[*s.ImportOf] != s
+		rollup := rollupOf(chain)
+		sourced := s.ImportOf != nil && byOrigin[*s.ImportOf] && *s.ImportOf != (Origin{s.Harness, s.ID})
 		for _, c := range s.Calls {
 			if c.Imported && sourced {
 				continue
 			}
-			if c.EntryID != "" {
-				k := entryKey{root, c.EntryID}
+			if c.Entry != 0 {
+				k := entryKey{root, c.Entry}
 				if entries[k] {
 					continue
 				}
 				entries[k] = true
 			}
-			if c.Request != "" {
+			if c.Request != 0 {
 				if at, ok := requests[c.Request]; ok {
 					if kept := &out[at]; c.Tokens.Sum() > kept.Tokens.Sum() {
 						kept.Call = c

@@ -28,6 +28,8 @@ import (
 	"bytes"
 	"cmp"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	_ "embed"
 	"io"
 	"math"
@@ -180,6 +182,13 @@ type Table struct {
 
 	byID map[string][]int // a model id's models, by their place in Models
 }
+
+// PricesVersion names the built-in table without reading it: a hash of
+// its bytes, for a cache of costs computed from it.
+var PricesVersion = sync.OnceValue(func() string {
+	sum := sha256.Sum256(pricesGz)
+	return hex.EncodeToString(sum[:8])
+})
 
 // Prices is the built-in table, read on first use.
 var Prices = sync.OnceValue(func() *Table {

@@ -101,17 +101,45 @@ func (t *Totals) add(u Totals) {
 	t.Malformed += u.Malformed
 }
 
-// CallCost is a call's cost in mode, from prices, and whether it is known.
-func CallCost(c Call, mode Mode, prices *Table) (float64, bool) {
+// A Pricer prices calls in a mode from a table, each model looked up
+// once.
+type Pricer struct {
+	mode   Mode
+	prices *Table
+	memo   map[ModelRef]pricerModel
+}
+
+type pricerModel struct {
+	price Price
+	ok    bool
+}
+
+// NewPricer prices in mode from prices (Auto and Prices() when empty).
+func NewPricer(mode Mode, prices *Table) *Pricer {
+	if prices == nil {
+		prices = Prices()
+	}
+	return &Pricer{mode: cmp.Or(mode, Auto), prices: prices, memo: map[ModelRef]pricerModel{}}
+}
+
+// Cost is a call's cost, and whether it is known: in Display mode the
+// recorded cost; in Calculate mode the cost of its tokens at its model's
+// price; in Auto mode the recorded cost when not zero, else the computed
+// one, else the recorded zero.
+func (p *Pricer) Cost(c Call) (float64, bool) {
 	computed := func() (float64, bool) {
-		p, ok := prices.Lookup(c.Provider, c.Model)
-		if !ok {
+		m, seen := p.memo[c.Model]
+		if !seen {
+			m.price, m.ok = p.prices.Lookup(c.Model.Provider(), c.Model.ID())
+			p.memo[c.Model] = m
+		}
+		if !m.ok {
 			return 0, false
 		}
-		v := p.Cost(c.Tokens, c.Time)
+		v := m.price.Cost(c.Tokens, c.Time)
 		return v, !math.IsNaN(v) && !math.IsInf(v, 0)
 	}
-	switch mode {
+	switch p.mode {
 	case Display:
 		return c.Cost, c.HasCost
 	case Calculate:
@@ -126,63 +154,67 @@ func CallCost(c Call, mode Mode, prices *Table) (float64, bool) {
 	return c.Cost, c.HasCost
 }
 
-// NewReport groups calls as opts say.
-func NewReport(calls []LedgerCall, opts ReportOptions) Report {
+// NewReport groups the ledger's groups as opts say. Times are the
+// calls' as their buckets hold them: a row's first and last activity
+// exact, its day that of the call's quarter hour (the same in every
+// zone).
+func NewReport(groups []Group, opts ReportOptions) Report {
 	loc := opts.Location
 	if loc == nil {
 		loc = time.Local
 	}
-	prices := opts.Prices
-	if prices == nil {
-		prices = Prices()
-	}
 	since, until := dayOf(opts.Since, loc), dayOf(opts.Until, loc)
+	periods := periodNames{loc: loc}
+	type rowModel struct {
+		row   string
+		model ModelRef
+	}
 	rows := map[string]*Row{}
-	models := map[string]map[string]*ModelRow{}
+	models := map[rowModel]*ModelRow{}
 	r := Report{View: opts.View}
-	for _, c := range calls {
-		at := time.UnixMilli(int64(c.Time)).In(loc)
-		day := at.Format(time.DateOnly)
-		if since != "" && day < since || until != "" && day > until {
+	for k := range groups {
+		g := &groups[k]
+		p := periods.of(g.Quarter)
+		if since != "" && p.day < since || until != "" && p.day > until {
 			continue
 		}
-		cost, known := CallCost(c.Call, cmp.Or(opts.Mode, Auto), prices)
-		t := Totals{Tokens: c.Tokens, Cost: cost, Calls: 1, Malformed: c.MalformedUsageCounters}
-		if !known {
-			t.Cost, t.Unpriced = 0, 1
-		}
-		key := rowKey(opts.View, c, at)
+		t := g.totals(cmp.Or(opts.Mode, Auto))
+		key := rowKey(opts.View, g, p)
 		row := rows[key]
+		first, last := time.UnixMilli(int64(g.First)).In(loc), time.UnixMilli(int64(g.Last)).In(loc)
 		if row == nil {
-			row = &Row{Key: key, First: at}
+			row = &Row{Key: key, First: first, Last: last}
 			if opts.View == BySession {
-				row.Session = c.Rollup
+				row.Session = g.Rollup
 			}
 			rows[key] = row
-			models[key] = map[string]*ModelRow{}
 		}
 		row.add(t)
-		if at.Before(row.First) {
-			row.First = at
+		if first.Before(row.First) {
+			row.First = first
 		}
-		if at.After(row.Last) {
-			row.Last = at
+		if last.After(row.Last) {
+			row.Last = last
 		}
-		if !slices.Contains(row.Harnesses, c.Session.Harness) {
-			row.Harnesses = append(row.Harnesses, c.Session.Harness)
+		if !slices.Contains(row.Harnesses, g.Session.Harness) {
+			row.Harnesses = append(row.Harnesses, g.Session.Harness)
 		}
-		m := models[key][c.Model]
+		mk := rowModel{key, g.Model}
+		m := models[mk]
 		if m == nil {
-			m = &ModelRow{Model: c.Model}
-			models[key][c.Model] = m
+			m = &ModelRow{Model: g.Model.ID()}
+			models[mk] = m
 		}
 		m.add(t)
 		r.Total.add(t)
 	}
-	for key, row := range rows {
-		for _, m := range models[key] {
-			row.Models = append(row.Models, *m)
-		}
+	for mk, m := range models {
+		row := rows[mk.row]
+		row.Models = append(row.Models, *m)
+	}
+	for _, row := range rows {
+		// Two providers' models of one id are one model to a person.
+		row.Models = mergeModels(row.Models)
 		slices.SortFunc(row.Models, func(a, b ModelRow) int { return cmp.Or(cmp.Compare(b.Cost, a.Cost), cmp.Compare(a.Model, b.Model)) })
 		slices.Sort(row.Harnesses)
 		r.Rows = append(r.Rows, *row)
@@ -196,6 +228,44 @@ func NewReport(calls []LedgerCall, opts ReportOptions) Report {
 	return r
 }
 
+// mergeModels adds up the rows of one model id.
+func mergeModels(ms []ModelRow) []ModelRow {
+	at := map[string]int{}
+	out := ms[:0]
+	for _, m := range ms {
+		if k, ok := at[m.Model]; ok {
+			out[k].add(m.Totals)
+			continue
+		}
+		at[m.Model] = len(out)
+		out = append(out, m)
+	}
+	return out
+}
+
+// A period is the day, week and month a quarter hour falls in.
+type period struct{ day, week, month string }
+
+// periodNames names the periods of quarter hours in a zone, each once.
+type periodNames struct {
+	loc  *time.Location
+	memo map[int64]period
+}
+
+func (d *periodNames) of(q int64) period {
+	if p, ok := d.memo[q]; ok {
+		return p
+	}
+	if d.memo == nil {
+		d.memo = map[int64]period{}
+	}
+	at := time.UnixMilli(q * Quarter).In(d.loc)
+	monday := at.AddDate(0, 0, -((int(at.Weekday()) + 6) % 7))
+	p := period{at.Format(time.DateOnly), monday.Format(time.DateOnly), at.Format("2006-01")}
+	d.memo[q] = p
+	return p
+}
+
 // dayOf is t's date in loc, "" for the zero time.
 func dayOf(t time.Time, loc *time.Location) string {
 	if t.IsZero() {
@@ -204,24 +274,23 @@ func dayOf(t time.Time, loc *time.Location) string {
 	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, loc).Format(time.DateOnly)
 }
 
-// rowKey is the row of view a call at at falls in.
-func rowKey(v View, c LedgerCall, at time.Time) string {
+// rowKey is the row of view a group falls in.
+func rowKey(v View, g *Group, p period) string {
 	switch v {
 	case Weekly:
-		monday := at.AddDate(0, 0, -((int(at.Weekday()) + 6) % 7))
-		return monday.Format(time.DateOnly)
+		return p.week
 	case Monthly:
-		return at.Format("2006-01")
+		return p.month
 	case BySession:
-		return c.Rollup.Harness + " " + c.Rollup.Path
+		return g.Rollup.Harness + " " + g.Rollup.Path
 	case ByModel:
-		return c.Model
+		return g.Model.ID()
 	case ByProject:
-		return c.Session.Project
+		return g.Session.Project
 	case ByHarness:
-		return c.Session.Harness
+		return g.Session.Harness
 	}
-	return at.Format(time.DateOnly)
+	return p.day
 }
 
 // ParseView is the view named s.

@@ -1,0 +1,320 @@
+package catalog
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/xdev/xdev/internal/usage"
+)
+
+// The usage cache's bytes, after its magic and checksum, all in varints
+// but where said:
+//
+//	entries: a count, then per entry its key, its stamp (size, mtime,
+//	         inode), a flag byte (1: it shares a request with another
+//	         entry) and its session's record, length first
+//	requests: a count, then per request of every entry its key and its
+//	         entry's key's hash (8 bytes each, little-endian), by key
+//
+// A session's record is its strings (a table: a model named by each of
+// its calls is written once), its header (harness, path, id, parent,
+// project, title, import origin, flags, skipped), its models (three
+// strings each), its digest (usage.Bucket), and its calls, length first,
+// so that a session whose digest is all a ledger needs is never decoded
+// further. A number that is a whole number from 0 to 2⁵³ (token counts,
+// times in ms) is its value plus one; any other is a 0 and its 8 bytes.
+// Decoding checks every length against what is left, so damage the
+// checksum missed gives no cache, never a panic or a large allocation.
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendNum(b []byte, f float64) []byte {
+	if f >= 0 && f <= 1<<53 && f == math.Trunc(f) {
+		return binary.AppendUvarint(b, uint64(f)+1)
+	}
+	b = append(b, 0)
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
+}
+
+func appendTokens(b []byte, t usage.Tokens) []byte {
+	for _, n := range []float64{t.Input, t.Output, t.CacheRead, t.CacheWrite, t.CacheWrite1h, t.Reasoning} {
+		b = appendNum(b, n)
+	}
+	return b
+}
+
+// encodeSession is s's record: its header, digest and calls.
+func encodeSession(s *usage.Session, digest []usage.Bucket) []byte {
+	strs := map[string]uint64{}
+	var table []string
+	ref := func(x string) uint64 {
+		k, ok := strs[x]
+		if !ok {
+			k = uint64(len(table))
+			strs[x] = k
+			table = append(table, x)
+		}
+		return k
+	}
+	var body []byte
+	var origin [2]string
+	flags := uint64(0)
+	if s.Subagent {
+		flags |= 1
+	}
+	if s.ImportOf != nil {
+		flags |= 2
+		origin = [2]string{s.ImportOf.Harness, s.ImportOf.ID}
+	}
+	for _, x := range []string{s.Harness, s.Path, s.ID, s.Parent, s.Project, s.Title, origin[0], origin[1]} {
+		body = binary.AppendUvarint(body, ref(x))
+	}
+	body = binary.AppendUvarint(body, flags)
+	body = binary.AppendUvarint(body, uint64(s.Skipped))
+	modelOf := map[usage.ModelRef]uint64{}
+	var refs []usage.ModelRef
+	note := func(m usage.ModelRef) {
+		if _, ok := modelOf[m]; !ok {
+			modelOf[m] = uint64(len(refs))
+			refs = append(refs, m)
+		}
+	}
+	for _, c := range s.Calls {
+		note(c.Model)
+	}
+	for _, b := range digest {
+		note(b.Model)
+	}
+	body = binary.AppendUvarint(body, uint64(len(refs)))
+	for _, m := range refs {
+		n := m.Name()
+		for _, x := range []string{n.Provider, n.Model, n.API} {
+			body = binary.AppendUvarint(body, ref(x))
+		}
+	}
+	body = binary.AppendUvarint(body, uint64(len(digest)))
+	for _, b := range digest {
+		body = binary.AppendVarint(body, b.Quarter)
+		body = appendNum(body, b.First)
+		body = appendNum(body, b.Last)
+		body = binary.AppendUvarint(body, modelOf[b.Model])
+		body = appendTokens(body, b.Tokens)
+		body = binary.AppendUvarint(body, uint64(b.Calls))
+		body = binary.AppendUvarint(body, uint64(b.Malformed))
+		for k := range b.Cost {
+			body = appendNum(body, b.Cost[k])
+			body = binary.AppendUvarint(body, uint64(b.Unpriced[k]))
+		}
+	}
+	var calls []byte
+	calls = binary.AppendUvarint(calls, uint64(len(s.Calls)))
+	for _, c := range s.Calls {
+		f := uint64(0)
+		if c.HasCost {
+			f |= 1
+		}
+		if c.Imported {
+			f |= 2
+		}
+		if c.Entry != 0 {
+			f |= 4
+		}
+		if c.Request != 0 {
+			f |= 8
+		}
+		calls = binary.AppendUvarint(calls, f)
+		calls = binary.AppendUvarint(calls, modelOf[c.Model])
+		if c.Entry != 0 {
+			calls = binary.LittleEndian.AppendUint64(calls, c.Entry)
+		}
+		if c.Request != 0 {
+			calls = binary.LittleEndian.AppendUint64(calls, c.Request)
+		}
+		calls = binary.AppendUvarint(calls, uint64(c.MalformedUsageCounters))
+		calls = appendNum(calls, c.Time)
+		calls = appendTokens(calls, c.Tokens)
+		calls = appendNum(calls, c.Total)
+		calls = appendNum(calls, c.Cost)
+	}
+	b := binary.AppendUvarint(nil, uint64(len(table)))
+	for _, x := range table {
+		b = appendString(b, x)
+	}
+	b = append(b, body...)
+	b = binary.AppendUvarint(b, uint64(len(calls)))
+	return append(b, calls...)
+}
+
+// usageReader reads what the encoder wrote, from a string: what it
+// hands out (names, records) are substrings of it, never copies. Its
+// first failure sticks.
+type usageReader struct {
+	b   string
+	bad bool
+}
+
+func (r *usageReader) fail() { r.bad, r.b = true, "" }
+
+func (r *usageReader) uvarint() uint64 {
+	var v uint64
+	for i := 0; i < len(r.b) && i < binary.MaxVarintLen64; i++ {
+		c := r.b[i]
+		if c < 0x80 {
+			if i == binary.MaxVarintLen64-1 && c > 1 {
+				break // overflows 64 bits
+			}
+			r.b = r.b[i+1:]
+			return v | uint64(c)<<(7*i)
+		}
+		v |= uint64(c&0x7f) << (7 * i)
+	}
+	r.fail()
+	return 0
+}
+
+func (r *usageReader) varint() int64 {
+	u := r.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+// countOf reads a count of items of at least size bytes each: one that
+// what is left cannot hold is damage (and would allocate for nothing).
+func (r *usageReader) countOf(size int) int {
+	n := r.uvarint()
+	if n > uint64(len(r.b)/size) {
+		r.fail()
+		return 0
+	}
+	return int(n)
+}
+
+func (r *usageReader) str() string {
+	n := r.countOf(1)
+	s := r.b[:n]
+	r.b = r.b[n:]
+	return s
+}
+
+func (r *usageReader) fixed64() uint64 {
+	if len(r.b) < 8 {
+		r.fail()
+		return 0
+	}
+	v := uint64(r.b[0]) | uint64(r.b[1])<<8 | uint64(r.b[2])<<16 | uint64(r.b[3])<<24 |
+		uint64(r.b[4])<<32 | uint64(r.b[5])<<40 | uint64(r.b[6])<<48 | uint64(r.b[7])<<56
+	r.b = r.b[8:]
+	return v
+}
+
+func (r *usageReader) num() float64 {
+	v := r.uvarint()
+	if v > 0 {
+		return float64(v - 1)
+	}
+	return math.Float64frombits(r.fixed64())
+}
+
+func (r *usageReader) tokens() usage.Tokens {
+	return usage.Tokens{Input: r.num(), Output: r.num(), CacheRead: r.num(), CacheWrite: r.num(), CacheWrite1h: r.num(), Reasoning: r.num()}
+}
+
+// The least a bucket and a call take: a byte for each of their numbers.
+const (
+	bucketMinBytes = 20
+	callMinBytes   = 12
+)
+
+// decodedSession is a session record read up to its calls, which
+// calls() reads on demand.
+type decodedSession struct {
+	s      *usage.Session
+	digest []usage.Bucket
+	refs   []usage.ModelRef
+	calls  string
+}
+
+// decodeSession reads a session record.
+func decodeSession(b string) (decodedSession, bool) {
+	r := &usageReader{b: b}
+	table := make([]string, r.countOf(1))
+	for k := range table {
+		table[k] = r.str()
+	}
+	at := func() string {
+		k := r.uvarint()
+		if k >= uint64(len(table)) {
+			r.fail()
+			return ""
+		}
+		return table[k]
+	}
+	s := &usage.Session{Harness: at(), Path: at(), ID: at(), Parent: at(), Project: at(), Title: at()}
+	origin := usage.Origin{Harness: at(), ID: at()}
+	flags := r.uvarint()
+	s.Subagent = flags&1 != 0
+	if flags&2 != 0 {
+		s.ImportOf = &origin
+	}
+	s.Skipped = int(r.uvarint())
+	refs := make([]usage.ModelRef, r.countOf(3))
+	for k := range refs {
+		refs[k] = usage.RefModel(at(), at(), at())
+	}
+	model := func() usage.ModelRef {
+		m := r.uvarint()
+		if m >= uint64(len(refs)) {
+			r.fail()
+			return 0
+		}
+		return refs[m]
+	}
+	digest := make([]usage.Bucket, r.countOf(bucketMinBytes))
+	for k := range digest {
+		d := &digest[k]
+		d.Quarter, d.First, d.Last = r.varint(), r.num(), r.num()
+		d.Model = model()
+		d.Tokens = r.tokens()
+		d.Calls, d.Malformed = int(r.uvarint()), int(r.uvarint())
+		for m := range d.Cost {
+			d.Cost[m], d.Unpriced[m] = r.num(), int(r.uvarint())
+		}
+	}
+	calls := r.str()
+	if r.bad || len(r.b) != 0 {
+		return decodedSession{}, false
+	}
+	return decodedSession{s, digest, refs, calls}, true
+}
+
+// decodeCalls reads the calls of a record decodeSession read.
+func (d decodedSession) decodeCalls() ([]usage.Call, bool) {
+	r := &usageReader{b: d.calls}
+	calls := make([]usage.Call, r.countOf(callMinBytes))
+	for k := range calls {
+		c := &calls[k]
+		f := r.uvarint()
+		c.HasCost, c.Imported = f&1 != 0, f&2 != 0
+		if m := r.uvarint(); m < uint64(len(d.refs)) {
+			c.Model = d.refs[m]
+		} else {
+			r.fail()
+		}
+		if f&4 != 0 {
+			c.Entry = r.fixed64()
+		}
+		if f&8 != 0 {
+			c.Request = r.fixed64()
+		}
+		c.MalformedUsageCounters = int(r.uvarint())
+		c.Time = r.num()
+		c.Tokens = r.tokens()
+		c.Total, c.Cost = r.num(), r.num()
+	}
+	if r.bad || len(r.b) != 0 {
+		return nil, false
+	}
+	return calls, true
+}
