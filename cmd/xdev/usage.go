@@ -33,6 +33,7 @@ var usageCommand = &command{
 type usageOptions struct {
 	store        *storeFlags
 	sources      *sourceFlags
+	db           *dbFlags
 	view         usage.View
 	since, until string
 	from         string
@@ -50,6 +51,7 @@ type usageOptions struct {
 func (o *usageOptions) define(fs *flag.FlagSet) {
 	o.store = addStoreFlags(fs)
 	o.sources = addSourceFlags(fs)
+	o.db = addDBFlags(fs)
 	fs.StringVar(&o.since, "since", "", "only calls from this day on: 7d, 2w, 2026-11-01")
 	fs.StringVar(&o.until, "until", "", "only calls up to this day (inclusive)")
 	fs.StringVar(&o.from, "from", "all", "whose sessions, comma-separated: xdev, omp, claude, codex, pi, copilot, gemini, opencode, or all")
@@ -140,20 +142,51 @@ func (o *usageOptions) run(e *env) error {
 			cwd = in.Cwd
 		}
 	}
-	c, err := o.sources.catalog(e, o.store)
-	if err != nil {
-		return err
+	if o.db.on() && o.from != "all" {
+		return usagef("--db reports the database's sessions; --from chooses local ones")
 	}
 	// The ledger is built once and lives until the report is printed:
 	// collecting garbage as the heap first grows would mark it over and
 	// over. The soft limit keeps the process within its memory bound.
-	defer debug.SetGCPercent(debug.SetGCPercent(400))
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(96 << 20))
+	defer debug.SetGCPercent(debug.SetGCPercent(200))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(64 << 20))
 	ctx, cancel := interruptible()
 	defer cancel()
-	ledger, stats, err := c.Usage(ctx, catalog.UsageOptions{Harnesses: places, Cwd: cwd, Cache: catalog.UsageCacheDir()})
-	if err != nil {
-		return err
+	uo := catalog.UsageOptions{Harnesses: places, Cwd: cwd, Cache: catalog.UsageCacheDir()}
+	switch {
+	case o.statusline:
+		// Today's calls and the current block's: a block that is still
+		// going began within five hours, after one that began within ten.
+		day := now.In(loc)
+		uo.ModifiedSince = time.Date(day.Year(), day.Month(), day.Day(), 0, 0, 0, 0, loc)
+		if b := now.Add(-2 * usage.BlockLength); b.Before(uo.ModifiedSince) {
+			uo.ModifiedSince = b
+		}
+	case !since.IsZero():
+		s := since.In(loc)
+		uo.ModifiedSince = time.Date(s.Year(), s.Month(), s.Day(), 0, 0, 0, 0, loc)
+	}
+	var ledger *usage.Ledger
+	var stats catalog.UsageStats
+	if o.db.on() {
+		db, err := o.db.open(e, ctx)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		places = nil
+		ledger, stats, err = db.Usage(ctx, cwd)
+		if err != nil {
+			return err
+		}
+	} else {
+		c, err := o.sources.catalog(e, o.store)
+		if err != nil {
+			return err
+		}
+		if ledger, stats, err = c.Usage(ctx, uo); err != nil {
+			return err
+		}
 	}
 	for _, h := range places {
 		if err := stats.Failed[h]; err != nil {
@@ -174,7 +207,7 @@ func (o *usageOptions) run(e *env) error {
 	} else {
 		o.printTable(e, r)
 		if stats.Skipped > 0 {
-			fmt.Fprintf(e.ErrOut, "%s could not be read and were skipped.\n", term.Plural(stats.Skipped, "line or record"))
+			fmt.Fprintf(e.ErrOut, "Skipped what could not be read: %s.\n", term.Plural(stats.Skipped, "line, record or session"))
 		}
 	}
 	if err == nil && len(stats.Failed) > 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/xdev/xdev/internal/atomicfile"
 	"github.com/xdev/xdev/internal/pgstore"
 	"github.com/xdev/xdev/internal/session"
+	"github.com/xdev/xdev/internal/usage"
 )
 
 // EnvDatabaseURL is the environment variable a database's URL is taken
@@ -262,4 +263,54 @@ func (s *StoredSession) Readable(ctx context.Context) (Readable, error) {
 		return r, err
 	}
 	return r, nil
+}
+
+// Usage builds the usage ledger of the stored sessions (of the project
+// cwd, or all when ""), subagents' included, each read through its rows
+// as the views of every entry read it: the machines that synced to the
+// server, counted together, each call once.
+func (d *Database) Usage(ctx context.Context, cwd string) (*usage.Ledger, UsageStats, error) {
+	st := UsageStats{Failed: map[Harness]error{}}
+	rows, err := d.List(ctx, ListOptions{Cwd: cwd, Subagents: true})
+	if err != nil {
+		return nil, st, err
+	}
+	l := &usage.Ledger{}
+	for _, row := range rows {
+		if err := ctx.Err(); err != nil {
+			return nil, st, err
+		}
+		s, err := d.readUsage(ctx, row)
+		if err != nil {
+			st.Skipped++
+			continue
+		}
+		s.Harness = string(row.Harness)
+		st.Sessions++
+		st.Read++
+		st.Skipped += s.Skipped
+		l.Add(&s)
+	}
+	return l, st, nil
+}
+
+func (d *Database) readUsage(ctx context.Context, row Row) (usage.Session, error) {
+	name := row.ID
+	if name == "" {
+		name = strings.TrimPrefix(row.Path, "db:")
+	}
+	ss, err := d.Find(ctx, name)
+	if err != nil {
+		return usage.Session{}, err
+	}
+	r, err := ss.Readable(ctx)
+	if err != nil {
+		return usage.Session{}, err
+	}
+	x, err := r.OpenIndex()
+	if err != nil {
+		return usage.Session{}, err
+	}
+	defer x.Close()
+	return usage.ReadIndex(x, row.Path)
 }

@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -24,6 +28,13 @@ type UsageOptions struct {
 	Cwd string
 	// Cache is the usage cache's directory (UsageCacheDir), "" for none.
 	Cache string
+	// ModifiedSince, when set, leaves out the sessions whose files were
+	// last written before it, which hold no call made since then (a
+	// file's calls are written as they are made), unless one of those
+	// kept descends from it, was imported from it or holds one of its
+	// requests: what a report of a recent span (a status line, --since)
+	// needs, without reading every session's digest.
+	ModifiedSince time.Time
 }
 
 // UsageStats say what building a ledger read.
@@ -67,46 +78,119 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 		cached decodedSession
 		shared bool
 		read   bool
+		done   bool
 	}
 	out := make([]result, len(jobs))
-	var wg sync.WaitGroup
-	ch := make(chan int)
+	stamps := make([]usageStamp, len(jobs))
+	keys := make([]string, len(jobs))
 	var mu sync.Mutex
-	for range min(len(jobs), runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			for k := range ch {
-				j := jobs[k]
-				stamp, ok := j.stamp()
-				key := j.key
-				if !ok {
-					key = "" // never cached
+	// each runs fn on the jobs ks, in parallel.
+	each := func(ks []int, fn func(k int)) {
+		var wg sync.WaitGroup
+		ch := make(chan int)
+		for range min(len(ks), runtime.GOMAXPROCS(0)) {
+			wg.Go(func() {
+				for k := range ch {
+					fn(k)
 				}
-				if d, shared, ok := cache.get(key, stamp); ok {
-					out[k] = result{s: d.s, cached: d, shared: shared}
-					continue
-				}
-				s, err := j.read()
-				if err != nil {
-					mu.Lock()
-					st.Skipped++
-					mu.Unlock()
-					continue
-				}
-				cache.put(key, stamp, &s, usage.DigestSession(&s, usage.Prices()))
-				out[k] = result{s: &s, read: true}
-			}
-		})
-	}
-	for k := range jobs {
-		if ctx.Err() != nil {
-			break
+			})
 		}
-		ch <- k
+		for _, k := range ks {
+			if ctx.Err() != nil {
+				break
+			}
+			ch <- k
+		}
+		close(ch)
+		wg.Wait()
 	}
-	close(ch)
-	wg.Wait()
+	// process reads job k, from the cache where its file is as it was.
+	process := func(k int) {
+		j := jobs[k]
+		if d, shared, ok := cache.get(keys[k], stamps[k]); ok {
+			out[k] = result{s: d.s, cached: d, shared: shared, done: true}
+			return
+		}
+		s, err := j.read()
+		if err != nil {
+			mu.Lock()
+			st.Skipped++
+			mu.Unlock()
+			out[k].done = true
+			return
+		}
+		cache.put(keys[k], stamps[k], &s, usage.DigestSession(&s, usage.Prices()))
+		out[k] = result{s: &s, read: true, done: true}
+	}
+	all := make([]int, len(jobs))
+	for k := range all {
+		all[k] = k
+	}
+	var wanted []int
+	since := opts.ModifiedSince.UnixNano()
+	each(all, func(k int) {
+		stamp, ok := jobs[k].stamp()
+		stamps[k] = stamp
+		if ok {
+			keys[k] = jobs[k].key
+		} // else never cached
+		if opts.ModifiedSince.IsZero() || !ok || stamp.ModTime >= since {
+			mu.Lock()
+			wanted = append(wanted, k)
+			mu.Unlock()
+		}
+	})
 	if err := ctx.Err(); err != nil {
 		return nil, st, err
+	}
+	// A session left out for its age may still be needed: the sessions
+	// read descend from it, were imported from it or hold its requests.
+	// Those are read too, until no more are.
+	var named map[string][]int
+	for len(wanted) > 0 {
+		each(wanted, process)
+		if err := ctx.Err(); err != nil {
+			return nil, st, err
+		}
+		if opts.ModifiedSince.IsZero() {
+			break
+		}
+		var more []int
+		need := func(name string) {
+			if named == nil {
+				named = jobNames(jobs, cache)
+			}
+			for _, k := range named[name] {
+				if !out[k].done && !slices.Contains(more, k) {
+					more = append(more, k)
+				}
+			}
+		}
+		for _, k := range wanted {
+			r := out[k]
+			if r.s == nil {
+				continue
+			}
+			if r.s.Parent != "" {
+				need(r.s.Parent)
+			}
+			if r.s.ImportOf != nil {
+				need(r.s.ImportOf.ID)
+			}
+			calls := r.s.Calls
+			if !r.read && r.shared {
+				calls, _ = r.cached.decodeCalls()
+			}
+			for _, call := range calls {
+				if call.Request == 0 {
+					continue
+				}
+				for _, o := range cache.sharers(call.Request) {
+					need(ownerName(o))
+				}
+			}
+		}
+		wanted = more
 	}
 	l := &usage.Ledger{}
 	byOwner := map[uint64]*usage.Session{}
@@ -153,7 +237,7 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 			}
 		}
 	}
-	cache.save()
+	cache.save(keys, stamps)
 	return l, st, nil
 }
 
@@ -228,6 +312,40 @@ func (c *Catalog) usageJobs(h Harness) ([]usageJob, error) {
 	}
 	return jobs, nil
 }
+
+// jobNames are the jobs by the names a session's Parent or an import's
+// origin may give them: the path, the id a file is named by (an omp
+// file's after its time, a Codex rollout's last 36 characters, a Claude
+// Code transcript's whole name, an opencode session's), and the hash the
+// cache's index knows the job by (ownerName), and the id its session's
+// header gave it when the cache read it last (which a file's name need
+// not be).
+func jobNames(jobs []usageJob, cache *usageCache) map[string][]int {
+	m := make(map[string][]int, 4*len(jobs))
+	add := func(name string, k int) {
+		if name != "" && !slices.Contains(m[name], k) {
+			m[name] = append(m[name], k)
+		}
+	}
+	for k, j := range jobs {
+		_, path, _ := strings.Cut(j.key, " ")
+		add(path, k)
+		base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".zst"), ".jsonl")
+		add(base, k)
+		if _, id, ok := strings.Cut(base, "_"); ok {
+			add(id, k)
+		}
+		if len(base) > 36 {
+			add(base[len(base)-36:], k)
+		}
+		add(ownerName(ownerOf(j.key)), k)
+		add(cache.old[j.key].id, k)
+	}
+	return m
+}
+
+// ownerName is the name jobNames gives the job of an index owner.
+func ownerName(o uint64) string { return "\x00" + strconv.FormatUint(o, 16) }
 
 // usageCacheName names the cache file of a ledger of these places: the
 // places and their roots, so that two data dirs never share one.

@@ -239,6 +239,8 @@ func (w *usageWorld) step() {
 // and the same tokens, as were made. A report by session puts no
 // subagent's calls in a row of their own.
 func TestUsageCountsOnce(t *testing.T) {
+	defer func(b int64, f int) { saveAtLeastBytes, saveAtLeastFiles = b, f }(saveAtLeastBytes, saveAtLeastFiles)
+	saveAtLeastBytes, saveAtLeastFiles = 0, 0 // every change is written, so that every run after the first reads the cache
 	for seed := range uint64(60) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			tmp := t.TempDir()
@@ -337,6 +339,43 @@ func TestUsageCountsOnce(t *testing.T) {
 				}
 				if len(calls) != w.calls {
 					t.Fatalf("run %d: Calls counts %d calls; %d were made", run, len(calls), w.calls)
+				}
+				if run < 2 {
+					continue
+				}
+				// A ledger of the sessions written in the last half
+				// hour (the rest were made an hour old) counts each of
+				// those as the whole ledger does.
+				recent, _, err := c.Usage(context.Background(), UsageOptions{Harnesses: []Harness{Xdev, Claude, Codex},
+					Cache: filepath.Join(tmp, "cache"), ModifiedSince: time.Now().Add(-30 * time.Minute)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rgroups, err := recent.Groups(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				bySession := func(gs []usage.Group) map[string]usage.Tokens {
+					m := map[string]usage.Tokens{}
+					for _, g := range gs {
+						t := m[g.Rollup.Path]
+						t.Add(g.Tokens)
+						m[g.Rollup.Path] = t
+					}
+					return m
+				}
+				whole, part := bySession(groups), bySession(rgroups)
+				for _, s := range recent.Sessions() {
+					fi, err := os.Stat(s.Path)
+					if err != nil || fi.ModTime().Before(time.Now().Add(-30*time.Minute)) || s.Subagent {
+						continue
+					}
+					if whole[s.Path] != part[s.Path] {
+						t.Errorf("run %d: %s counts %+v in a ledger of recent sessions, %+v in the whole", run, filepath.Base(s.Path), part[s.Path], whole[s.Path])
+					}
+				}
+				if len(recent.Sessions()) >= len(l.Sessions()) {
+					t.Errorf("run %d: the ledger of recent sessions has all %d sessions", run, len(l.Sessions()))
 				}
 			}
 		})

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,18 +41,20 @@ type usageCache struct {
 	old      map[string]cachedUsage
 	oldIndex string // the requests: (key, owner) pairs of 16 bytes, by key
 
-	mu    sync.Mutex
-	now   map[string]cachedUsage
-	fresh map[uint64][]uint64 // the requests of the entries read anew, by owner
+	mu        sync.Mutex
+	now       map[string]cachedUsage
+	fresh     map[uint64][]uint64 // the requests of the entries read anew, by owner
+	freshSize int64               // the sizes of their files
 }
 
 type cachedUsage struct {
 	stamp  usageStamp
 	shared bool
+	id     string // the session's id (its header's, which its file's name need not say)
 	record string // a substring of the file read, or the encoding of what was read anew
 }
 
-const usageCacheMagic = "xdev usage cache 3\n"
+const usageCacheMagic = "xdev usage cache 4\n"
 
 // maxUsageCache bounds the cache file read: past it, it is rebuilt.
 const maxUsageCache = 1 << 30
@@ -75,24 +78,30 @@ func openUsageCache(dir, name string) *usageCache {
 		return c
 	}
 	defer f.Close()
-	if fi.Size() > maxUsageCache {
+	if fi.Size() > maxUsageCache || fi.Size() < int64(len(usageCacheMagic)+4) {
 		return c
 	}
-	b := make([]byte, fi.Size())
-	if _, err := io.ReadFull(f, b); err != nil || len(b) < len(usageCacheMagic)+4 || string(b[:len(usageCacheMagic)]) != usageCacheMagic {
+	head := make([]byte, len(usageCacheMagic)+4)
+	if _, err := io.ReadFull(f, head); err != nil || string(head[:len(usageCacheMagic)]) != usageCacheMagic {
 		return c
 	}
-	b = b[len(usageCacheMagic):]
-	if crc32.ChecksumIEEE(b[4:]) != binary.LittleEndian.Uint32(b) {
+	// The rest is read into a string as it is checksummed, with no copy
+	// of it: every name and record read is a substring of it.
+	var body strings.Builder
+	body.Grow(int(fi.Size()) - len(head))
+	crc := crc32.NewIEEE()
+	if _, err := io.Copy(&body, io.TeeReader(io.LimitReader(f, fi.Size()), crc)); err != nil ||
+		crc.Sum32() != binary.LittleEndian.Uint32(head[len(usageCacheMagic):]) {
 		return c
 	}
-	r := &usageReader{b: string(b[4:])} // one copy; every name and record read is a substring of it
+	r := &usageReader{b: body.String()}
 	n := r.countOf(4)
 	old := make(map[string]cachedUsage, n)
 	for range n {
 		key := r.str()
 		e := cachedUsage{stamp: usageStamp{Size: r.varint(), ModTime: r.varint(), Ino: r.uvarint()}}
 		e.shared = r.uvarint() == 1
+		e.id = r.str()
 		e.record = r.str()
 		old[key] = e
 	}
@@ -139,8 +148,9 @@ func (c *usageCache) put(key string, stamp usageStamp, s *usage.Session, digest 
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.now[key] = cachedUsage{stamp: stamp, record: string(rec)}
+	c.now[key] = cachedUsage{stamp: stamp, id: s.ID, record: string(rec)}
 	c.fresh[ownerOf(key)] = reqs
+	c.freshSize += stamp.Size
 }
 
 // sharers are the owners (entry key hashes) of the index's entries that
@@ -156,17 +166,42 @@ func (c *usageCache) sharers(r uint64) []uint64 {
 	return out
 }
 
-// save writes the cache if anything in it changed: the index is the old
-// one's pairs of the entries kept as they were, and the new entries'; an
-// entry shares a request when the index holds it under two owners. A
-// cache that cannot be written is no error (the next ledger reads the
-// files again).
-func (c *usageCache) save() {
+// saveAtLeast is how much must have been read anew (or how many files)
+// for the cache to be written: rewriting a cache of 10,000 sessions for
+// the one a running agent appends to would cost more than reading that
+// one again next time.
+var (
+	saveAtLeastBytes int64 = 8 << 20
+	saveAtLeastFiles       = 32
+)
+
+// save writes the cache if enough in it changed (saveAtLeast), or
+// entries are gone: the entries of the files keys and stamps name (the
+// ledger's jobs), those read as they were or carried over from the old
+// file where unchanged, and the index: the old one's pairs of the entries
+// kept, and the new entries'. An entry shares a request when the index
+// holds it under two owners. A cache that cannot be written is no error
+// (the next ledger reads the files again).
+func (c *usageCache) save(keys []string, stamps []usageStamp) {
 	if c.path == "" {
 		return
 	}
-	changed := len(c.fresh) > 0 || len(c.now) != len(c.old)
-	if !changed {
+	for k, key := range keys {
+		if _, ok := c.now[key]; ok || key == "" {
+			continue
+		}
+		if e, ok := c.old[key]; ok && e.stamp == stamps[k] {
+			c.now[key] = e // left out of this ledger, not gone
+		}
+	}
+	gone := false
+	for key := range c.old {
+		if _, ok := c.now[key]; !ok {
+			gone = true
+			break
+		}
+	}
+	if len(c.fresh) == 0 && !gone || len(c.fresh) < saveAtLeastFiles && c.freshSize < saveAtLeastBytes && !gone && len(c.old) > 0 {
 		return
 	}
 	kept := make(map[uint64]bool, len(c.now))
@@ -224,8 +259,8 @@ func (c *usageCache) save() {
 			s = 1
 		}
 		b = binary.AppendUvarint(b, s)
-		b = binary.AppendUvarint(b, uint64(len(e.record)))
-		b = append(b, e.record...)
+		b = appendString(b, e.id)
+		b = appendString(b, e.record)
 	}
 	b = binary.AppendUvarint(b, uint64(len(index)/16))
 	b = append(b, index...)

@@ -12,7 +12,8 @@ import (
 //
 //	entries: a count, then per entry its key, its stamp (size, mtime,
 //	         inode), a flag byte (1: it shares a request with another
-//	         entry) and its session's record, length first
+//	         entry), its session's id and its session's record, length
+//	         first
 //	requests: a count, then per request of every entry its key and its
 //	         entry's key's hash (8 bytes each, little-endian), by key
 //

@@ -58,6 +58,12 @@ func ReadSession(path string) (Session, error) {
 		return Session{}, err
 	}
 	defer x.Close()
+	return ReadIndex(x, path)
+}
+
+// ReadIndex is ReadSession of an open index (a file's, or a session's
+// stored on a server), its Path path.
+func ReadIndex(x *session.Index, path string) (Session, error) {
 	h := x.Header()
 	title, _ := x.Title()
 	s := Session{Path: path, ID: h.ID, Parent: h.ParentSession, Project: h.Cwd, Title: title, Skipped: x.Malformed()}
