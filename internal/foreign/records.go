@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -79,6 +80,11 @@ func eachRecord(path string, fn func(record) error) (skipped int, err error) {
 	})
 }
 
+// lineReaders are eachLine's buffered readers, each of 1 MiB: reading
+// thousands of transcripts allocates one per reader at work, not one per
+// file.
+var lineReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 1<<20) }}
+
 // eachLine calls fn with every line of the file at path (without its
 // newline; one over session.DefaultMaxLineBytes is skipped unread), and
 // returns how many of the lines with something on them fn did not take
@@ -89,7 +95,12 @@ func eachLine(path string, fn func(b []byte, line int) (ok bool, err error)) (sk
 		return 0, err
 	}
 	defer r.Close()
-	br := bufio.NewReaderSize(r, 1<<20)
+	br := lineReaders.Get().(*bufio.Reader)
+	br.Reset(r)
+	defer func() {
+		br.Reset(nil)
+		lineReaders.Put(br)
+	}()
 	for line := 1; ; line++ {
 		b, over, err := readLineBounded(br, session.DefaultMaxLineBytes)
 		switch {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"math"
+	"strconv"
 
 	"github.com/xdev/xdev/internal/jsonx"
 	"github.com/xdev/xdev/internal/usage"
@@ -79,6 +80,23 @@ func counter(v jsonx.Value, bad *int) float64 {
 	return f
 }
 
+// rawCounter is counter of a value as it is in the line (checked as
+// JSON): nil (absent) and null are 0; a number is its value; anything
+// else, or a number that is not finite non-negative, is 0 and one more
+// in *bad.
+func rawCounter(v []byte, bad *int) float64 {
+	if v == nil || string(v) == "null" {
+		return 0
+	}
+	if v[0] == '-' || v[0] >= '0' && v[0] <= '9' {
+		if f, err := strconv.ParseFloat(string(v), 64); err == nil && f >= 0 {
+			return f
+		}
+	}
+	*bad++
+	return 0
+}
+
 // claudeCalls reads a Claude Code transcript's calls: every assistant
 // record with a usage object. The streamed lines of one response (one
 // message id; ccusage also asks for one request id, which a response's
@@ -96,50 +114,61 @@ func claudeCalls(u *usage.Session) error {
 	byRequest := map[uint64]int{}
 	var custom, ai, summary string
 	cwd := ""
+	var r claudeUsageRecord
 	skipped, err := eachLine(u.Path, func(b []byte, _ int) (bool, error) {
 		if !first && !bytes.Contains(b, []byte(`"usage"`)) && !bytes.Contains(b, []byte(`Title"`)) && !bytes.Contains(b, []byte(`"summary"`)) {
 			return jsonx.Valid(b) && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")), nil
 		}
-		v, err := jsonx.Parse(b)
-		if err != nil || v.Kind() != jsonx.Object {
+		if !r.read(b) {
 			return false, nil
 		}
 		if first {
 			first = false
-			if isTrue(v, "isSidechain") && u.Parent == "" {
-				if sid, ok := stringField(v, "sessionId"); ok && sid != u.ID {
-					u.Parent, u.Subagent = sid, true
-				}
+			if r.sidechain && u.Parent == "" && r.sessionID != "" && r.sessionID != u.ID {
+				u.Parent, u.Subagent = r.sessionID, true
 			}
 		}
 		if cwd == "" {
-			cwd, _ = stringField(v, "cwd")
+			cwd = r.cwd
 		}
-		switch {
-		case v.Get("type").Is("custom-title"):
-			custom, _ = stringField(v, "customTitle")
-		case v.Get("type").Is("ai-title"):
-			ai, _ = stringField(v, "aiTitle")
-		case v.Get("type").Is("summary"):
-			summary, _ = stringField(v, "summary")
+		switch r.typ {
+		case "custom-title":
+			custom = cmp.Or(r.customTitle, custom)
+		case "ai-title":
+			ai = cmp.Or(r.aiTitle, ai)
+		case "summary":
+			summary = cmp.Or(r.summary, summary)
 		}
-		m := v.Get("message")
-		use := m.Get("usage")
-		if !v.Get("type").Is("assistant") || !isRecordValue(m) || !isRecordValue(use) {
+		if r.typ != "assistant" || !r.message || r.usage == nil || r.model == "<synthetic>" {
 			return true, nil
 		}
-		model, _ := stringField(m, "model")
-		if model == "<synthetic>" {
+		if len(r.usage) == 0 || r.usage[0] != '{' {
 			return true, nil
 		}
-		c := usage.Call{Time: timestampMs(v.Get("timestamp"), 0), Model: usage.RefModel("anthropic", cmp.Or(model, "unknown"), "anthropic-messages")}
+		c := usage.Call{Time: r.time, Model: usage.RefModel("anthropic", cmp.Or(r.model, "unknown"), "anthropic-messages")}
 		bad := &c.MalformedUsageCounters
-		c.Tokens = usage.Tokens{Input: counter(use.Get("input_tokens"), bad), Output: counter(use.Get("output_tokens"), bad),
-			CacheRead: counter(use.Get("cache_read_input_tokens"), bad), CacheWrite: counter(use.Get("cache_creation_input_tokens"), bad)}
-		c.Tokens.CacheWrite1h = min(c.Tokens.CacheWrite, counter(use.Get("cache_creation").Get("ephemeral_1h_input_tokens"), bad))
+		var in, out, cr, cw, cw1h []byte
+		jsonx.MembersWithin(r.usage, "cache_creation", func(name, v []byte) {
+			if string(name) == "ephemeral_1h_input_tokens" {
+				cw1h = v
+			}
+		}, func(name, v []byte) {
+			switch string(name) {
+			case "input_tokens":
+				in = v
+			case "output_tokens":
+				out = v
+			case "cache_read_input_tokens":
+				cr = v
+			case "cache_creation_input_tokens":
+				cw = v
+			}
+		})
+		c.Tokens = usage.Tokens{Input: rawCounter(in, bad), Output: rawCounter(out, bad), CacheRead: rawCounter(cr, bad), CacheWrite: rawCounter(cw, bad)}
+		c.Tokens.CacheWrite1h = min(c.Tokens.CacheWrite, rawCounter(cw1h, bad))
 		c.Total = c.Tokens.Sum()
-		if id, ok := stringField(m, "id"); ok && id != "" {
-			c.Request = usage.ResponseKey("anthropic", id)
+		if r.id != "" {
+			c.Request = usage.ResponseKey("anthropic", r.id)
 			if at, ok := byRequest[c.Request]; ok {
 				if c.Total > u.Calls[at].Total {
 					c.Time = u.Calls[at].Time // the response's, from its first line
@@ -160,6 +189,70 @@ func claudeCalls(u *usage.Session) error {
 	}
 	u.Skipped += skipped
 	return err
+}
+
+// claudeUsageRecord is what claudeCalls reads of a record: its envelope's
+// members and three of its message's, found in one pass over the line
+// that builds no value of the rest (jsonx.MembersWithin: a message's long
+// text is scanned, never decoded), the last of a duplicated member as
+// JSON.parse keeps it.
+type claudeUsageRecord struct {
+	typ, sessionID, cwd, customTitle, aiTitle, summary string
+	sidechain, message                                 bool
+	time                                               float64
+	id, model                                          string
+	usage                                              []byte // the message's usage, as it is in the line
+}
+
+// read reads the record of line b; false for a line that is not a JSON
+// object.
+func (r *claudeUsageRecord) read(b []byte) bool {
+	*r = claudeUsageRecord{}
+	text := func(v []byte) string {
+		if len(v) == 0 || v[0] != '"' {
+			return ""
+		}
+		x, err := jsonx.Parse(v)
+		if err != nil {
+			return ""
+		}
+		s, _ := x.Text()
+		return s
+	}
+	_, err := jsonx.MembersWithin(b, "message", func(name, v []byte) {
+		switch string(name) {
+		case "id":
+			r.id = text(v)
+		case "model":
+			r.model = text(v)
+		case "usage":
+			r.usage = v
+		}
+	}, func(name, v []byte) {
+		switch string(name) {
+		case "type":
+			r.typ = text(v)
+		case "sessionId":
+			r.sessionID = text(v)
+		case "cwd":
+			r.cwd = text(v)
+		case "customTitle":
+			r.customTitle = text(v)
+		case "aiTitle":
+			r.aiTitle = text(v)
+		case "summary":
+			r.summary = text(v)
+		case "isSidechain":
+			r.sidechain = string(v) == "true"
+		case "message":
+			r.message = len(v) > 0 && v[0] == '{'
+		case "timestamp":
+			if x, err := jsonx.Parse(v); err == nil {
+				r.time = timestampMs(x, 0)
+			}
+		}
+	})
+	return err == nil
 }
 
 // codexCalls reads a Codex rollout's calls from its token_count events.
