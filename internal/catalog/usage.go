@@ -111,7 +111,7 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 			out[k] = result{s: d.s, cached: d, shared: shared, done: true}
 			return
 		}
-		s, err := j.read()
+		s, read, err := readJob(cache, j, keys[k], stamps[k])
 		if err != nil {
 			mu.Lock()
 			st.Skipped++
@@ -119,7 +119,7 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 			out[k].done = true
 			return
 		}
-		cache.put(keys[k], stamps[k], &s, usage.DigestSession(&s, usage.Prices()))
+		cache.put(keys[k], stamps[k], &s, usage.DigestSession(&s, usage.Prices()), j.file, j.readFrom != nil, read)
 		out[k] = result{s: &s, read: true, done: true}
 	}
 	all := make([]int, len(jobs))
@@ -174,6 +174,10 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 			if r.s.Parent != "" {
 				need(r.s.Parent)
 			}
+			// Its subagents' and forks' sessions, which a report by
+			// session counts in it or beside it.
+			need(childName(r.s.ID))
+			need(childName(r.s.Path))
 			if r.s.ImportOf != nil {
 				need(r.s.ImportOf.ID)
 			}
@@ -248,6 +252,10 @@ type usageJob struct {
 	key, file string
 	wal       bool
 	read      func() (usage.Session, error)
+	// readFrom reads on from an offset of a file that only grew, after
+	// what was read of it before; nil where the harness's files are not
+	// read so, ok false where this one is not.
+	readFrom func(prev usage.Session, from int64) (s usage.Session, ok bool, err error)
 }
 
 // stamp is the job's file's stamp; ok is false for a file that cannot be
@@ -307,19 +315,44 @@ func (c *Catalog) usageJobs(h Harness) ([]usageJob, error) {
 				file = db
 			}
 		}
-		jobs = append(jobs, usageJob{key: string(h) + " " + s.Path, file: file, wal: h == Opencode,
-			read: func() (usage.Session, error) { return foreign.Usage(src, s) }})
+		j := usageJob{key: string(h) + " " + s.Path, file: file, wal: h == Opencode,
+			read: func() (usage.Session, error) { return foreign.Usage(src, s) }}
+		if h == Claude {
+			j.readFrom = func(prev usage.Session, from int64) (usage.Session, bool, error) {
+				return foreign.UsageFrom(src, s, prev, from)
+			}
+		}
+		jobs = append(jobs, j)
 	}
 	return jobs, nil
+}
+
+// readJob reads job j's session: on from where the cache's read ended,
+// when its file only grew since and its harness's files are read so,
+// else whole. read is about how many bytes that read.
+func readJob(cache *usageCache, j usageJob, key string, stamp usageStamp) (s usage.Session, read int64, err error) {
+	if j.readFrom != nil {
+		if d, from, ok := cache.grown(key, j.file, stamp); ok {
+			if calls, ok := d.decodeCalls(); ok {
+				prev := *d.s
+				prev.Calls = calls
+				if s, ok, err := j.readFrom(prev, from); ok {
+					return s, stamp.Size - from, err
+				}
+			}
+		}
+	}
+	s, err = j.read()
+	return s, stamp.Size, err
 }
 
 // jobNames are the jobs by the names a session's Parent or an import's
 // origin may give them: the path, the id a file is named by (an omp
 // file's after its time, a Codex rollout's last 36 characters, a Claude
 // Code transcript's whole name, an opencode session's), and the hash the
-// cache's index knows the job by (ownerName), and the id its session's
+// cache's index knows the job by (ownerName), the id its session's
 // header gave it when the cache read it last (which a file's name need
-// not be).
+// not be), and as a child of its parent (childName).
 func jobNames(jobs []usageJob, cache *usageCache) map[string][]int {
 	m := make(map[string][]int, 4*len(jobs))
 	add := func(name string, k int) {
@@ -339,10 +372,18 @@ func jobNames(jobs []usageJob, cache *usageCache) map[string][]int {
 			add(base[len(base)-36:], k)
 		}
 		add(ownerName(ownerOf(j.key)), k)
-		add(cache.old[j.key].id, k)
+		e := cache.old[j.key]
+		add(e.id, k)
+		if e.parent != "" {
+			add(childName(e.parent), k)
+		}
 	}
 	return m
 }
+
+// childName is the name jobNames gives the jobs whose sessions descend
+// from the session of this id or path, as the cache knew them.
+func childName(parent string) string { return "\x01" + parent }
 
 // ownerName is the name jobNames gives the job of an index owner.
 func ownerName(o uint64) string { return "\x00" + strconv.FormatUint(o, 16) }

@@ -44,17 +44,52 @@ type usageCache struct {
 	mu        sync.Mutex
 	now       map[string]cachedUsage
 	fresh     map[uint64][]uint64 // the requests of the entries read anew, by owner
-	freshSize int64               // the sizes of their files
+	freshSize int64               // the bytes read of their files
 }
 
 type cachedUsage struct {
 	stamp  usageStamp
 	shared bool
+	// racy: the file changed within a second of being read, so that its
+	// stamp may not tell a later change (usageStamp.fresh); the entry is
+	// only a base to read on from, where the file grew.
+	racy bool
 	id     string // the session's id (its header's, which its file's name need not say)
+	parent string // its Parent
+	// tail is the hash of the file's last bytes when it was read, ending
+	// in a newline (tailHash); 0 when it is not to be read on from there.
+	tail   uint64
 	record string // a substring of the file read, or the encoding of what was read anew
 }
 
-const usageCacheMagic = "xdev usage cache 4\n"
+// tailBytes is how much of a file's end tailHash reads.
+const tailBytes = 4096
+
+// tailHash is the hash of the up to tailBytes bytes of the file at path
+// that end at offset size, if they end a line (a writer's torn last line
+// is read whole next time, not from its middle); else 0. A file whose
+// bytes there hash the same later, at the same inode and a larger size,
+// only grew: what came before is what was read.
+func tailHash(path string, size int64) uint64 {
+	if size <= 0 {
+		return 0
+	}
+	f, _, err := regularfile.Open(path, 0)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	n := min(size, tailBytes)
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, size-n); err != nil || b[n-1] != '\n' {
+		return 0
+	}
+	h := fnv.New64a()
+	h.Write(b)
+	return max(h.Sum64(), 1)
+}
+
+const usageCacheMagic = "xdev usage cache 6\n"
 
 // maxUsageCache bounds the cache file read: past it, it is rebuilt.
 const maxUsageCache = 1 << 30
@@ -100,8 +135,11 @@ func openUsageCache(dir, name string) *usageCache {
 	for range n {
 		key := r.str()
 		e := cachedUsage{stamp: usageStamp{Size: r.varint(), ModTime: r.varint(), Ino: r.uvarint()}}
-		e.shared = r.uvarint() == 1
+		flags := r.uvarint()
+		e.shared, e.racy = flags&1 != 0, flags&2 != 0
+		e.tail = r.fixed64()
 		e.id = r.str()
+		e.parent = r.str()
 		e.record = r.str()
 		old[key] = e
 	}
@@ -121,7 +159,7 @@ func (c *usageCache) get(key string, stamp usageStamp) (decodedSession, bool, bo
 		return decodedSession{}, false, false
 	}
 	e, ok := c.old[key]
-	if !ok || e.stamp != stamp || stamp.fresh(c.started) {
+	if !ok || e.racy || e.stamp != stamp || stamp.fresh(c.started) {
 		return decodedSession{}, false, false
 	}
 	d, ok := decodeSession(e.record)
@@ -134,9 +172,24 @@ func (c *usageCache) get(key string, stamp usageStamp) (decodedSession, bool, bo
 	return d, e.shared, true
 }
 
-// put keeps what was read of key at stamp: s and its digest.
-func (c *usageCache) put(key string, stamp usageStamp, s *usage.Session, digest []usage.Bucket) {
-	if key == "" || c.path == "" || stamp.fresh(c.started) {
+// grown is the session the cache holds for key when its file (at path)
+// has only grown since (the same inode, a larger size, and the bytes
+// before the old end as they were), and where it ended then.
+func (c *usageCache) grown(key, path string, stamp usageStamp) (decodedSession, int64, bool) {
+	e, ok := c.old[key]
+	if !ok || key == "" || e.tail == 0 || e.stamp.Ino != stamp.Ino || stamp.Size <= e.stamp.Size || tailHash(path, e.stamp.Size) != e.tail {
+		return decodedSession{}, 0, false
+	}
+	d, ok := decodeSession(e.record)
+	return d, e.stamp.Size, ok
+}
+
+// put keeps what was read of key at stamp: s and its digest, and
+// (incremental) the hash of its file's end, when it may be read on from
+// there.
+func (c *usageCache) put(key string, stamp usageStamp, s *usage.Session, digest []usage.Bucket, file string, incremental bool, read int64) {
+	racy := stamp.fresh(c.started)
+	if key == "" || c.path == "" || racy && !incremental {
 		return
 	}
 	rec := encodeSession(s, digest)
@@ -148,9 +201,16 @@ func (c *usageCache) put(key string, stamp usageStamp, s *usage.Session, digest 
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.now[key] = cachedUsage{stamp: stamp, id: s.ID, record: string(rec)}
+	var tail uint64
+	if incremental {
+		tail = tailHash(file, stamp.Size)
+	}
+	if racy && tail == 0 {
+		return
+	}
+	c.now[key] = cachedUsage{stamp: stamp, racy: racy, id: s.ID, parent: s.Parent, tail: tail, record: string(rec)}
 	c.fresh[ownerOf(key)] = reqs
-	c.freshSize += stamp.Size
+	c.freshSize += read
 }
 
 // sharers are the owners (entry key hashes) of the index's entries that
@@ -254,12 +314,17 @@ func (c *usageCache) save(keys []string, stamps []usageStamp) {
 		b = binary.AppendVarint(b, e.stamp.Size)
 		b = binary.AppendVarint(b, e.stamp.ModTime)
 		b = binary.AppendUvarint(b, e.stamp.Ino)
-		s := uint64(0)
+		flags := uint64(0)
 		if shared[ownerOf(key)] {
-			s = 1
+			flags |= 1
 		}
-		b = binary.AppendUvarint(b, s)
+		if e.racy {
+			flags |= 2
+		}
+		b = binary.AppendUvarint(b, flags)
+		b = binary.LittleEndian.AppendUint64(b, e.tail)
 		b = appendString(b, e.id)
+		b = appendString(b, e.parent)
 		b = appendString(b, e.record)
 	}
 	b = binary.AppendUvarint(b, uint64(len(index)/16))

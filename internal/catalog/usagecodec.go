@@ -11,9 +11,10 @@ import (
 // but where said:
 //
 //	entries: a count, then per entry its key, its stamp (size, mtime,
-//	         inode), a flag byte (1: it shares a request with another
-//	         entry), its session's id and its session's record, length
-//	         first
+//	         inode), flags (1: it shares a request with another entry;
+//	         2: racy, see cachedUsage), the hash of its file's end (8
+//	         bytes), its session's id and parent, and its session's
+//	         record, length first
 //	requests: a count, then per request of every entry its key and its
 //	         entry's key's hash (8 bytes each, little-endian), by key
 //

@@ -90,11 +90,27 @@ var lineReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 1<
 // returns how many of the lines with something on them fn did not take
 // (ok false: not a record) or were too long. fn's error stops the read.
 func eachLine(path string, fn func(b []byte, line int) (ok bool, err error)) (skipped int, err error) {
+	return eachLineFrom(path, 0, fn)
+}
+
+// eachLineFrom is eachLine from byte offset from of a file that is not
+// compressed (the end of a line read before: its lines are numbered from
+// 1 again).
+func eachLineFrom(path string, from int64, fn func(b []byte, line int) (ok bool, err error)) (skipped int, err error) {
 	r, err := openTranscript(path)
 	if err != nil {
 		return 0, err
 	}
 	defer r.Close()
+	if from > 0 {
+		f, ok := r.(*os.File)
+		if !ok {
+			return 0, fmt.Errorf("%s: a compressed transcript is read from its start", path)
+		}
+		if _, err := f.Seek(from, io.SeekStart); err != nil {
+			return 0, err
+		}
+	}
 	br := lineReaders.Get().(*bufio.Reader)
 	br.Reset(r)
 	defer func() {

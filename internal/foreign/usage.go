@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"cmp"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/xdev/xdev/internal/jsonx"
 	"github.com/xdev/xdev/internal/usage"
@@ -28,6 +30,21 @@ func UsageSessions(src Source) ([]Session, error) {
 		return ClaudeFiles(src.Root()), nil
 	}
 	return src.List(true)
+}
+
+// UsageFrom reads on from offset from of a session whose calls up to it
+// are prev's (what Usage read when its file ended there, at a line's
+// end): the calls of the lines appended since, after prev's. ok is false
+// where the harness's calls cannot be read so (a Codex rollout's running
+// totals, a Copilot log's shutdowns, a conversion): then Usage reads the
+// whole file. Claude Code's transcripts are read so: a running agent's
+// file, read again for every status line, costs what it grew by.
+func UsageFrom(src Source, s Session, prev usage.Session, from int64) (u usage.Session, ok bool, err error) {
+	if src.Harness() != HarnessClaude || strings.HasSuffix(s.Path, ".zst") {
+		return usage.Session{}, false, nil
+	}
+	prev.Calls = slices.Clone(prev.Calls)
+	return prev, true, claudeCallsFrom(&prev, from)
 }
 
 // Usage reads the model calls of the session s of src.
@@ -109,13 +126,25 @@ func rawCounter(v []byte, bad *int) float64 {
 // call. Only the lines that can hold what is read (a usage, a title, the
 // first record's ids and cwd) are decoded; the others are checked for
 // being JSON, so that a bad one is counted.
-func claudeCalls(u *usage.Session) error {
-	first := true
+func claudeCalls(u *usage.Session) error { return claudeCallsFrom(u, 0) }
+
+// claudeCallsFrom is claudeCalls from byte offset from on, u's calls
+// those of the lines before it.
+func claudeCallsFrom(u *usage.Session, from int64) error {
+	first := from == 0
 	byRequest := map[uint64]int{}
+	for k, c := range u.Calls {
+		if c.Request != 0 {
+			byRequest[c.Request] = k
+		}
+	}
 	var custom, ai, summary string
 	cwd := ""
+	if from > 0 {
+		cwd = u.Project
+	}
 	var r claudeUsageRecord
-	skipped, err := eachLine(u.Path, func(b []byte, _ int) (bool, error) {
+	skipped, err := eachLineFrom(u.Path, from, func(b []byte, _ int) (bool, error) {
 		if !first && !bytes.Contains(b, []byte(`"usage"`)) && !bytes.Contains(b, []byte(`Title"`)) && !bytes.Contains(b, []byte(`"summary"`)) {
 			return jsonx.Valid(b) && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")), nil
 		}
