@@ -256,7 +256,7 @@ func (w *usageWorld) step() {
 func TestUsageCountsOnce(t *testing.T) {
 	defer func(b int64, f int) { saveAtLeastBytes, saveAtLeastFiles = b, f }(saveAtLeastBytes, saveAtLeastFiles)
 	saveAtLeastBytes, saveAtLeastFiles = 0, 0 // every change is written, so that every run after the first reads the cache
-	var smaller atomic.Int64 // runs whose ledger of recent sessions left some out
+	var smaller atomic.Int64                  // runs whose ledger of recent sessions left some out
 	defer func() {
 		if smaller.Load() == 0 {
 			t.Error("no ledger of recent sessions left a session out")

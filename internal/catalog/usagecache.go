@@ -53,7 +53,7 @@ type cachedUsage struct {
 	// racy: the file changed within a second of being read, so that its
 	// stamp may not tell a later change (usageStamp.fresh); the entry is
 	// only a base to read on from, where the file grew.
-	racy bool
+	racy   bool
 	id     string // the session's id (its header's, which its file's name need not say)
 	parent string // its Parent
 	// tail is the hash of the file's last bytes when it was read, ending
