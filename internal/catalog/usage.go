@@ -185,12 +185,12 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 			if !r.read && r.shared {
 				calls, _ = r.cached.decodeCalls()
 			}
+			var ks []uint64
 			for _, call := range calls {
-				if call.Request == 0 {
-					continue
-				}
-				for _, o := range cache.sharers(call.Request) {
-					need(ownerName(o))
+				for _, key := range appendKeys(ks[:0], call) {
+					for _, o := range cache.sharers(key) {
+						need(ownerName(o))
+					}
 				}
 			}
 		}
@@ -230,13 +230,13 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 		if !r.read || r.s == nil {
 			continue
 		}
+		var ks []uint64
 		for _, call := range r.s.Calls {
-			if call.Request == 0 {
-				continue
-			}
-			for _, o := range cache.sharers(call.Request) {
-				if s := byOwner[o]; s != nil {
-					l.Involve(s)
+			for _, key := range appendKeys(ks[:0], call) {
+				for _, o := range cache.sharers(key) {
+					if s := byOwner[o]; s != nil {
+						l.Involve(s)
+					}
 				}
 			}
 		}

@@ -89,7 +89,7 @@ func tailHash(path string, size int64) uint64 {
 	return max(h.Sum64(), 1)
 }
 
-const usageCacheMagic = "xdev usage cache 6\n"
+const usageCacheMagic = "xdev usage cache 7\n"
 
 // maxUsageCache bounds the cache file read: past it, it is rebuilt.
 const maxUsageCache = 1 << 30
@@ -195,9 +195,7 @@ func (c *usageCache) put(key string, stamp usageStamp, s *usage.Session, digest 
 	rec := encodeSession(s, digest)
 	var reqs []uint64
 	for _, call := range s.Calls {
-		if call.Request != 0 {
-			reqs = append(reqs, call.Request)
-		}
+		reqs = appendKeys(reqs, call)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -211,6 +209,19 @@ func (c *usageCache) put(key string, stamp usageStamp, s *usage.Session, digest 
 	c.now[key] = cachedUsage{stamp: stamp, racy: racy, id: s.ID, parent: s.Parent, tail: tail, record: string(rec)}
 	c.fresh[ownerOf(key)] = reqs
 	c.freshSize += read
+}
+
+// appendKeys appends the keys a call is known by in the index: its
+// request's and its entry's, either of which another session's copy of it
+// holds.
+func appendKeys(keys []uint64, c usage.Call) []uint64 {
+	if c.Request != 0 {
+		keys = append(keys, c.Request)
+	}
+	if c.Entry != 0 {
+		keys = append(keys, c.Entry)
+	}
+	return keys
 }
 
 // sharers are the owners (entry key hashes) of the index's entries that

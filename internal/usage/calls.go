@@ -3,6 +3,7 @@ package usage
 import (
 	"hash/fnv"
 	"math"
+	"strconv"
 
 	"github.com/xdev/xdev/internal/jsonx"
 	"github.com/xdev/xdev/internal/session"
@@ -10,9 +11,9 @@ import (
 
 // A Call is one model call as a session records it.
 type Call struct {
-	// Entry is the EntryKey of the omp entry recording it: a fork or a
-	// branch copies the entry, id and all, so a lineage counts it once
-	// (see Ledger). 0 for none.
+	// Entry is the EntryKey of the omp entry recording it (its id and
+	// time): a fork or a branch copies the entry, id, time and all, so it
+	// is counted once (see Ledger). 0 for none.
 	Entry uint64
 	// Request is the harness's own name for the API request (Claude
 	// Code's message id and request id) as a RequestKey, the same
@@ -122,8 +123,16 @@ func RequestKey(name string) uint64 { return key(name) }
 // message id): what a harness's record and omp's copy of it share.
 func ResponseKey(provider, id string) uint64 { return key(provider + " response " + id) }
 
-// EntryKey is the key of an omp entry id, as RequestKey.
-func EntryKey(id string) uint64 { return key(id) }
+// EntryKey is the key of an omp entry by its id and its call's time (Unix
+// ms), as RequestKey: what omp-stats' database tells a copied entry by
+// (insertMessageStats: the same entry_id and timestamp under another
+// session file). Ids are eight hex digits, which collide among
+// thousands of sessions; with the time to the millisecond, two entries
+// that are not copies share a key with a chance of about 2⁻³² a pair
+// made in the same millisecond.
+func EntryKey(id string, ms float64) uint64 {
+	return key(id + "@" + strconv.FormatFloat(ms, 'f', -1, 64))
+}
 
 func key(s string) uint64 {
 	h := fnv.New64a()
@@ -168,7 +177,7 @@ func callOf(e jsonx.Value) (Call, bool) {
 	if !ok1 || !ok2 || !ok3 || u.Kind() != jsonx.Object {
 		return Call{}, false
 	}
-	c := Call{Entry: EntryKey(id), Model: RefModel(provider, model, api)}
+	c := Call{Model: RefModel(provider, model, api)}
 	count := func(v jsonx.Value) float64 {
 		f, ok := v.Float()
 		if !ok || math.IsInf(f, 0) || math.IsNaN(f) || f < 0 {
@@ -201,5 +210,6 @@ func callOf(e jsonx.Value) (Call, bool) {
 			c.Time = ms
 		}
 	}
+	c.Entry = EntryKey(id, c.Time)
 	return c, true
 }

@@ -77,7 +77,7 @@ func TestSessionCallsMatchOmpStats(t *testing.T) {
 			if c.HasCost {
 				got.Cost = &c.Cost
 			}
-			if c.Entry != EntryKey(w.EntryID) {
+			if c.Entry != EntryKey(w.EntryID, w.Timestamp) {
 				t.Errorf("%s, call %d: not entry %s's", filepath.Base(f), k, w.EntryID)
 			}
 			gotCost, wantCost := deref(got.Cost), deref(w.Cost)

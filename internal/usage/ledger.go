@@ -40,23 +40,27 @@ type Origin struct{ Harness, ID string }
 // A Ledger counts the calls of sessions once along the session tree,
 // whichever harness wrote them and however often they were copied:
 //
-//   - A fork copies its source's entries byte for byte, ids included,
-//     and a branch copies the path it was cut from: counted per file (as
-//     omp-stats counts them), every copied call would count again. Here
-//     the sessions linked by Parent are one lineage, and a call with an
-//     Entry is one entry id of a lineage, whichever of its files hold
-//     it; it is the call of the session nearest the lineage's root that
-//     holds it. Entry ids are short (eight hex digits in omp), so they
-//     are told apart by lineage only: the same id in unrelated sessions
-//     is two calls.
-//   - A call with a Request (Claude Code's message id and request id) is
-//     one call wherever it appears: the streamed lines of one response,
-//     and the lines a resumed session copies into its new file. Of its
-//     copies the one with the most tokens is kept (the last streamed
-//     line holds the response's final usage), in the session that
-//     recorded it first.
+//   - A fork copies its source's entries byte for byte, ids and times
+//     included, and a branch copies the path it was cut from: counted per
+//     file (as omp-stats' parser counts them), every copied call would
+//     count again. A call with an Entry (an omp entry's id and time,
+//     EntryKey) is one call wherever it appears, in the session that
+//     holds it nearest the root of its lineage (the sessions linked by
+//     Parent), as omp-stats' database keeps the first of the rows with
+//     one entry id and time. A fork whose source the ledger does not have
+//     (or whose parentSession names a file since moved) is so counted
+//     once too.
+//   - A call with a Request (Claude Code's message id) is one call
+//     wherever it appears: the streamed lines of one response, and the
+//     lines a resumed session copies into its new file and an import
+//     holds. Of its copies the one with the most tokens is kept (the last
+//     streamed line holds the response's final usage), in the session
+//     that recorded it first.
 //   - An import's calls copied from its source (Imported) are the
 //     source's: not counted while the ledger has the source.
+//
+// A subagent's calls are its own session's, rolled up (LedgerCall.Rollup)
+// into the session that spawned it for a report by session.
 type Ledger struct {
 	sessions []*Session
 	byID     map[string]*Session
@@ -279,10 +283,6 @@ func (l *Ledger) Calls() ([]LedgerCall, error) {
 // dedupe counts the calls of sessions once, by the rules of Ledger;
 // chains are each session's chain of ancestors.
 func dedupe(sessions []*Session, chains map[*Session][]*Session) []LedgerCall {
-	type entryKey struct {
-		root  *Session
-		entry uint64
-	}
 	order := slices.Clone(sessions)
 	first := func(s *Session) float64 {
 		if len(s.Calls) == 0 {
@@ -297,7 +297,7 @@ func dedupe(sessions []*Session, chains map[*Session][]*Session) []LedgerCall {
 	for _, s := range order {
 		n += len(s.Calls)
 	}
-	entries := map[entryKey]bool{}
+	entries := map[uint64]bool{}
 	requests := make(map[uint64]int, n) // a request's place in out
 	out := make([]LedgerCall, 0, n)
 	byOrigin := map[Origin]bool{}
@@ -307,20 +307,17 @@ func dedupe(sessions []*Session, chains map[*Session][]*Session) []LedgerCall {
 		}
 	}
 	for _, s := range order {
-		chain := chains[s]
-		root := chain[len(chain)-1]
-		rollup := rollupOf(chain)
+		rollup := rollupOf(chains[s])
 		sourced := s.ImportOf != nil && byOrigin[*s.ImportOf] && *s.ImportOf != (Origin{s.Harness, s.ID})
 		for _, c := range s.Calls {
 			if c.Imported && sourced {
 				continue
 			}
 			if c.Entry != 0 {
-				k := entryKey{root, c.Entry}
-				if entries[k] {
+				if entries[c.Entry] {
 					continue
 				}
-				entries[k] = true
+				entries[c.Entry] = true
 			}
 			if c.Request != 0 {
 				if at, ok := requests[c.Request]; ok {

@@ -124,15 +124,17 @@ func NewPricer(mode Mode, prices *Table) *Pricer {
 
 // Cost is a call's cost, and whether it is known: in Display mode the
 // recorded cost; in Calculate mode the cost of its tokens at its model's
-// price; in Auto mode the recorded cost when not zero, else the computed
-// one, else the recorded zero.
+// price; in Auto mode as omp-stats' resolveStoredCost: the recorded cost
+// when not zero (or its model's price is time-based, which a session
+// records as it was at the time), else the computed one, else the
+// recorded zero.
 func (p *Pricer) Cost(c Call) (float64, bool) {
+	m, seen := p.memo[c.Model]
+	if !seen && p.mode != Display {
+		m.price, m.ok = p.prices.Lookup(c.Model.Provider(), c.Model.ID())
+		p.memo[c.Model] = m
+	}
 	computed := func() (float64, bool) {
-		m, seen := p.memo[c.Model]
-		if !seen {
-			m.price, m.ok = p.prices.Lookup(c.Model.Provider(), c.Model.ID())
-			p.memo[c.Model] = m
-		}
 		if !m.ok {
 			return 0, false
 		}
@@ -145,7 +147,9 @@ func (p *Pricer) Cost(c Call) (float64, bool) {
 	case Calculate:
 		return computed()
 	}
-	if c.HasCost && c.Cost > 0 {
+	// A time-based price is frozen per call, free ones too (omp-stats'
+	// resolveStoredCost).
+	if c.HasCost && (c.Cost > 0 || m.ok && m.price.TimeBased != nil) {
 		return c.Cost, true
 	}
 	if v, ok := computed(); ok {
