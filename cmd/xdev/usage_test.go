@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/xdev/xdev/internal/ai"
+	"github.com/xdev/xdev/internal/corpus"
 	"github.com/xdev/xdev/internal/omptest"
 	"github.com/xdev/xdev/internal/realfixtures"
 	"github.com/xdev/xdev/internal/session"
@@ -230,6 +231,35 @@ func TestUsageForkCountsOnce(t *testing.T) {
 		for k, r := range usageRows(t, []byte(out)) {
 			if r.In != 3000 || r.Out != 300 {
 				t.Errorf("--from %s, %s: %v; the 3 calls were 3000 in, 300 out", from, k, r)
+			}
+		}
+	}
+}
+
+// TestUsageMatchesCcusageGenerated: on a generated Claude Code dir (the
+// benchmarks' corpus, small: streamed responses, a tenth of the sessions
+// resumed into files that copy another's lines), xdev's daily report is
+// ccusage's, day by day, tokens and cost; and so again from xdev's cache.
+func TestUsageMatchesCcusageGenerated(t *testing.T) {
+	usageFixtures(t)
+	claude := filepath.Join(t.TempDir(), "claude")
+	if err := corpus.WriteClaude(claude, 300, 7); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CLAUDE_CONFIG_DIR", claude)
+	theirs := usageRows(t, omptest.RunCcusage(t, []string{"CLAUDE_CONFIG_DIR=" + claude}, "claude", "daily", "--offline", "-z", "UTC", "--json"))
+	for run := range 2 {
+		out, errOut, code := xdev(t, "", "usage", "--from", "claude", "-z", "UTC", "--json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		ours := usageRows(t, []byte(out))
+		if len(ours) != len(theirs) || len(ours) < 2 {
+			t.Fatalf("run %d: %d days, ccusage %d", run, len(ours), len(theirs))
+		}
+		for day, want := range theirs {
+			if got := ours[day]; !closeRows(got, want) {
+				t.Errorf("run %d, %s:\n got %v\nwant %v (ccusage)", run, day, got, want)
 			}
 		}
 	}

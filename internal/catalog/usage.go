@@ -79,6 +79,11 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 		shared bool
 		read   bool
 		done   bool
+		// A session read anew is held by its digest and record as a
+		// cached one is (its calls are not kept in memory), with keys,
+		// the keys of its calls, which say whom it shares calls with.
+		digested bool
+		keys     []uint64
 	}
 	out := make([]result, len(jobs))
 	stamps := make([]usageStamp, len(jobs))
@@ -119,8 +124,12 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 			out[k].done = true
 			return
 		}
-		cache.put(keys[k], stamps[k], &s, usage.DigestSession(&s, usage.Prices()), j.file, j.readFrom != nil, read)
-		out[k] = result{s: &s, read: true, done: true}
+		rec := cache.put(keys[k], stamps[k], &s, usage.DigestSession(&s, usage.Prices()), j.file, j.readFrom != nil, read)
+		r := result{s: &s, read: true, done: true, keys: callKeys(s.Calls)}
+		if d, ok := decodeSession(rec); ok && rec != "" {
+			r.s, r.cached, r.digested = d.s, d, true
+		}
+		out[k] = r
 	}
 	all := make([]int, len(jobs))
 	for k := range all {
@@ -181,16 +190,14 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 			if r.s.ImportOf != nil {
 				need(r.s.ImportOf.ID)
 			}
-			calls := r.s.Calls
+			ks := r.keys
 			if !r.read && r.shared {
-				calls, _ = r.cached.decodeCalls()
+				calls, _ := r.cached.decodeCalls()
+				ks = callKeys(calls)
 			}
-			var ks []uint64
-			for _, call := range calls {
-				for _, key := range appendKeys(ks[:0], call) {
-					for _, o := range cache.sharers(key) {
-						need(ownerName(o))
-					}
+			for _, key := range ks {
+				for _, o := range cache.sharers(key) {
+					need(ownerName(o))
 				}
 			}
 		}
@@ -198,6 +205,12 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 	}
 	l := &usage.Ledger{}
 	byOwner := map[uint64]*usage.Session{}
+	held := map[uint64]int{} // how many sessions read anew hold a key
+	for _, r := range out {
+		for _, key := range r.keys {
+			held[key]++
+		}
+	}
 	for k, r := range out {
 		s := r.s
 		if s == nil || opts.Cwd != "" && !sameDir(s.Project, opts.Cwd) {
@@ -207,8 +220,21 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 		st.Skipped += s.Skipped
 		if r.read {
 			st.Read++
+		}
+		if r.read && !r.digested {
 			l.Add(s)
 			continue
+		}
+		if r.read {
+			// Counted call by call where another session read anew, or
+			// one the cache holds, has one of its calls.
+			self := ownerOf(jobs[k].key)
+			for _, key := range r.keys {
+				if held[key] > 1 || slices.ContainsFunc(cache.sharers(key), func(o uint64) bool { return o != self }) {
+					r.shared = true
+					break
+				}
+			}
 		}
 		d := r.cached
 		l.AddDigest(s, d.digest, func() ([]usage.Call, error) {
@@ -230,13 +256,10 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 		if !r.read || r.s == nil {
 			continue
 		}
-		var ks []uint64
-		for _, call := range r.s.Calls {
-			for _, key := range appendKeys(ks[:0], call) {
-				for _, o := range cache.sharers(key) {
-					if s := byOwner[o]; s != nil {
-						l.Involve(s)
-					}
+		for _, key := range r.keys {
+			for _, o := range cache.sharers(key) {
+				if s := byOwner[o]; s != nil {
+					l.Involve(s)
 				}
 			}
 		}

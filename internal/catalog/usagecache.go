@@ -186,29 +186,36 @@ func (c *usageCache) grown(key, path string, stamp usageStamp) (decodedSession, 
 
 // put keeps what was read of key at stamp: s and its digest, and
 // (incremental) the hash of its file's end, when it may be read on from
-// there.
-func (c *usageCache) put(key string, stamp usageStamp, s *usage.Session, digest []usage.Bucket, file string, incremental bool, read int64) {
+// there. It returns the record it keeps, "" for none.
+func (c *usageCache) put(key string, stamp usageStamp, s *usage.Session, digest []usage.Bucket, file string, incremental bool, read int64) (record string) {
 	racy := stamp.fresh(c.started)
 	if key == "" || c.path == "" || racy && !incremental {
-		return
+		return ""
 	}
-	rec := encodeSession(s, digest)
-	var reqs []uint64
-	for _, call := range s.Calls {
-		reqs = appendKeys(reqs, call)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	var tail uint64
 	if incremental {
 		tail = tailHash(file, stamp.Size)
 	}
 	if racy && tail == 0 {
-		return
+		return ""
 	}
-	c.now[key] = cachedUsage{stamp: stamp, racy: racy, id: s.ID, parent: s.Parent, tail: tail, record: string(rec)}
+	rec := string(encodeSession(s, digest))
+	reqs := callKeys(s.Calls)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now[key] = cachedUsage{stamp: stamp, racy: racy, id: s.ID, parent: s.Parent, tail: tail, record: rec}
 	c.fresh[ownerOf(key)] = reqs
 	c.freshSize += read
+	return rec
+}
+
+// callKeys are the keys of calls (appendKeys).
+func callKeys(calls []usage.Call) []uint64 {
+	var keys []uint64
+	for _, call := range calls {
+		keys = appendKeys(keys, call)
+	}
+	return keys
 }
 
 // appendKeys appends the keys a call is known by in the index: its
