@@ -79,6 +79,18 @@
 //
 // Import converts a Claude Code or Codex session as omp's importer does
 // into a new session of the data dir, refusing one imported before.
+//
+// # Usage
+//
+// Usage builds the usage ledger (internal/usage) of a set of places:
+// every session and subagent transcript of each, an omp-format file read
+// by usage.ReadSession and another harness's by foreign.Usage. What was
+// read of each file is kept in xdev's cache (usagecache.go) by the
+// file's stamp: its header, its digest, its calls and the keys they hold,
+// so that a warm ledger reads only the files that changed (a Claude Code
+// transcript that only grew, from where it ended) and decodes calls only
+// of the sessions that may share one. Database.Usage is the ledger of a
+// team's stored sessions.
 package catalog
 
 import (

@@ -1,27 +1,6 @@
-// Package usage reads the model calls sessions record and prices them,
-// as omp's own statistics read and price them.
-//
-// SessionCalls reads an omp-format session's calls (calls.go), rule for
-// rule as omp-stats' parser does (TestSessionCallsMatchOmpStats). A Ledger
-// counts them once along the session tree (ledger.go): a fork's or a
-// branch's copies of its source's calls are the source's.
-//
-// The price table is omp's own model catalog, @oh-my-pi/pi-catalog's
-// src/models.json (5,109 models of 69 providers in 18.2.3), built into
-// the binary (prices.json.gz, written by genprices; Source says its
-// version and date) and read only when a price is asked for: nothing is
-// fetched at run time. A model's Price is its rates in dollars per
-// million tokens (input not read from the cache, output, cache reads,
-// cache writes), with the catalog's two refinements: a long-context tier,
-// whose rates apply to a call whose prompt (input, cache reads and cache
-// writes) is over the tier's threshold, and a time-based schedule (a
-// multiplier outside peak UTC windows, rates effective from a date).
-// Cost computes a call's cost rule for rule as pi-catalog's
-// calculateUsageCost does (TestCostMatchesOmp holds the two to each other
-// on every model of the table).
-//
-// A model the table does not have has no price (Lookup's ok is false),
-// which a report must say rather than count as free.
+// The price table: omp's model catalog built in, and a call's cost as
+// pi-catalog computes it.
+
 package usage
 
 import (
