@@ -107,7 +107,12 @@ func openUsageCache(dir, name string) *usageCache {
 		return c
 	}
 	sum := sha256.Sum256([]byte(name))
-	c.path = filepath.Join(dir, hex.EncodeToString(sum[:12]))
+	return openUsageCacheAt(filepath.Join(dir, hex.EncodeToString(sum[:12])))
+}
+
+// openUsageCacheAt is openUsageCache of the file at path.
+func openUsageCacheAt(path string) *usageCache {
+	c := &usageCache{path: path, now: map[string]cachedUsage{}, fresh: map[uint64][]uint64{}, started: time.Now()}
 	f, fi, err := regularfile.Open(c.path, 0)
 	if err != nil {
 		return c

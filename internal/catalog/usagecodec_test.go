@@ -1,0 +1,65 @@
+package catalog
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/xdev/xdev/internal/usage"
+)
+
+// sampleRecord is a session record of two calls and their digest.
+func sampleRecord() string {
+	s := &usage.Session{Harness: "claude", Path: "/p/s.jsonl", ID: "s", Parent: "q", Project: "/w", Title: "t",
+		ImportOf: &usage.Origin{Harness: "codex", ID: "x"}, Skipped: 2, Subagent: true}
+	m := usage.RefModel("anthropic", "claude-sonnet-4-5", "anthropic-messages")
+	s.Calls = []usage.Call{
+		{Entry: 7, Request: 9, Time: 1790000000000, Model: m, Tokens: usage.Tokens{Input: 3, Output: 4, CacheRead: 5.5}, Total: 12.5, Cost: 0.25, HasCost: true},
+		{Time: -1, Model: m, Tokens: usage.Tokens{Input: 1e300}, Imported: true, MalformedUsageCounters: 1},
+	}
+	return string(encodeSession(s, usage.Digest(s.Calls, nil)))
+}
+
+// TestUsageRecordRoundTrip: a session record reads back as it was written.
+func TestUsageRecordRoundTrip(t *testing.T) {
+	d, ok := decodeSession(sampleRecord())
+	if !ok {
+		t.Fatal("the record does not read")
+	}
+	calls, ok := d.decodeCalls()
+	if !ok || len(calls) != 2 || calls[0].Request != 9 || calls[0].Entry != 7 || calls[1].Tokens.Input != 1e300 || !calls[1].Imported ||
+		calls[0].Model.ID() != "claude-sonnet-4-5" || d.s.ImportOf == nil || d.s.ImportOf.ID != "x" || !d.s.Subagent || d.s.Skipped != 2 {
+		t.Errorf("read back %+v, %+v", d.s, calls)
+	}
+	if len(d.digest) != 2 || d.digest[0].Calls+d.digest[1].Calls != 2 {
+		t.Errorf("digest %+v", d.digest)
+	}
+}
+
+// FuzzUsageCache: any bytes, as a session record or as a whole cache file
+// (under a valid checksum, so that they are decoded), give a record or
+// cache, or none; never a panic, nor an allocation the bytes cannot hold.
+func FuzzUsageCache(f *testing.F) {
+	f.Add([]byte(sampleRecord()))
+	f.Add([]byte{0x05, 0x00, 0x01, 0xff})
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if d, ok := decodeSession(string(b)); ok {
+			d.decodeCalls()
+		}
+		head := binary.LittleEndian.AppendUint32([]byte(usageCacheMagic), crc32.ChecksumIEEE(b))
+		path := filepath.Join(dir, "x")
+		if err := os.WriteFile(path, append(head, b...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		sum := openUsageCacheAt(path)
+		for key, e := range sum.old {
+			if d, ok := decodeSession(e.record); ok {
+				d.decodeCalls()
+			}
+			sum.sharers(uint64(len(key)))
+		}
+	})
+}
