@@ -157,13 +157,9 @@ func (l *Ledger) Groups(prices *Table) ([]Group, error) {
 			}
 			continue
 		}
-		if s.Calls == nil && s.load != nil {
-			calls, err := s.load()
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			s.Calls = calls
+		if err := s.readCalls(); err != nil {
+			errs = append(errs, err)
+			continue
 		}
 		exact = append(exact, s)
 	}
@@ -182,6 +178,19 @@ func (l *Ledger) Groups(prices *Table) ([]Group, error) {
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// readCalls reads the calls of a session added by its digest, once.
+func (s *Session) readCalls() error {
+	if s.Calls != nil || s.load == nil {
+		return nil
+	}
+	calls, err := s.load()
+	if err != nil {
+		return err
+	}
+	s.Calls = calls
+	return nil
 }
 
 // isSource reports whether an import of s is in the ledger.
@@ -267,13 +276,9 @@ func (l *Ledger) Calls() ([]LedgerCall, error) {
 	var read []*Session
 	for _, s := range l.sessions {
 		chains[s] = l.chain(s)
-		if s.Calls == nil && s.load != nil {
-			calls, err := s.load()
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			s.Calls = calls
+		if err := s.readCalls(); err != nil {
+			errs = append(errs, err)
+			continue
 		}
 		read = append(read, s)
 	}
