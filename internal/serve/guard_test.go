@@ -136,4 +136,3 @@ func TestHosts(t *testing.T) {
 		t.Errorf("tokens %q, %q", a, b)
 	}
 }
-
