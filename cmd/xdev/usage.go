@@ -129,17 +129,18 @@ func (o *usageOptions) run(e *env) error {
 	if err != nil {
 		return err
 	}
-	cwd := o.cwd
-	if o.here && cwd == "" {
-		if cwd, err = e.Getwd(); err != nil {
-			return err
-		}
-	}
 	var in *statusInput
 	if o.statusline {
 		in = readStatusInput(e)
-		if in != nil && cwd == "" && o.here {
-			cwd = in.Cwd
+	}
+	cwd := o.cwd
+	switch {
+	case !o.here || cwd != "":
+	case in != nil && in.Cwd != "":
+		cwd = in.Cwd // the directory Claude Code runs in, which a status line's process need not share
+	default:
+		if cwd, err = e.Getwd(); err != nil {
+			return err
 		}
 	}
 	if o.db.on() && o.from != "all" {
@@ -285,7 +286,7 @@ func rowLabel(v usage.View, row usage.Row, tty bool) string {
 
 func tokens(n float64) string { return strconv.FormatFloat(n, 'f', -1, 64) }
 
-// humanTokens is a count of tokens for a person: 1,234 / 12.3k / 4.5M.
+// humanTokens is a count of tokens for a person: 1234 / 12.3k / 4.5M / 1.20B.
 func humanTokens(n float64) string {
 	switch {
 	case n >= 1e9:
