@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/xdev/xdev/internal/foreign"
+	"github.com/xdev/xdev/internal/live"
 	"github.com/xdev/xdev/internal/search"
 	"github.com/xdev/xdev/internal/session"
 )
@@ -84,12 +85,19 @@ type IndexOptions struct {
 	// Progress returns the progress callback of p's refresh and what to
 	// call when it is done.
 	Progress func(p Place) (update func(search.Progress), done func())
+	// Live is told of each place whose index a running xdev serve keeps
+	// fresh (internal/live), which is then not refreshed here.
+	Live func(p Place)
+	// NoLive refreshes every index, whatever a server says of it: the
+	// server's own.
+	NoLive bool
 }
 
 // Indexes are the open, fresh indexes of some places. Close them.
 type Indexes struct {
 	places []Place
 	dbs    []*search.DB
+	opts   IndexOptions
 }
 
 // OpenIndexes opens the index of each place and brings it up to date:
@@ -98,25 +106,28 @@ type Indexes struct {
 // refresh statistics. On an error the indexes opened so far are returned
 // too, for the caller to close.
 func (c *Catalog) OpenIndexes(ctx context.Context, places []Place, opts IndexOptions) (*Indexes, []search.RefreshStats, error) {
-	ix := &Indexes{}
+	ix := &Indexes{opts: opts}
 	var stats []search.RefreshStats
 	for _, p := range places {
-		if p.mirror != nil {
-			refresh := p.mirror.Refresh
-			if opts.Reindex {
-				refresh = p.mirror.Rebuild
-			}
-			st, err := refresh(ctx)
-			if err != nil {
-				return ix, stats, fmt.Errorf("reading %s sessions: %w", p.Harness, err)
-			}
-			for _, err := range st.Errors {
-				tell(opts.Problem, err)
-			}
-		}
 		path, err := search.DefaultPath(p.Dir)
 		if err != nil {
 			return ix, stats, err
+		}
+		if !opts.Reindex && !opts.NoLive && live.Fresh(live.MarkerPath(path)) {
+			// A running xdev serve keeps this index fresh: no stat walk.
+			db, err := search.Open(path, p.Dir, nil)
+			if err != nil {
+				return ix, stats, err
+			}
+			ix.places, ix.dbs = append(ix.places, p), append(ix.dbs, db)
+			tell(opts.Live, p)
+			stats = append(stats, search.RefreshStats{})
+			continue
+		}
+		if p.mirror != nil {
+			if err := ix.refreshMirror(ctx, p, opts.Reindex); err != nil {
+				return ix, stats, err
+			}
 		}
 		db, err := search.Open(path, p.Dir, &search.OpenOptions{Waiting: func(holder int) {
 			if opts.Waiting != nil {
@@ -130,26 +141,73 @@ func (c *Catalog) OpenIndexes(ctx context.Context, places []Place, opts IndexOpt
 		if db.Notice != "" {
 			tell(opts.Notice, db.Notice)
 		}
-		notice := db.Notice
-		var update func(search.Progress)
-		done := func() {}
-		if opts.Progress != nil {
-			update, done = opts.Progress(p)
-		}
-		st, err := db.Refresh(ctx, search.RefreshOptions{Harness: string(p.Harness), Reindex: opts.Reindex, Progress: update})
-		done()
-		if db.Notice != notice {
-			tell(opts.Notice, db.Notice)
-		}
+		st, err := ix.refreshIndex(ctx, len(ix.dbs)-1, opts.Reindex)
 		if err != nil {
-			return ix, stats, fmt.Errorf("indexing %s: %w", p.Dir, err)
-		}
-		for _, err := range st.Errors {
-			tell(opts.Problem, err)
+			return ix, stats, err
 		}
 		stats = append(stats, st)
 	}
 	return ix, stats, nil
+}
+
+// Len is how many places the indexes are of; Place(k) is the k-th.
+func (ix *Indexes) Len() int { return len(ix.places) }
+
+// Place is the place of the k-th index.
+func (ix *Indexes) Place(k int) Place { return ix.places[k] }
+
+// IndexPath is the file of the k-th index (its live marker is beside it).
+func (ix *Indexes) IndexPath(k int) string { return ix.dbs[k].Path() }
+
+// Refresh brings the k-th index up to date again (its mirror first), as
+// OpenIndexes did: for a process that keeps indexes open and fresh
+// (xdev serve). Queries must not run on the indexes meanwhile.
+func (ix *Indexes) Refresh(ctx context.Context, k int) (search.RefreshStats, error) {
+	if p := ix.places[k]; p.mirror != nil {
+		if err := ix.refreshMirror(ctx, p, false); err != nil {
+			return search.RefreshStats{}, err
+		}
+	}
+	return ix.refreshIndex(ctx, k, false)
+}
+
+// refreshMirror converts what changed of p's harness's sessions.
+func (ix *Indexes) refreshMirror(ctx context.Context, p Place, reindex bool) error {
+	refresh := p.mirror.Refresh
+	if reindex {
+		refresh = p.mirror.Rebuild
+	}
+	st, err := refresh(ctx)
+	if err != nil {
+		return fmt.Errorf("reading %s sessions: %w", p.Harness, err)
+	}
+	for _, err := range st.Errors {
+		tell(ix.opts.Problem, err)
+	}
+	return nil
+}
+
+// refreshIndex reads what changed of the k-th index's data dir.
+func (ix *Indexes) refreshIndex(ctx context.Context, k int, reindex bool) (search.RefreshStats, error) {
+	p, db, opts := ix.places[k], ix.dbs[k], ix.opts
+	notice := db.Notice
+	var update func(search.Progress)
+	done := func() {}
+	if opts.Progress != nil {
+		update, done = opts.Progress(p)
+	}
+	st, err := db.Refresh(ctx, search.RefreshOptions{Harness: string(p.Harness), Reindex: reindex, Progress: update})
+	done()
+	if db.Notice != notice {
+		tell(opts.Notice, db.Notice)
+	}
+	if err != nil {
+		return st, fmt.Errorf("indexing %s: %w", p.Dir, err)
+	}
+	for _, err := range st.Errors {
+		tell(opts.Problem, err)
+	}
+	return st, nil
 }
 
 func tell[T any](f func(T), v T) {
@@ -170,8 +228,17 @@ func (ix *Indexes) Close() {
 // modification time), merged into one list by search.Merge: the ranks of
 // separate indexes are not comparable, their positions are.
 func (ix *Indexes) Search(ctx context.Context, q search.Query) ([]search.Hit, error) {
+	return ix.SearchIn(ctx, q, nil)
+}
+
+// SearchIn is Search over the places keep keeps (every place when keep
+// is nil): a search of some harnesses only.
+func (ix *Indexes) SearchIn(ctx context.Context, q search.Query, keep func(Place) bool) ([]search.Hit, error) {
 	var lists [][]search.Hit
 	for i, db := range ix.dbs {
+		if keep != nil && !keep(ix.places[i]) {
+			continue
+		}
 		hits, err := db.Search(ctx, q)
 		if err != nil {
 			return nil, err

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	chromiumpkg "github.com/xdev/xdev/internal/chromium"
+
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 
@@ -174,20 +176,8 @@ func TestHTMLSanitizesMarkdown(t *testing.T) {
 	}
 }
 
-// chromium returns Debian's chromium, which CI installs; a developer
-// without it gets a skip.
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed (CI installs Debian's chromium package)")
-	}
-	t.Skip("chromium not installed: apt-get install chromium")
-	return ""
-}
+// chromium returns Debian's chromium (internal/chromium.Find).
+func chromium(t *testing.T) string { return chromiumpkg.Find(t) }
 
 // chromiumAttempts is how many times a page is loaded when Chromium itself
 // dies of a signal. Debian's headless Chromium 148 segfaults at start about

@@ -3,6 +3,7 @@ package export
 import (
 	"bufio"
 	"bytes"
+	_ "embed"
 	"html/template"
 	"io"
 	"strings"
@@ -51,6 +52,41 @@ func HTML(w io.Writer, x *session.Index, opts *Options) error {
 		return err
 	}
 	return bw.Flush()
+}
+
+// Stylesheet is the style of an exported page: inline in an export, and
+// served as a file by xdev serve, whose policy allows no inline style.
+//
+//go:embed style.css
+var Stylesheet string
+
+// HTMLEntries writes the entries idx of x (indexes of x, in the order
+// given) as an exported page shows them, without the page around them:
+// for a page that shows a window of a session and asks for more (xdev
+// serve). It returns how many entries it wrote; an entry a transcript
+// does not show (a label, a hidden custom message) is not written.
+func HTMLEntries(w io.Writer, x *session.Index, idx []int, opts *Options) (int, error) {
+	t := &transcript{x: x, labels: x.Labels()}
+	if opts != nil {
+		t.opts = *opts
+	}
+	bw := bufio.NewWriter(w)
+	n := 0
+	for _, i := range idx {
+		e, _ := x.Entry(i)
+		if e == nil {
+			continue // unreadable: the session's reader says so, a page of it shows the rest
+		}
+		it, ok := t.item(e)
+		if !ok {
+			continue
+		}
+		if err := pageItem.Execute(bw, itemView{Item: &it}); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, bw.Flush()
 }
 
 // itemView is an Item as the item template sees it.
@@ -145,6 +181,7 @@ var funcs = template.FuncMap{
 	"size":       func(n int) string { return sizeText(int64(n)) },
 	"first":      firstLine,
 	"add":        func(a, b int) int { return a + b },
+	"stylesheet": func() template.CSS { return template.CSS(Stylesheet) },
 }
 
 var pageHead = template.Must(template.New("head").Funcs(funcs).Parse(`<!doctype html>
@@ -154,35 +191,7 @@ var pageHead = template.Must(template.New("head").Funcs(funcs).Parse(`<!doctype 
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{orUntitled .Title}}</title>
-<style>
-:root { color-scheme: light dark; --fg: #1f2328; --bg: #fff; --muted: #656d76; --line: #d0d7de; --user: #ddf4ff; --tool: #f6f8fa; --err: #ffebe9; --note: #fff8c5; }
-@media (prefers-color-scheme: dark) { :root { --fg: #e6edf3; --bg: #0d1117; --muted: #8d96a0; --line: #30363d; --user: #0c2d4a; --tool: #161b22; --err: #3c1618; --note: #3b2e00; } }
-body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); max-width: 60rem; margin: 2rem auto; padding: 0 1rem; }
-header { border-bottom: 1px solid var(--line); margin-bottom: 1.5rem; }
-header dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; color: var(--muted); }
-header dd { margin: 0; font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
-article { border: 1px solid var(--line); border-radius: 8px; padding: .6rem 1rem; margin: .8rem 0; }
-article h2 { font-size: 1rem; margin: 0 0 .4rem; display: flex; gap: .6rem; align-items: baseline; flex-wrap: wrap; }
-article h2 small { color: var(--muted); font-weight: normal; }
-nav.turn { margin-left: auto; font-size: .8rem; font-weight: normal; }
-nav.turn a { color: var(--muted); text-decoration: none; margin-left: .4rem; }
-.k-user { background: var(--user); }
-.k-toolResult, .k-bashExecution, .k-pythonExecution { background: var(--tool); }
-.err { background: var(--err); }
-.k-compaction, .k-branch, .omitted { background: var(--note); }
-.k-model, .k-note { border: none; padding: 0 1rem; color: var(--muted); font-style: italic; }
-.label { border: 1px solid var(--line); border-radius: 1rem; padding: 0 .5rem; font-size: .8rem; }
-pre { white-space: pre-wrap; overflow-wrap: anywhere; font: 13px/1.45 ui-monospace, SFMono-Regular, Menlo, monospace; margin: .4rem 0; }
-.text { white-space: pre-wrap; overflow-wrap: anywhere; }
-.md { overflow-wrap: anywhere; }
-.md pre { background: var(--tool); padding: .5rem; border-radius: 6px; }
-.md table { border-collapse: collapse; } .md td, .md th { border: 1px solid var(--line); padding: .2rem .5rem; }
-details { margin: .4rem 0; }
-details > summary { color: var(--muted); cursor: pointer; }
-.cut { color: var(--muted); font-style: italic; }
-img { max-width: 100%; border: 1px solid var(--line); }
-#turns ol { padding-left: 2rem; }
-</style>
+<style>{{stylesheet}}</style>
 </head>
 <body>
 <header>

@@ -1,25 +1,3 @@
-// Package serve is the web server of `xdev serve` (issue 27), of which
-// this is the first part: the guard every request passes before any page
-// sees it. Transcripts hold secrets, so the server is safe by default:
-//
-//   - It answers only requests whose Host header is one of the names it
-//     listens under (Hosts: for a loopback address, 127.0.0.1, localhost
-//     and [::1] at its port), so that a page of another site cannot reach
-//     it through a name it rebinds to 127.0.0.1 (DNS rebinding).
-//   - It answers only a request that carries its token: a random 256-bit
-//     secret printed in the URL the user opens. The first request's
-//     ?token= is exchanged for a cookie (HttpOnly, SameSite=Strict) and
-//     the user sent on to the same URL without it, so that the token
-//     leaves the address bar and the history; after that the cookie
-//     carries it. A script may send it as "Authorization: Bearer TOKEN".
-//     Tokens are compared in constant time.
-//   - A request that may change state (any method but GET, HEAD and
-//     OPTIONS) must come from the server's own origin: an Origin header
-//     naming one of its hosts, and no Sec-Fetch-Site of another site.
-//   - Every answer forbids what a transcript's content could misuse: a
-//     Content-Security-Policy of the server's own scripts and styles
-//     only (no inline script, no object, no frame, no base), nosniff, no
-//     referrer, no framing, no caching.
 package serve
 
 import (

@@ -1,0 +1,201 @@
+package serve
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xdev/xdev/internal/ai"
+	"github.com/xdev/xdev/internal/catalog"
+	"github.com/xdev/xdev/internal/realfixtures"
+	"github.com/xdev/xdev/internal/session"
+)
+
+// place is a test's machine: a home, a cache, xdev's data dir and the
+// other harnesses' roots, all in temp dirs.
+type place struct {
+	home, cache, data string
+	roots             map[catalog.Harness]string
+}
+
+// newPlace makes an empty machine and points the process at it (HOME,
+// the cache dir, the data dirs), so that nothing of the real user's is
+// read.
+func newPlace(t *testing.T) *place {
+	t.Helper()
+	root := t.TempDir()
+	p := &place{home: filepath.Join(root, "home"), cache: filepath.Join(root, "cache"), data: filepath.Join(root, "home", ".xdev", "agent"),
+		roots: map[catalog.Harness]string{}}
+	for _, h := range catalog.Foreign {
+		p.roots[h] = filepath.Join(root, string(h))
+	}
+	os.MkdirAll(session.SessionsDir(p.data), 0o700)
+	t.Setenv("HOME", p.home)
+	t.Setenv("XDG_CACHE_HOME", p.cache)
+	t.Setenv(session.DataDirEnv, p.data)
+	t.Setenv(session.OmpDataDirEnv, filepath.Join(root, "home", ".omp", "agent"))
+	return p
+}
+
+// withRealFixtures copies the real fixtures of every other harness into
+// the place's roots (copies: the server only reads them, and a test must
+// not depend on that to keep them whole).
+func (p *place) withRealFixtures(t *testing.T) {
+	t.Helper()
+	real := realfixtures.Dir(t)
+	copyDir := func(from, to string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(to), 0o700)
+		if err := os.CopyFS(to, os.DirFS(from)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyDir(filepath.Join(real, "claude"), filepath.Join(p.roots[catalog.Claude], "projects"))
+	copyDir(filepath.Join(real, "codex"), filepath.Join(p.roots[catalog.Codex], "sessions"))
+	copyDir(filepath.Join(real, "copilot"), p.roots[catalog.Copilot])
+	copyDir(filepath.Join(real, "gemini"), p.roots[catalog.Gemini])
+	copyDir(filepath.Join(real, "opencode-sqlite"), p.roots[catalog.Opencode])
+	pi := filepath.Join(session.SessionsDir(p.roots[catalog.Pi]), "--tmp-pi--")
+	os.MkdirAll(pi, 0o700)
+	for _, name := range []string{"pi-v1-before-compaction.jsonl", "pi-v1-large-session.jsonl"} {
+		b, err := os.ReadFile(filepath.Join(real, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(pi, name), b, 0o600)
+	}
+}
+
+// newSession writes a session of the data dir: a title and the messages
+// given (a user's, then an assistant's, alternating), and returns its
+// path and store (closed by the test's cleanup).
+func (p *place) newSession(t *testing.T, cwd, title string, texts ...string) (string, *session.Store) {
+	t.Helper()
+	path, id, err := session.NewSessionPath(p.data, cwd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.Create(path, session.NewOptions{Cwd: cwd, ID: id, Title: title, TitleSource: session.TitleManual})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	for i, text := range texts {
+		appendText(t, s, i%2 == 0, text)
+	}
+	return path, s
+}
+
+// appendText appends a user's (user) or the assistant's message.
+func appendText(t *testing.T, s *session.Store, user bool, text string) *session.Entry {
+	t.Helper()
+	m := ai.Message{Role: ai.RoleUser, Content: ai.TextContent(text), Timestamp: time.Now().UnixMilli()}
+	if !user {
+		m = ai.Message{Role: ai.RoleAssistant, Content: ai.BlockContent(ai.Text(text)), StopReason: ai.StopEnd, Model: "claude-sonnet-4-5",
+			Provider: "anthropic", Timestamp: time.Now().UnixMilli()}
+	}
+	e, err := s.AppendMessage(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// running is a server of a place, listening on loopback.
+type running struct {
+	*Server
+	base  string // http://127.0.0.1:PORT
+	token string
+}
+
+// serve starts the server of p and its Run loop, and waits for its first
+// refresh; the test's cleanup stops both.
+func (p *place) serve(t *testing.T) *running {
+	t.Helper()
+	c, err := catalog.New(catalog.Config{DataDir: p.data, Cwd: p.home, Roots: p.roots})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := NewToken()
+	s, err := New(Config{Catalog: c, Token: token, Addr: ln.Addr().String(), UsageCache: filepath.Join(p.cache, "usage"),
+		Logf: func(f string, a ...any) { t.Logf("serve: "+f, a...) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: s.Handler()}
+	go hs.Serve(ln)
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { s.Run(ctx); close(ran) }()
+	t.Cleanup(func() {
+		cancel()
+		<-ran
+		hs.Close()
+		s.Close()
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for !s.ready.Load() || s.use.Load().made.IsZero() {
+		if time.Now().After(deadline) {
+			t.Fatal("the server was not ready in 60 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return &running{Server: s, base: "http://" + ln.Addr().String(), token: token}
+}
+
+// get fetches path with the token (as a bearer) and returns the status
+// and body.
+func (r *running) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", r.base+path, nil)
+	req.Header.Set("Authorization", "Bearer "+r.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return resp.StatusCode, b.String()
+}
+
+// keyOf is the key of the session at path on the server's list.
+func (r *running) keyOf(t *testing.T, path string) string {
+	t.Helper()
+	k := r.lib.Load().keyOfPath(path)
+	if k == "" {
+		t.Fatalf("%s is not on the server's list", path)
+	}
+	return k
+}
+
+// waitListed waits until the server lists the session at path.
+func (r *running) waitListed(t *testing.T, path string) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if k := r.lib.Load().keyOfPath(path); k != "" {
+			return k
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s was not listed within 10 s", path)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

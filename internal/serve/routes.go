@@ -1,0 +1,85 @@
+package serve
+
+import (
+	"bytes"
+	"embed"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strings"
+
+	"github.com/xdev/xdev/internal/export"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// pages are the page templates, each with the layout (assets/*.html).
+var pages = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/*.html"))
+
+// routes is the server's mux, behind the Guard.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.serveSessions)
+	mux.HandleFunc("GET /search", s.serveSearch)
+	mux.HandleFunc("GET /s/{key}", s.serveSession)
+	mux.HandleFunc("GET /s/{key}/after", s.serveAfter)
+	mux.HandleFunc("GET /s/{key}/export.md", s.serveDownload)
+	mux.HandleFunc("GET /s/{key}/export.html", s.serveDownload)
+	mux.HandleFunc("GET /usage", s.serveUsage)
+	mux.HandleFunc("GET /events", s.serveEvents)
+	mux.HandleFunc("GET /assets/{name}", serveAsset)
+	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/assets/icon.svg", http.StatusMovedPermanently)
+	})
+	return mux
+}
+
+// serveAsset serves the embedded styles and script, and the export's
+// stylesheet; any other name is not found (a name never reaches the
+// file system: the assets are in the binary).
+func serveAsset(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	var body []byte
+	switch name {
+	case "export.css":
+		body = []byte(export.Stylesheet)
+	case "app.css", "app.js", "icon.svg":
+		b, err := fs.ReadFile(assets, "assets/"+name)
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		body = b
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	ct := "text/css; charset=utf-8"
+	switch {
+	case strings.HasSuffix(name, ".js"):
+		ct = "text/javascript; charset=utf-8"
+	case strings.HasSuffix(name, ".svg"):
+		ct = "image/svg+xml"
+	}
+	w.Header().Set("Content-Type", ct)
+	w.Write(body)
+}
+
+// render writes page name with data, or a server error.
+func render(w http.ResponseWriter, name string, data any) {
+	var b bytes.Buffer
+	if err := pages.ExecuteTemplate(&b, name, data); err != nil {
+		http.Error(w, "rendering "+name+": "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(b.Bytes())
+}
+
+// base is what every page's layout shows.
+type base struct {
+	Title  string
+	Nav    string // the page's tab: sessions, search, usage
+	Notice string
+}

@@ -1,0 +1,173 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/xdev/xdev/internal/catalog"
+	"github.com/xdev/xdev/internal/live"
+)
+
+// Config is what a Server serves and how.
+type Config struct {
+	// Catalog is where the sessions are: every harness it reads is
+	// served (catalog.Every).
+	Catalog *catalog.Catalog
+	// Token is the secret every request must carry (NewToken).
+	Token string
+	// Addr is the address the server listens at (host:port): the Host
+	// headers it answers follow from it (Hosts).
+	Addr string
+	// UsageCache is the usage ledger's cache dir ("" for none).
+	UsageCache string
+	// Logf is told of what a person running the server should know (a
+	// place that cannot be watched or indexed); nil discards it.
+	Logf func(format string, args ...any)
+	// Location is the time zone of days (time.Local when nil).
+	Location *time.Location
+}
+
+// A Server is the web app over one catalog. New makes it; Handler is
+// what to serve; Run keeps it fresh until its context ends; Close
+// releases what it holds.
+type Server struct {
+	cfg     Config
+	cat     *catalog.Catalog
+	handler http.Handler
+	lib     atomic.Pointer[library]
+	use     atomic.Pointer[usageView]
+	opened  opened
+	events  broker
+
+	// The indexes, their markers (nil where another server keeps an
+	// index fresh) and whether the first refresh is done. Searches and
+	// refreshes take ixMu in turn: an index's connection is one at a time.
+	ixMu    sync.Mutex
+	ix      *catalog.Indexes
+	markers []*live.Marker
+	ready   atomic.Bool
+	status  atomic.Value // string: what the indexes are doing, for the search page
+
+	usageKick chan struct{}
+}
+
+// New makes the server of cfg: it lists the sessions and opens the search
+// indexes (refreshing them is Run's first work, so a server answers at
+// once however much there is to index).
+func New(cfg Config) (*Server, error) {
+	if cfg.Catalog == nil {
+		return nil, errors.New("serve: no catalog")
+	}
+	if cfg.Location == nil {
+		cfg.Location = time.Local
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	s := &Server{cfg: cfg, cat: cfg.Catalog, usageKick: make(chan struct{}, 1)}
+	s.status.Store("Indexing…")
+	s.use.Store(&usageView{})
+	s.relist()
+	s.handler = &Guard{Token: cfg.Token, Hosts: Hosts(cfg.Addr), Next: s.routes()}
+	return s, nil
+}
+
+// Handler is the server's handler: every request passes the Guard.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Close releases the indexes and markers.
+func (s *Server) Close() {
+	s.ixMu.Lock()
+	defer s.ixMu.Unlock()
+	for _, m := range s.markers {
+		if m != nil {
+			m.Close()
+		}
+	}
+	s.markers = nil
+	if s.ix != nil {
+		s.ix.Close()
+		s.ix = nil
+	}
+	s.opened.close()
+}
+
+// relist lists every session again and tells the pages what changed.
+func (s *Server) relist() {
+	rows, failed := s.cat.ListEvery(catalog.ListOptions{Subagents: true})
+	for h, err := range failed {
+		s.cfg.Logf("listing %s sessions: %v", h.Name(), err)
+	}
+	l := newLibrary(rows, failed, time.Now())
+	old := s.lib.Swap(l)
+	if old == nil {
+		return
+	}
+	changed := l.changed(old)
+	if len(changed) > 0 || len(l.rows) != len(old.rows) {
+		s.events.publish(event{name: "sessions", data: fmt.Sprint(len(l.rows))})
+	}
+	for _, k := range changed {
+		s.events.publish(event{name: "session", data: k})
+	}
+}
+
+// openIndexes opens (and refreshes) the index of every place, and holds
+// the live marker of each it can.
+func (s *Server) openIndexes(ctx context.Context, places []catalog.Place) error {
+	s.status.Store(fmt.Sprintf("Indexing %d places…", len(places)))
+	ix, _, err := s.cat.OpenIndexes(ctx, places, catalog.IndexOptions{
+		NoLive:  true,
+		Problem: func(err error) { s.cfg.Logf("not indexed: %v", err) },
+		Notice:  func(n string) { s.cfg.Logf("%s", n) },
+	})
+	if err != nil {
+		ix.Close()
+		return err
+	}
+	markers := make([]*live.Marker, ix.Len())
+	for k := range markers {
+		m, err := live.Hold(live.MarkerPath(ix.IndexPath(k)))
+		if err != nil {
+			s.cfg.Logf("%s: %v", ix.Place(k).Root, err)
+			continue
+		}
+		markers[k] = m
+	}
+	s.ixMu.Lock()
+	s.ix, s.markers = ix, markers
+	s.ixMu.Unlock()
+	s.ready.Store(true)
+	s.status.Store("")
+	return nil
+}
+
+// refreshIndex refreshes the k-th index, and reports whether it did
+// without an error.
+func (s *Server) refreshIndex(ctx context.Context, k int) bool {
+	s.ixMu.Lock()
+	defer s.ixMu.Unlock()
+	if s.ix == nil || k >= s.ix.Len() {
+		return false
+	}
+	if _, err := s.ix.Refresh(ctx, k); err != nil {
+		s.cfg.Logf("%v", err)
+		return false
+	}
+	return true
+}
+
+// marker is the k-th index's marker, nil when none is held.
+func (s *Server) marker(k int) *live.Marker {
+	s.ixMu.Lock()
+	defer s.ixMu.Unlock()
+	if k < len(s.markers) {
+		return s.markers[k]
+	}
+	return nil
+}

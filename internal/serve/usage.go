@@ -1,0 +1,68 @@
+package serve
+
+import (
+	"context"
+	"time"
+
+	"github.com/xdev/xdev/internal/catalog"
+	"github.com/xdev/xdev/internal/usage"
+)
+
+// A usageView is what the pages show of the usage ledger: each session's
+// cost, and the reports of the usage page. The ledger itself is not
+// kept: it is rebuilt from its cache (internal/catalog's usage cache),
+// which is what keeps a rebuild fast and the server small.
+type usageView struct {
+	costs                   map[string]sessionCost // by the session's path
+	daily, models, projects usage.Report
+	harnesses               usage.Report
+	made                    time.Time
+	err                     error
+	failed                  map[catalog.Harness]error
+	skipped                 int
+}
+
+// sessionCost is a session's row of the report by session: its calls
+// and those of the subagents it spawned.
+type sessionCost struct {
+	Cost     float64
+	Unpriced int
+	Calls    int
+	Model    string // the model of most cost
+}
+
+// usageDays is how many days the usage page's daily chart covers: the
+// last ones up to today, or up to the last day with calls when that is
+// longer ago.
+const usageDays = 60
+
+// buildUsage builds the usage view of every harness.
+func (s *Server) buildUsage(ctx context.Context) *usageView {
+	v := &usageView{made: time.Now()}
+	ledger, stats, err := s.cat.Usage(ctx, catalog.UsageOptions{Harnesses: catalog.Every, Cache: s.cfg.UsageCache})
+	if err != nil {
+		v.err = err
+		return v
+	}
+	v.failed, v.skipped = stats.Failed, stats.Skipped
+	groups, err := ledger.Groups(nil)
+	v.err = err
+	loc := s.cfg.Location
+	bySession := usage.NewReport(groups, usage.ReportOptions{View: usage.BySession, Location: loc})
+	v.costs = make(map[string]sessionCost, len(bySession.Rows))
+	for _, r := range bySession.Rows {
+		if r.Session == nil {
+			continue
+		}
+		c := sessionCost{Cost: r.Cost, Unpriced: r.Unpriced, Calls: r.Calls}
+		if len(r.Models) > 0 {
+			c.Model = r.Models[0].Model
+		}
+		v.costs[r.Session.Path] = c
+	}
+	v.daily = usage.NewReport(groups, usage.ReportOptions{View: usage.Daily, Location: loc})
+	v.models = usage.NewReport(groups, usage.ReportOptions{View: usage.ByModel, Location: loc})
+	v.projects = usage.NewReport(groups, usage.ReportOptions{View: usage.ByProject, Location: loc})
+	v.harnesses = usage.NewReport(groups, usage.ReportOptions{View: usage.ByHarness, Location: loc})
+	return v
+}
