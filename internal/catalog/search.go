@@ -113,7 +113,7 @@ func (c *Catalog) OpenIndexes(ctx context.Context, places []Place, opts IndexOpt
 		if err != nil {
 			return ix, stats, err
 		}
-		if !opts.Reindex && !opts.NoLive && live.Fresh(live.MarkerPath(path)) {
+		if !opts.Reindex && !opts.NoLive && live.Fresh(live.MarkerPath(path), liveWait) {
 			// A running xdev serve keeps this index fresh: no stat walk.
 			db, err := search.Open(path, p.Dir, nil)
 			if err != nil {
@@ -149,6 +149,12 @@ func (c *Catalog) OpenIndexes(ctx context.Context, places []Place, opts IndexOpt
 	}
 	return ix, stats, nil
 }
+
+// liveWait is how long OpenIndexes waits for a running server's answer
+// that an index it keeps is fresh (internal/live) before it refreshes
+// the index itself. The server answers at once when nothing changed, and
+// after indexing what did otherwise.
+const liveWait = 3 * time.Second
 
 // Len is how many places the indexes are of; Place(k) is the k-th.
 func (ix *Indexes) Len() int { return len(ix.places) }

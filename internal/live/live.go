@@ -1,42 +1,55 @@
 // Package live is how a running `xdev serve` tells the other xdev
 // processes that it keeps a search index fresh, so that `xdev search`
-// from a terminal can answer from the index without its stat walk.
+// from a terminal can answer from the index without its stat walk, and
+// how such a process makes sure of it.
+//
+// # The marker
 //
 // A marker is a small file beside the index (MarkerPath). The server
 // that keeps the index fresh creates it and holds an exclusive flock on
 // it for as long as it runs; the kernel drops the lock with the process,
 // so a server that died, however it died, vouches for nothing. The
-// file's first byte is its state:
+// file's first byte is its state, then a space, the server's pid and a
+// newline; the state is written one byte at a time, so a reader never
+// sees half of one:
 //
 //   - 'd' (dirty): the server saw a change under the place the index
-//     reads and has not yet indexed it. It writes this the moment its
-//     watcher reports the first change of a burst, before it waits for
-//     the burst to settle.
-//   - 'c' (clean): every change the watcher reported was indexed and
-//     committed, and none came in meanwhile.
+//     reads and has not yet indexed it;
+//   - 'c' (clean): everything the server saw is indexed;
+//   - 'u' (unwatched): the server could not watch every directory of the
+//     place (inotify's limit), and vouches for nothing.
 //
-// then a space, the server's pid, and a newline. One byte is written at
-// a time, so a reader never sees half a state.
+// # The handshake
 //
-// Fresh is the reader's check: the marker is held (a shared lock cannot
-// be taken), it says clean, and its pid is a process that runs (not
-// stopped: a server under SIGSTOP holds its lock and its watcher reads
-// nothing). Anything else (no marker, no holder, dirty, a stopped or gone
-// pid, an unreadable file) is not fresh, and the reader refreshes the
-// index itself, as it does with no server. What is left is the moment
-// between a write and the server's watcher reading its event (the kernel
-// queues it at once; the watcher's goroutine reads it within
-// microseconds when the machine is not starved): a search in that moment
-// answers from the index as it was a moment before the write.
+// A marker alone leaves a race: a file written a moment ago may not yet
+// have reached the server's watcher. So a reader asks (Fresh): it
+// creates an empty request file in the markers' sync directory (SyncDir,
+// which the server watches with the same inotify instance as the
+// sessions, whose events come in order), and waits for the server's
+// answer, the request's name with ".ack". The server answers a request
+// only once it has taken every event before it, and indexed what they
+// changed (a dirty place is refreshed at once, not after the burst
+// settles). An answer within the timeout means the index holds
+// everything written before the request.
+//
+// Anything else is not fresh: no marker, no holder, 'u', a pid that is
+// not a running process (a server under SIGSTOP holds its lock and
+// answers nothing), no answer in time. The reader then refreshes the
+// index itself, as it does with no server.
 package live
 
+
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // MarkerPath is the marker of the index at index.
@@ -80,14 +93,21 @@ func Hold(path string) (*Marker, error) {
 	return m, nil
 }
 
+// Path is the marker's file.
+func (m *Marker) Path() string { return m.f.Name() }
+
 // Dirty marks the index behind what the server has seen.
 func (m *Marker) Dirty() error { return m.set('d') }
 
 // Clean marks the index fresh: everything seen is indexed.
 func (m *Marker) Clean() error { return m.set('c') }
 
+// Unwatched marks a place the server cannot watch whole: it vouches for
+// nothing, and readers refresh the index themselves.
+func (m *Marker) Unwatched() error { return m.set('u') }
+
 func (m *Marker) set(b byte) error {
-	if m.state == b {
+	if m.state == b || m.state == 'u' && b != 'u' {
 		return nil
 	}
 	if _, err := m.f.WriteAt([]byte{b}, 0); err != nil {
@@ -104,9 +124,76 @@ func (m *Marker) Close() error {
 	return m.f.Close() // closing drops the flock
 }
 
+// SyncDir is the directory of the sync requests of the markers in dir.
+func SyncDir(dir string) string { return filepath.Join(dir, "live-sync") }
+
+// ackSuffix ends an answer's name.
+const ackSuffix = ".ack"
+
+// Request is the marker a file name in SyncDir asks about (its name
+// without the request's nonce), and whether the name is a request (an
+// answer is not).
+func Request(name string) (marker string, ok bool) {
+	base := filepath.Base(name)
+	if strings.HasSuffix(base, ackSuffix) {
+		return "", false
+	}
+	i := strings.LastIndexByte(base, '.')
+	if i <= 0 || !strings.HasSuffix(base[:i], ".live") {
+		return "", false
+	}
+	return filepath.Join(filepath.Dir(filepath.Dir(name)), base[:i]), true
+}
+
+// Answer answers the request at path: every change before it is indexed.
+func Answer(path string) error {
+	f, err := os.OpenFile(path+ackSuffix, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	os.Remove(path)
+	return f.Close()
+}
+
 // Fresh reports whether a running server vouches that the index whose
-// marker is at path is fresh (see the package comment).
-func Fresh(path string) bool {
+// marker is at path holds everything written before the call: the marker
+// is held, watched and its pid running, and the server answered a
+// request within timeout (see the package comment).
+func Fresh(path string, timeout time.Duration) bool {
+	if !Held(path) {
+		return false
+	}
+	dir := SyncDir(filepath.Dir(path))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return false
+	}
+	nonce := make([]byte, 8)
+	rand.Read(nonce)
+	req := filepath.Join(dir, filepath.Base(path)+"."+hex.EncodeToString(nonce))
+	f, err := os.OpenFile(req, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	defer os.Remove(req)
+	defer os.Remove(req + ackSuffix)
+	end := time.Now().Add(timeout)
+	wait := 100 * time.Microsecond
+	for {
+		if _, err := os.Stat(req + ackSuffix); err == nil {
+			return true
+		}
+		if time.Now().After(end) || !Held(path) {
+			return false
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 5*time.Millisecond)
+	}
+}
+
+// Held reports whether the marker at path is held by a running server
+// that watches its place whole (state 'c' or 'd').
+func Held(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return false
@@ -121,7 +208,7 @@ func Fresh(path string) bool {
 	var b [32]byte
 	n, _ := f.ReadAt(b[:], 0)
 	state, pid, ok := strings.Cut(strings.TrimSpace(string(b[:n])), " ")
-	if !ok || state != "c" {
+	if !ok || state != "c" && state != "d" {
 		return false
 	}
 	p, err := strconv.Atoi(pid)

@@ -12,34 +12,37 @@ import (
 
 func TestMarker(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.db.live")
-	if Fresh(path) {
+	if Held(path) {
 		t.Fatal("no marker: fresh")
 	}
 	m, err := Hold(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if Fresh(path) {
-		t.Fatal("a new marker is dirty, not fresh")
+	if !Held(path) {
+		t.Fatal("a new marker (dirty) is not held")
 	}
 	if _, err := Hold(path); err != ErrHeld {
 		t.Fatalf("second Hold: %v, want ErrHeld", err)
 	}
 	m.Clean()
-	if !Fresh(path) {
-		t.Fatal("clean and held: not fresh")
+	if !Held(path) {
+		t.Fatal("clean: not held")
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
 		t.Errorf("marker mode %v", fi.Mode().Perm())
 	}
-	m.Dirty()
-	if Fresh(path) {
-		t.Fatal("dirty: fresh")
+	m.Unwatched()
+	if Held(path) {
+		t.Fatal("unwatched: held")
 	}
 	m.Clean()
+	if Held(path) {
+		t.Fatal("unwatched is for good: a Clean after it vouches")
+	}
 	m.Close()
-	if Fresh(path) {
-		t.Fatal("closed: fresh")
+	if Held(path) {
+		t.Fatal("closed: held")
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("marker left after Close: %v", err)
@@ -51,7 +54,7 @@ func TestMarker(t *testing.T) {
 func TestMarkerUnheld(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.db.live")
 	os.WriteFile(path, []byte("c 1\n"), 0o600)
-	if Fresh(path) {
+	if Held(path) || Fresh(path, time.Second) {
 		t.Fatal("clean marker nobody holds: fresh")
 	}
 }
@@ -76,8 +79,8 @@ func TestMarkerStoppedHolder(t *testing.T) {
 	pid := cmd.Process.Pid
 	m.f.WriteAt([]byte("c "+strconv.Itoa(pid)+"\n"), 0)
 	m.state = 'c'
-	if !Fresh(path) {
-		t.Fatal("running holder: not fresh")
+	if !Held(path) {
+		t.Fatal("running holder: not held")
 	}
 	syscall.Kill(pid, syscall.SIGSTOP)
 	for range 100 {
@@ -86,8 +89,57 @@ func TestMarkerStoppedHolder(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if Fresh(path) {
-		t.Fatal("stopped holder: fresh")
+	if Held(path) {
+		t.Fatal("stopped holder: held")
 	}
 }
 
+
+// TestHandshake: Fresh is true only once the holder answers its request,
+// false when nobody answers within the timeout; requests and answers are
+// removed.
+func TestHandshake(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.db.live")
+	m, err := Hold(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	start := time.Now()
+	if Fresh(path, 50*time.Millisecond) {
+		t.Fatal("fresh with nobody answering")
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Fatal("the wait did not end at its timeout")
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // a server's answering, by polling here
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			names, _ := filepath.Glob(filepath.Join(SyncDir(dir), "*"))
+			for _, n := range names {
+				if marker, ok := Request(n); ok && marker == path {
+					Answer(n)
+				}
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	for range 20 {
+		if !Fresh(path, 5*time.Second) {
+			t.Fatal("an answered request: not fresh")
+		}
+	}
+	if left, _ := os.ReadDir(SyncDir(dir)); len(left) != 0 {
+		t.Errorf("left in the sync dir: %v", left)
+	}
+	if _, ok := Request(filepath.Join(SyncDir(dir), "x.db.live.abc.ack")); ok {
+		t.Error("an answer read as a request")
+	}
+}

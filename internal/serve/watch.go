@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/xdev/xdev/internal/live"
 )
 
 // The pace of refreshes: a burst of changes is taken together once it has
@@ -68,6 +70,31 @@ func (s *Server) Run(ctx context.Context) error {
 	for k := range roots {
 		if m := s.marker(k); m != nil && whole[k] {
 			m.Clean()
+		} else if m != nil {
+			m.Unwatched()
+		}
+	}
+	// The sync requests of other processes (internal/live), watched by the
+	// same watcher as the sessions, so that a request comes after every
+	// change made before it.
+	markerOf := map[string]int{}
+	for k := range roots {
+		if m := s.marker(k); m != nil {
+			markerOf[m.Path()] = k
+		}
+	}
+	syncDirs := map[string]bool{}
+	for p := range markerOf {
+		dir := live.SyncDir(filepath.Dir(p))
+		if syncDirs[dir] {
+			continue
+		}
+		syncDirs[dir] = true
+		clearSyncDir(dir)
+		if err := os.MkdirAll(dir, 0o700); err == nil {
+			if err := w.Add(dir); err != nil {
+				s.cfg.Logf("watching %s: %v", dir, err)
+			}
 		}
 	}
 
@@ -91,6 +118,21 @@ func (s *Server) Run(ctx context.Context) error {
 			}
 			timer.Reset(settle)
 		case ev := <-w.Events:
+			if syncDirs[filepath.Dir(ev.Name)] {
+				marker, ok := live.Request(ev.Name)
+				k, mine := markerOf[marker]
+				if !ok || !mine || !ev.Has(fsnotify.Create) {
+					continue
+				}
+				if dirty[k] {
+					// Everything before the request is in: index it now.
+					timer.Stop()
+					s.refresh(ctx, dirty, whole)
+					clear(dirty)
+				}
+				live.Answer(ev.Name)
+				continue
+			}
 			k := placeOf(roots, ev.Name)
 			if k < 0 {
 				continue
@@ -114,20 +156,19 @@ func (s *Server) Run(ctx context.Context) error {
 			wait := min(settle, time.Until(first.Add(maxWait)))
 			timer.Reset(max(wait, 0))
 		case <-timer.C:
-			s.refresh(ctx, w, dirty, whole)
+			s.refresh(ctx, dirty, whole)
 			clear(dirty)
 		}
 	}
 }
 
-// refresh refreshes the dirty places' indexes, lists the sessions again
-// and asks for the usage ledger. A place whose watcher reported more
-// while it was read stays dirty for the next round.
-func (s *Server) refresh(ctx context.Context, w *fsnotify.Watcher, dirty map[int]bool, whole []bool) {
+// refresh refreshes the dirty places' indexes, marks them clean, lists
+// the sessions again and asks for the usage ledger. A change made while
+// a place is read comes as an event after it, and marks it dirty again.
+func (s *Server) refresh(ctx context.Context, dirty map[int]bool, whole []bool) {
 	for k := range dirty {
-		pending := len(w.Events)
 		ok := s.refreshIndex(ctx, k)
-		if m := s.marker(k); m != nil && ok && whole[k] && pending == 0 && len(w.Events) == 0 {
+		if m := s.marker(k); m != nil && ok && whole[k] {
 			m.Clean()
 		}
 	}
@@ -168,6 +209,17 @@ func (s *Server) watchTree(w *fsnotify.Watcher, dir string, limit int) (n int, w
 		return nil
 	})
 	return n, whole && err == nil
+}
+
+// clearSyncDir removes the requests and answers a killed process left in
+// dir (those older than a minute).
+func clearSyncDir(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Minute {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // placeOf is the index of the root path lies under, or -1.
