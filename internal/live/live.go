@@ -38,7 +38,6 @@
 // index itself, as it does with no server.
 package live
 
-
 import (
 	"crypto/rand"
 	"encoding/hex"

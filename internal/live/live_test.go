@@ -94,7 +94,6 @@ func TestMarkerStoppedHolder(t *testing.T) {
 	}
 }
 
-
 // TestHandshake: Fresh is true only once the holder answers its request,
 // false when nobody answers within the timeout; requests and answers are
 // removed.
