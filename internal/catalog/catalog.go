@@ -61,6 +61,19 @@
 // separate indexes share no scale; a hit in a mirror names the source's
 // path, line and modification time.
 //
+// An index that a running `xdev serve` keeps fresh is not refreshed by
+// OpenIndexes: its live marker (internal/live) is held, and the server
+// answers that it took every change made before the question. A process
+// that keeps indexes open (serve) refreshes one with Indexes.Refresh.
+//
+// # Every harness at once
+//
+// Every lists the harnesses in the order a view of all of them shows
+// them; ListEvery lists every harness's sessions (DataDirOf names the
+// omp-format data dirs here), PlacesEvery their search places,
+// Place.Watched the directory a watcher of a place watches, and RefOf
+// names a listed row as Resolve would.
+//
 // # Databases
 //
 // A Database is a team's PostgreSQL store, a place beside the machine's

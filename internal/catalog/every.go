@@ -34,22 +34,11 @@ func (c *Catalog) DataDirOf(h Harness) string {
 }
 
 // ListEvery lists the sessions of every harness here (Every), newest
-// first: each data dir as ListDataDir does, each other harness as List.
-// A harness that cannot be read does not hide the others: its error is
-// in failed, by harness.
+// first: each as ListHarness does. A harness that cannot be read does not
+// hide the others: its error is in failed, by harness.
 func (c *Catalog) ListEvery(opts ListOptions) (rows []Row, failed map[Harness]error) {
 	for _, h := range Every {
-		var list []Row
-		var err error
-		if h == Xdev || h == Omp {
-			dir := c.DataDirOf(h)
-			if dir == "" {
-				continue
-			}
-			list, err = ListDataDir(h, dir, opts)
-		} else {
-			list, err = c.List(h, opts)
-		}
+		list, err := c.ListHarness(h, opts)
 		if err != nil {
 			if failed == nil {
 				failed = map[Harness]error{}
@@ -60,6 +49,20 @@ func (c *Catalog) ListEvery(opts ListOptions) (rows []Row, failed map[Harness]er
 	}
 	slices.SortStableFunc(rows, func(a, b Row) int { return b.Modified.Compare(a.Modified) })
 	return rows, failed
+}
+
+// ListHarness lists the sessions of harness h here, newest first: a data
+// dir (Xdev, Omp) as ListDataDir does, nothing when h has none here;
+// another harness as List does.
+func (c *Catalog) ListHarness(h Harness, opts ListOptions) ([]Row, error) {
+	if h == Xdev || h == Omp {
+		dir := c.DataDirOf(h)
+		if dir == "" {
+			return nil, nil
+		}
+		return ListDataDir(h, dir, opts)
+	}
+	return c.List(h, opts)
 }
 
 // PlacesEvery are the search places of every harness here (Every); a

@@ -31,7 +31,7 @@ import (
 func HTML(w io.Writer, x *session.Index, opts *Options) error {
 	t := newTranscript(x, opts)
 	bw := bufio.NewWriter(w)
-	if err := pageHead.Execute(bw, t); err != nil {
+	if err := pageHead().Execute(bw, t); err != nil {
 		return err
 	}
 	var turns []turn
@@ -41,14 +41,14 @@ func HTML(w io.Writer, x *session.Index, opts *Options) error {
 			turns = append(turns, turn{N: len(turns) + 1, ID: it.ID, Text: firstLine(it.Text, 100)})
 			v.Turn = len(turns)
 		}
-		return pageItem.Execute(bw, v)
+		return pageItem().Execute(bw, v)
 	}, func() error {
-		return pageOmitted.Execute(bw, t.Omitted.note())
+		return pageOmitted().Execute(bw, t.Omitted.note())
 	})
 	if err != nil {
 		return err
 	}
-	if err := pageTail.Execute(bw, turns); err != nil {
+	if err := pageTail().Execute(bw, turns); err != nil {
 		return err
 	}
 	return bw.Flush()
@@ -81,7 +81,7 @@ func HTMLEntries(w io.Writer, x *session.Index, idx []int, opts *Options) (int, 
 		if !ok {
 			continue
 		}
-		if err := pageItem.Execute(bw, itemView{Item: &it}); err != nil {
+		if err := pageItem().Execute(bw, itemView{Item: &it}); err != nil {
 			return n, err
 		}
 		n++
@@ -184,7 +184,8 @@ var funcs = template.FuncMap{
 	"stylesheet": func() template.CSS { return template.CSS(Stylesheet) },
 }
 
-var pageHead = template.Must(template.New("head").Funcs(funcs).Parse(`<!doctype html>
+var pageHead = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("head").Funcs(funcs).Parse(`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -205,12 +206,16 @@ var pageHead = template.Must(template.New("head").Funcs(funcs).Parse(`<!doctype 
 </header>
 <main>
 `))
+})
 
-var pageOmitted = template.Must(template.New("omitted").Funcs(funcs).Parse(`<article class="omitted" id="omitted"><p><strong>{{.}}</strong></p></article>
+var pageOmitted = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("omitted").Funcs(funcs).Parse(`<article class="omitted" id="omitted"><p><strong>{{.}}</strong></p></article>
 `))
+})
 
-var pageItem = template.Must(template.New("item").Funcs(funcs).Parse(
-	`<article id="e-{{.ID}}" class="{{kindClass .Kind}}{{if .IsError}} err{{end}}" data-kind="{{.Kind}}">
+var pageItem = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("item").Funcs(funcs).Parse(
+		`<article id="e-{{.ID}}" class="{{kindClass .Kind}}{{if .IsError}} err{{end}}" data-kind="{{.Kind}}">
 {{- if .Turn}}<a id="turn-{{.Turn}}"></a>{{end}}
 {{with heading .Item}}<h2>{{.}}{{end}}{{if heading .Item}} {{if .Label}}<span class="label">{{.Label}}</span>{{end}} <small>{{when .Time}} · {{.ID}}</small>
 {{- if .Turn}}<nav class="turn">turn {{.Turn}}{{if gt .Turn 1}}<a href="#turn-{{add .Turn -1}}">◀ previous</a>{{end}}<a href="#turn-{{add .Turn 1}}">next ▶</a><a href="#turns">all</a></nav>{{end}}</h2>{{end}}
@@ -222,8 +227,10 @@ var pageItem = template.Must(template.New("item").Funcs(funcs).Parse(
 {{end}}{{range .Images}}{{with imgSrc .}}<img alt="image" src="{{.}}">{{else}}<p><em>[image {{.MimeType}}: not available]</em></p>{{end}}
 {{end}}</article>
 `))
+})
 
-var pageTail = template.Must(template.New("tail").Funcs(funcs).Parse(`</main>
+var pageTail = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("tail").Funcs(funcs).Parse(`</main>
 <footer id="turns">
 <h2>Turns</h2>
 {{if .}}<ol>{{range .}}<li><a href="#turn-{{.N}}">{{.Text}}</a></li>{{end}}</ol>{{else}}<p>No user turns on this branch.</p>{{end}}
@@ -232,3 +239,4 @@ var pageTail = template.Must(template.New("tail").Funcs(funcs).Parse(`</main>
 </body>
 </html>
 `))
+})

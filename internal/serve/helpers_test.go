@@ -26,7 +26,7 @@ type place struct {
 // newPlace makes an empty machine and points the process at it (HOME,
 // the cache dir, the data dirs), so that nothing of the real user's is
 // read.
-func newPlace(t *testing.T) *place {
+func newPlace(t testing.TB) *place {
 	t.Helper()
 	root := t.TempDir()
 	p := &place{home: filepath.Join(root, "home"), cache: filepath.Join(root, "cache"), data: filepath.Join(root, "home", ".xdev", "agent"),
@@ -45,7 +45,7 @@ func newPlace(t *testing.T) *place {
 // withRealFixtures copies the real fixtures of every other harness into
 // the place's roots (copies: the server only reads them, and a test must
 // not depend on that to keep them whole).
-func (p *place) withRealFixtures(t *testing.T) {
+func (p *place) withRealFixtures(t testing.TB) {
 	t.Helper()
 	real := realfixtures.Dir(t)
 	copyDir := func(from, to string) {
@@ -74,7 +74,7 @@ func (p *place) withRealFixtures(t *testing.T) {
 // newSession writes a session of the data dir: a title and the messages
 // given (a user's, then an assistant's, alternating), and returns its
 // path and store (closed by the test's cleanup).
-func (p *place) newSession(t *testing.T, cwd, title string, texts ...string) (string, *session.Store) {
+func (p *place) newSession(t testing.TB, cwd, title string, texts ...string) (string, *session.Store) {
 	t.Helper()
 	path, id, err := session.NewSessionPath(p.data, cwd)
 	if err != nil {
@@ -92,7 +92,7 @@ func (p *place) newSession(t *testing.T, cwd, title string, texts ...string) (st
 }
 
 // appendText appends a user's (user) or the assistant's message.
-func appendText(t *testing.T, s *session.Store, user bool, text string) *session.Entry {
+func appendText(t testing.TB, s *session.Store, user bool, text string) *session.Entry {
 	t.Helper()
 	m := ai.Message{Role: ai.RoleUser, Content: ai.TextContent(text), Timestamp: time.Now().UnixMilli()}
 	if !user {
@@ -115,7 +115,7 @@ type running struct {
 
 // serve starts the server of p and its Run loop, and waits for its first
 // refresh; the test's cleanup stops both.
-func (p *place) serve(t *testing.T) *running {
+func (p *place) serve(t testing.TB) *running {
 	t.Helper()
 	c, err := catalog.New(catalog.Config{DataDir: p.data, Cwd: p.home, Roots: p.roots})
 	if err != nil {
@@ -154,7 +154,7 @@ func (p *place) serve(t *testing.T) *running {
 
 // get fetches path with the token (as a bearer) and returns the status
 // and body.
-func (r *running) get(t *testing.T, path string) (int, string) {
+func (r *running) get(t testing.TB, path string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest("GET", r.base+path, nil)
 	req.Header.Set("Authorization", "Bearer "+r.token)
@@ -176,7 +176,7 @@ func (r *running) get(t *testing.T, path string) (int, string) {
 }
 
 // keyOf is the key of the session at path on the server's list.
-func (r *running) keyOf(t *testing.T, path string) string {
+func (r *running) keyOf(t testing.TB, path string) string {
 	t.Helper()
 	k := r.lib.Load().keyOfPath(path)
 	if k == "" {
@@ -186,7 +186,7 @@ func (r *running) keyOf(t *testing.T, path string) string {
 }
 
 // waitListed waits until the server lists the session at path.
-func (r *running) waitListed(t *testing.T, path string) string {
+func (r *running) waitListed(t testing.TB, path string) string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

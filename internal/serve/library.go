@@ -36,8 +36,8 @@ func keyOf(h catalog.Harness, path string) string {
 }
 
 // newLibrary makes the library of rows (newest first; those with Err go
-// aside).
-func newLibrary(all []catalog.Row, failed map[catalog.Harness]error, now time.Time) *library {
+// aside), each keyed by key (keyOf, or a cache of it).
+func newLibrary(all []catalog.Row, failed map[catalog.Harness]error, key func(catalog.Harness, string) string, now time.Time) *library {
 	l := &library{byKey: map[string]int{}, byPath: map[string]int{}, failed: failed, made: now}
 	for _, r := range all {
 		if r.Err != nil {
@@ -50,7 +50,7 @@ func newLibrary(all []catalog.Row, failed map[catalog.Harness]error, now time.Ti
 	l.keys = make([]string, n)
 	byID := map[string]int{}
 	for i, r := range l.rows {
-		l.keys[i] = keyOf(r.Harness, r.Path)
+		l.keys[i] = key(r.Harness, r.Path)
 		l.byKey[l.keys[i]] = i
 		l.byPath[r.Path] = i
 		if _, ok := byID[r.ID]; !ok && r.ID != "" {

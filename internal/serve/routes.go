@@ -3,10 +3,12 @@ package serve
 import (
 	"bytes"
 	"embed"
+	"encoding/json"
 	"html/template"
 	"io/fs"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/xdev/xdev/internal/export"
 )
@@ -14,8 +16,11 @@ import (
 //go:embed assets
 var assets embed.FS
 
-// pages are the page templates, each with the layout (assets/*.html).
-var pages = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/*.html"))
+// pages are the page templates, each with the layout (assets/*.html),
+// parsed on first use: not in every xdev command's start.
+var pages = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/*.html"))
+})
 
 // routes is the server's mux, behind the Guard.
 func (s *Server) routes() http.Handler {
@@ -28,6 +33,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /s/{key}/export.html", s.serveDownload)
 	mux.HandleFunc("GET /usage", s.serveUsage)
 	mux.HandleFunc("GET /events", s.serveEvents)
+	mux.HandleFunc("GET /api/status", s.serveStatus)
 	mux.HandleFunc("GET /assets/{name}", serveAsset)
 	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/assets/icon.svg", http.StatusMovedPermanently)
@@ -66,10 +72,27 @@ func serveAsset(w http.ResponseWriter, r *http.Request) {
 	w.Write(body)
 }
 
+// serveStatus is /api/status: what the server holds and whether its
+// first refresh is done, as JSON (for scripts, and the benchmarks that
+// wait for a server to be ready).
+func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request) {
+	l := s.lib.Load()
+	u := s.use.Load()
+	st := struct {
+		Ready     bool     `json:"ready"`
+		Indexing  string   `json:"indexing,omitempty"`
+		Sessions  int      `json:"sessions"`
+		Usage     bool     `json:"usage"`
+		Harnesses []string `json:"harnesses"`
+	}{Ready: s.ready.Load(), Indexing: s.status.Load().(string), Sessions: len(l.rows), Usage: !u.made.IsZero(), Harnesses: l.harnesses()}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(st)
+}
+
 // render writes page name with data, or a server error.
 func render(w http.ResponseWriter, name string, data any) {
 	var b bytes.Buffer
-	if err := pages.ExecuteTemplate(&b, name, data); err != nil {
+	if err := pages().ExecuteTemplate(&b, name, data); err != nil {
 		http.Error(w, "rendering "+name+": "+err.Error(), http.StatusInternalServerError)
 		return
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,7 +55,14 @@ type Server struct {
 	ready   atomic.Bool
 	status  atomic.Value // string: what the indexes are doing, for the search page
 
-	usageKick chan struct{}
+	// The views loop's: what each harness listed, which harnesses to list
+	// again (dueMu), and the keys of the paths seen.
+	viewsKick chan struct{}
+	dueMu     sync.Mutex
+	due       map[catalog.Harness]bool
+	lists     map[catalog.Harness][]catalog.Row
+	failed    map[catalog.Harness]error
+	keys      map[string]harnessKey
 }
 
 // New makes the server of cfg: it lists the sessions and opens the search
@@ -69,10 +78,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	s := &Server{cfg: cfg, cat: cfg.Catalog, usageKick: make(chan struct{}, 1)}
+	s := &Server{cfg: cfg, cat: cfg.Catalog, viewsKick: make(chan struct{}, 1), due: map[catalog.Harness]bool{},
+		lists: map[catalog.Harness][]catalog.Row{}, failed: map[catalog.Harness]error{}, keys: map[string]harnessKey{}}
 	s.status.Store("Indexing…")
 	s.use.Store(&usageView{})
-	s.relist()
+	s.relist(nil)
 	s.handler = &Guard{Token: cfg.Token, Hosts: Hosts(cfg.Addr), Next: s.routes()}
 	return s, nil
 }
@@ -97,13 +107,33 @@ func (s *Server) Close() {
 	s.opened.close()
 }
 
-// relist lists every session again and tells the pages what changed.
-func (s *Server) relist() {
-	rows, failed := s.cat.ListEvery(catalog.ListOptions{Subagents: true})
-	for h, err := range failed {
-		s.cfg.Logf("listing %s sessions: %v", h.Name(), err)
+// relist lists the sessions of the harnesses hs again (all when hs is
+// nil), keeping the others' rows as they were, and tells the pages what
+// changed. Only the views loop (and New, before it) calls it.
+func (s *Server) relist(hs []catalog.Harness) {
+	if hs == nil {
+		hs = catalog.Every
 	}
-	l := newLibrary(rows, failed, time.Now())
+	for _, h := range hs {
+		rows, err := s.cat.ListHarness(h, catalog.ListOptions{Subagents: true})
+		if err != nil {
+			s.cfg.Logf("listing %s sessions: %v", h.Name(), err)
+			s.failed[h] = err
+		} else {
+			delete(s.failed, h)
+		}
+		s.lists[h] = rows
+	}
+	n := 0
+	for _, rows := range s.lists {
+		n += len(rows)
+	}
+	all := make([]catalog.Row, 0, n)
+	for _, h := range catalog.Every {
+		all = append(all, s.lists[h]...)
+	}
+	slices.SortStableFunc(all, func(a, b catalog.Row) int { return b.Modified.Compare(a.Modified) })
+	l := newLibrary(all, maps.Clone(s.failed), s.keyFor, time.Now())
 	old := s.lib.Swap(l)
 	if old == nil {
 		return
@@ -115,6 +145,22 @@ func (s *Server) relist() {
 	for _, k := range changed {
 		s.events.publish(event{name: "session", data: k})
 	}
+}
+
+// keyFor is the key of a session (keyOf), remembered by path: a listing
+// of 10,000 sessions does not hash them all again.
+func (s *Server) keyFor(h catalog.Harness, path string) string {
+	if k, ok := s.keys[path]; ok && k.h == h {
+		return k.key
+	}
+	k := keyOf(h, path)
+	s.keys[path] = harnessKey{h, k}
+	return k
+}
+
+type harnessKey struct {
+	h   catalog.Harness
+	key string
 }
 
 // openIndexes opens (and refreshes) the index of every place, and holds

@@ -1,16 +1,19 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/live"
 )
 
@@ -23,7 +26,14 @@ const (
 	maxWait = time.Second
 	// usageEvery is the least time between two rebuilds of the usage
 	// ledger (its costs on the sessions page, the usage page).
-	usageEvery = 10 * time.Second
+	usageEvery = 30 * time.Second
+	// relistEvery is the least time between two listings of a harness's
+	// sessions while they keep changing: a session's page is told of its
+	// changes at once, the list within this.
+	relistEvery = 2 * time.Second
+	// maxTouched bounds the changed files a round tells pages of; a
+	// larger burst is told by the listing's changes.
+	maxTouched = 1000
 )
 
 // maxWatches bounds the directories watched: past it (inotify's limit is
@@ -41,8 +51,7 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	defer w.Close()
-	go s.usageLoop(ctx)
-	s.kickUsage()
+	go s.viewsLoop(ctx)
 
 	// Watch before the first refresh, so that nothing written during it
 	// is missed.
@@ -66,7 +75,7 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 		s.cfg.Logf("search index: %v", err)
 	}
-	s.relist()
+	s.kickViews(nil)
 	for k := range roots {
 		if m := s.marker(k); m != nil && whole[k] {
 			m.Clean()
@@ -99,6 +108,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 
 	dirty := map[int]bool{}
+	touched := map[string]bool{} // the keys of the files changed, for the pages open on them
 	var first time.Time
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -125,10 +135,15 @@ func (s *Server) Run(ctx context.Context) error {
 					continue
 				}
 				if dirty[k] {
-					// Everything before the request is in: index it now.
+					// Everything before the request is in: index it now,
+					// answer, then list and tell the pages.
 					timer.Stop()
-					s.refresh(ctx, dirty, whole)
+					s.refreshIndexes(ctx, dirty, whole)
+					live.Answer(ev.Name)
+					s.afterRefresh(places, dirty, touched)
 					clear(dirty)
+					clear(touched)
+					continue
 				}
 				live.Answer(ev.Name)
 				continue
@@ -146,6 +161,9 @@ func (s *Server) Run(ctx context.Context) error {
 				first = time.Now()
 			}
 			dirty[k] = true
+			if len(touched) < maxTouched {
+				touched[keyOf(places[k].Harness, ev.Name)] = true
+			}
 			if ev.Has(fsnotify.Create) {
 				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
 					n, ok := s.watchTree(w, ev.Name, maxWatches-watched)
@@ -156,25 +174,46 @@ func (s *Server) Run(ctx context.Context) error {
 			wait := min(settle, time.Until(first.Add(maxWait)))
 			timer.Reset(max(wait, 0))
 		case <-timer.C:
-			s.refresh(ctx, dirty, whole)
+			s.refreshIndexes(ctx, dirty, whole)
+			s.afterRefresh(places, dirty, touched)
 			clear(dirty)
+			clear(touched)
 		}
 	}
 }
 
-// refresh refreshes the dirty places' indexes, marks them clean, lists
-// the sessions again and asks for the usage ledger. A change made while
-// a place is read comes as an event after it, and marks it dirty again.
-func (s *Server) refresh(ctx context.Context, dirty map[int]bool, whole []bool) {
+// refreshIndexes refreshes the dirty places' indexes and marks them
+// clean. A change made while a place is read comes as an event after it,
+// and marks it dirty again.
+func (s *Server) refreshIndexes(ctx context.Context, dirty map[int]bool, whole []bool) {
 	for k := range dirty {
 		ok := s.refreshIndex(ctx, k)
 		if m := s.marker(k); m != nil && ok && whole[k] {
 			m.Clean()
 		}
 	}
-	s.relist()
-	s.kickUsage()
 }
+
+// afterRefresh tells the pages open on the files that changed (a
+// session's page asks for its new entries, which it reads from the file,
+// not from the listing), and asks for the sessions to be listed again and
+// for the usage ledger; the views loop does that, so that the watcher
+// goes on taking events meanwhile.
+func (s *Server) afterRefresh(places []catalog.Place, dirty map[int]bool, touched map[string]bool) {
+	for key := range touched {
+		s.events.publish(event{name: "session", data: key})
+	}
+	var hs []catalog.Harness
+	for k := range dirty {
+		hs = append(hs, places[k].Harness)
+	}
+	s.kickViews(hs)
+}
+
+// returnMemory hands the memory a refresh or a rebuild of the ledger
+// used back to the system: they are bursts, and a server that sits idle
+// between them should hold only what it keeps.
+func returnMemory() { debug.FreeOSMemory() }
 
 // watchTree watches dir and every directory under it (not through
 // symbolic links), at most limit of them; it returns how many it added,
@@ -232,34 +271,87 @@ func placeOf(roots []string, path string) int {
 	return -1
 }
 
-// kickUsage asks the usage loop for a new ledger.
-func (s *Server) kickUsage() {
+// kickViews asks the views loop to list the sessions of the harnesses hs
+// again (every harness when hs is nil) and to rebuild the usage ledger
+// when it is due.
+func (s *Server) kickViews(hs []catalog.Harness) {
+	s.dueMu.Lock()
+	if hs == nil {
+		hs = catalog.Every
+	}
+	for _, h := range hs {
+		s.due[h] = true
+	}
+	s.dueMu.Unlock()
 	select {
-	case s.usageKick <- struct{}{}:
+	case s.viewsKick <- struct{}{}:
 	default:
 	}
 }
 
-// usageLoop rebuilds the usage ledger when asked, at most every
-// usageEvery.
-func (s *Server) usageLoop(ctx context.Context) {
-	var last time.Time
+// idleAfter is how long the views loop waits after its last work before
+// it hands memory back to the system: not after every round of a burst.
+const idleAfter = 2 * time.Second
+
+// viewsLoop builds the views the pages show from what changed: the
+// listing of the harnesses that changed at once, the usage ledger at
+// most every usageEvery. One thing at a time, so that their peaks of
+// memory never add up, and off the watcher's loop, so that it answers
+// the CLI's questions meanwhile; once it has been idle a moment it hands
+// the memory it used back to the system.
+func (s *Server) viewsLoop(ctx context.Context) {
+	var lastUsage, lastList, wakeAt time.Time
+	usageDue := false
+	later := time.NewTimer(time.Hour)
+	later.Stop()
+	var idle <-chan time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.usageKick:
+		case <-s.viewsKick:
+			usageDue = true
+		case <-later.C:
+			wakeAt = time.Time{}
+		case <-idle:
+			idle = nil
+			returnMemory()
+			continue
 		}
-		if wait := time.Until(last.Add(usageEvery)); wait > 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(wait):
+		wake := time.Duration(0)
+		if wait := time.Until(lastList.Add(relistEvery)); wait > 0 {
+			wake = wait
+		} else if hs := s.takeDue(); len(hs) > 0 {
+			s.relist(hs)
+			lastList = time.Now()
+		}
+		if usageDue {
+			if wait := time.Until(lastUsage.Add(usageEvery)); wait > 0 {
+				wake = min(cmp.Or(wake, wait), wait)
+			} else {
+				usageDue, lastUsage = false, time.Now()
+				s.use.Store(s.buildUsage(ctx))
+				s.events.publish(event{name: "usage", data: "1"})
 			}
 		}
-		last = time.Now()
-		v := s.buildUsage(ctx)
-		s.use.Store(v)
-		s.events.publish(event{name: "usage", data: "1"})
+		if at := time.Now().Add(wake); wake > 0 && (wakeAt.IsZero() || at.Before(wakeAt)) {
+			wakeAt = at
+			later.Reset(wake)
+		}
+		idle = time.After(idleAfter)
 	}
+}
+
+// takeDue are the harnesses asked to be listed again, and forgets them.
+func (s *Server) takeDue() []catalog.Harness {
+	s.dueMu.Lock()
+	defer s.dueMu.Unlock()
+	var hs []catalog.Harness
+	for _, h := range catalog.Every {
+		if s.due[h] {
+			hs = append(hs, h)
+		}
+	}
+	clear(s.due)
+	return hs
 }

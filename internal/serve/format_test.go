@@ -1,0 +1,43 @@
+package serve
+
+import (
+	"html"
+	"strings"
+	"testing"
+)
+
+// FuzzMarked: a snippet with any marks (in range or not, overlapping,
+// reversed) renders as its own text, escaped, with only <mark> tags
+// added: no markup of the snippet's survives.
+func FuzzMarked(f *testing.F) {
+	f.Add("the <b>quokka</b> & co", 4, 11, 12, 14)
+	f.Add("<script>x</script>", 0, 8, -1, 99)
+	f.Add("héllo wörld", 1, 3, 2, 5)
+	f.Fuzz(func(t *testing.T, snippet string, a, b, c, d int) {
+		got := string(marked(snippet, [][2]int{{a, b}, {c, d}}))
+		plain := strings.ReplaceAll(strings.ReplaceAll(got, "<mark>", ""), "</mark>", "")
+		if strings.ContainsAny(plain, "<>") {
+			t.Fatalf("markup in %q", got)
+		}
+		if html.UnescapeString(plain) != snippet {
+			t.Fatalf("%q renders as %q", snippet, got)
+		}
+	})
+}
+
+// TestShellQuote: a command to copy quotes what a shell would read
+// otherwise.
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"/home/me/s.jsonl":     "/home/me/s.jsonl",
+		"/tmp/a b.jsonl":       "'/tmp/a b.jsonl'",
+		"/tmp/it's.jsonl":      `'/tmp/it'\''s.jsonl'`,
+		"/tmp/$(rm -rf ~)":     "'/tmp/$(rm -rf ~)'",
+		"":                     "''",
+		"/x/`id`;echo\n.jsonl": "'/x/`id`;echo\n.jsonl'",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
