@@ -91,7 +91,8 @@ func (o *serveOptions) run(e *env) error {
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	ran := make(chan error, 1)
-	go func() { ran <- srv.Run(ctx) }()
+	runDone := make(chan struct{})
+	go func() { ran <- srv.Run(ctx); close(runDone) }()
 	select {
 	case <-ctx.Done():
 	case err = <-served:
@@ -102,6 +103,10 @@ func (o *serveOptions) run(e *env) error {
 	shut, done := context.WithTimeout(context.Background(), 2*time.Second)
 	defer done()
 	hs.Shutdown(shut) // the event streams end with the context's pages
+	select {
+	case <-runDone: // Run is done with the markers and indexes Close releases
+	case <-shut.Done():
+	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

@@ -177,6 +177,24 @@ func (ix *Indexes) Refresh(ctx context.Context, k int) (search.RefreshStats, err
 	return ix.refreshIndex(ctx, k, false)
 }
 
+// Reopen closes every index and opens it again, as it is: the memory a
+// search or a refresh grew SQLite's heap to goes back to the system with
+// the connection (it never shrinks while the connection is open). For a
+// process that keeps indexes open between bursts of work (xdev serve).
+func (ix *Indexes) Reopen() error {
+	for k, db := range ix.dbs {
+		path, dir := db.Path(), db.DataDir()
+		db.Close()
+		fresh, err := search.Open(path, dir, nil)
+		if err != nil {
+			// It stays closed: its searches and refreshes say so.
+			return fmt.Errorf("reopening the index of %s: %w", ix.places[k].Root, err)
+		}
+		ix.dbs[k] = fresh
+	}
+	return nil
+}
+
 // refreshMirror converts what changed of p's harness's sessions.
 func (ix *Indexes) refreshMirror(ctx context.Context, p Place, reindex bool) error {
 	refresh := p.mirror.Refresh

@@ -47,6 +47,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -59,7 +60,10 @@ func MarkerPath(index string) string { return index + ".live" }
 var ErrHeld = errors.New("another xdev serve keeps this index fresh")
 
 // A Marker is a held marker. Its state starts dirty.
+// Its methods may be called from several goroutines.
 type Marker struct {
+	mu    sync.Mutex
+	path  string
 	f     *os.File
 	state byte
 }
@@ -78,7 +82,7 @@ func Hold(path string) (*Marker, error) {
 		}
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
-	m := &Marker{f: f}
+	m := &Marker{f: f, path: path}
 	line := "d " + strconv.Itoa(os.Getpid()) + "\n"
 	if err := f.Truncate(0); err != nil {
 		m.Close()
@@ -93,7 +97,7 @@ func Hold(path string) (*Marker, error) {
 }
 
 // Path is the marker's file.
-func (m *Marker) Path() string { return m.f.Name() }
+func (m *Marker) Path() string { return m.path }
 
 // Dirty marks the index behind what the server has seen.
 func (m *Marker) Dirty() error { return m.set('d') }
@@ -106,6 +110,15 @@ func (m *Marker) Clean() error { return m.set('c') }
 func (m *Marker) Unwatched() error { return m.set('u') }
 
 func (m *Marker) set(b byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.setLocked(b)
+}
+
+func (m *Marker) setLocked(b byte) error {
+	if m.f == nil {
+		return os.ErrClosed
+	}
 	if m.state == b || m.state == 'u' && b != 'u' {
 		return nil
 	}
@@ -118,9 +131,16 @@ func (m *Marker) set(b byte) error {
 
 // Close marks the index dirty, removes the marker and drops the lock.
 func (m *Marker) Close() error {
-	m.set('d')
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.f == nil {
+		return nil
+	}
+	m.setLocked('d')
 	os.Remove(m.f.Name())
-	return m.f.Close() // closing drops the flock
+	err := m.f.Close() // closing drops the flock
+	m.f = nil
+	return err
 }
 
 // SyncDir is the directory of the sync requests of the markers in dir.

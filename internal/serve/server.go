@@ -49,15 +49,17 @@ type Server struct {
 	// The indexes, their markers (nil where another server keeps an
 	// index fresh) and whether the first refresh is done. Searches and
 	// refreshes take ixMu in turn: an index's connection is one at a time.
-	ixMu    sync.Mutex
-	ix      *catalog.Indexes
-	markers []*live.Marker
-	ready   atomic.Bool
-	status  atomic.Value // string: what the indexes are doing, for the search page
+	ixMu      sync.Mutex
+	ix        *catalog.Indexes
+	markers   []*live.Marker
+	ready     atomic.Bool
+	status    atomic.Value // string: what the indexes are doing, for the search page
+	indexUsed atomic.Bool  // a search or a refresh ran since the indexes were last reopened
 
 	// The views loop's: what each harness listed, which harnesses to list
 	// again (dueMu), and the keys of the paths seen.
 	viewsKick chan struct{}
+	idleKick  chan struct{}
 	dueMu     sync.Mutex
 	due       map[catalog.Harness]bool
 	lists     map[catalog.Harness][]catalog.Row
@@ -78,7 +80,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	s := &Server{cfg: cfg, cat: cfg.Catalog, viewsKick: make(chan struct{}, 1), due: map[catalog.Harness]bool{},
+	s := &Server{cfg: cfg, cat: cfg.Catalog, viewsKick: make(chan struct{}, 1), idleKick: make(chan struct{}, 1), due: map[catalog.Harness]bool{},
 		lists: map[catalog.Harness][]catalog.Row{}, failed: map[catalog.Harness]error{}, keys: map[string]harnessKey{}}
 	s.status.Store("Indexing…")
 	s.use.Store(&usageView{})
@@ -201,6 +203,8 @@ func (s *Server) refreshIndex(ctx context.Context, k int) bool {
 	if s.ix == nil || k >= s.ix.Len() {
 		return false
 	}
+	s.indexUsed.Store(true)
+	s.kickIdle()
 	if _, err := s.ix.Refresh(ctx, k); err != nil {
 		s.cfg.Logf("%v", err)
 		return false

@@ -313,8 +313,12 @@ func (s *Server) viewsLoop(ctx context.Context) {
 			usageDue = true
 		case <-later.C:
 			wakeAt = time.Time{}
+		case <-s.idleKick:
+			idle = time.After(idleAfter)
+			continue
 		case <-idle:
 			idle = nil
+			s.reopenIndexes()
 			returnMemory()
 			continue
 		}
@@ -339,6 +343,32 @@ func (s *Server) viewsLoop(ctx context.Context) {
 			later.Reset(wake)
 		}
 		idle = time.After(idleAfter)
+	}
+}
+
+// kickIdle tells the views loop that work was done (a search), so that
+// it hands back memory once idle again.
+func (s *Server) kickIdle() {
+	select {
+	case s.idleKick <- struct{}{}:
+	default:
+	}
+}
+
+// reopenIndexes closes and opens again the indexes that searches or
+// refreshes used since the last time: SQLite's heap, which a search of a
+// common word grows by tens of MB, goes back to the system only with its
+// connection.
+func (s *Server) reopenIndexes() {
+	if !s.indexUsed.Swap(false) {
+		return
+	}
+	s.ixMu.Lock()
+	defer s.ixMu.Unlock()
+	if s.ix != nil {
+		if err := s.ix.Reopen(); err != nil {
+			s.cfg.Logf("%v", err)
+		}
 	}
 }
 

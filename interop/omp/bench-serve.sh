@@ -103,7 +103,7 @@ target=$(find "$data/sessions" -name '*.jsonl' -print -quit)
 for i in $(seq "$runs"); do
 	w="zzlive$i$RANDOM"
 	t0=$(date +%s%N)
-	echo "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"$w\",\"timestamp\":1}}" | "${env[@]}" "$bin/xdev" append "$target"
+	echo "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"$w\",\"timestamp\":1}}" | "${env[@]}" "$bin/xdev" append "$target" >/dev/null
 	"${env[@]}" "$bin/xdev" search -l "$w" | grep -q . || echo "  the search missed $w"
 	lag+=("$(ms "$t0")")
 done
@@ -114,7 +114,7 @@ mapfile -t files < <(find "$data/sessions" -name '*.jsonl' | sort | awk 'NR % 50
 c0=$(cpu)
 for i in $(seq 100); do
 	f=${files[$((i % 20))]}
-	echo "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"burst $i\",\"timestamp\":1}}" | "${env[@]}" "$bin/xdev" append "$f"
+	echo "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"burst $i\",\"timestamp\":1}}" | "${env[@]}" "$bin/xdev" append "$f" >/dev/null
 	sleep 0.1
 done
 c1=$(cpu)
@@ -131,11 +131,47 @@ proc() {
 	done
 	printf '%s\n' "${t[@]}" | median
 }
-live=$(proc "${env[@]}" "$bin/xdev" search -l "$word")
-rg=$(proc rg -l -F "$word" "$data/sessions")
+# A common word (in a fifth of the sessions: the query and its output
+# are most of the time) and a rare one (in a few: what is left is the
+# process's start).
+rare=$("$bin/xdev-corpus" -vocabulary 8000)
+declare -A live stopped rg
+for w in "$word" "$rare"; do
+	live[$w]=$(proc "${env[@]}" "$bin/xdev" search -l "$w")
+	rg[$w]=$(proc rg -l -F "$w" "$data/sessions")
+done
 kill "$pid"; wait "$pid" 2>/dev/null || true
 pid=""
 "${env[@]}" "$bin/xdev" search -l "$word" >/dev/null
-stopped=$(proc "${env[@]}" "$bin/xdev" search -l "$word")
-printf '%-44s %8s ms\n' "xdev search -l '$word', serve running" "$live" "xdev search -l, serve stopped (warm index)" "$stopped" "rg -l -F '$word'" "$rg"
-awk -v l="$live" -v s="$stopped" -v r="$rg" 'BEGIN {printf "  rg/xdev with serve %.1fx; stopped/running %.1fx\n", r/l, s/l}'
+for w in "$word" "$rare"; do
+	stopped[$w]=$(proc "${env[@]}" "$bin/xdev" search -l "$w")
+	n=$("${env[@]}" "$bin/xdev" search -l "$w" | wc -l)
+	printf '%-44s %8s ms\n' "xdev search -l '$w' ($n sessions), serve running" "${live[$w]}" \
+		"  the same, serve stopped (warm index)" "${stopped[$w]}" "  rg -l -F '$w'" "${rg[$w]}"
+	awk -v l="${live[$w]}" -v s="${stopped[$w]}" -v r="${rg[$w]}" 'BEGIN {printf "  rg/xdev with serve %.1fx; stopped/running %.1fx\n", r/l, s/l}'
+done
+
+# One 500 MB session (xdev-corpus, as bench.sh's) in a data dir of its
+# own, once the server has indexed it: its page the first time (the
+# session's index of every line read) and again
+# (the index kept open), and how much each sends.
+big=$work/500MB.jsonl
+if [ -f "$big" ]; then
+	data=$bin/big
+	mkdir -p "$data/sessions/--work-big--"
+	ln "$big" "$data/sessions/--work-big--/$(basename "$big")" 2>/dev/null || cp "$big" "$data/sessions/--work-big--/"
+	env=(env -i PATH=/usr/bin:/bin HOME="$bin/home" XDG_CACHE_HOME="$bin/cache-big" XDEV_DATA_DIR="$data")
+	flags=(--claude-dir "$bin/none" --codex-dir "$bin/none" --pi-dir "$bin/none" --copilot-dir "$bin/none" --gemini-dir "$bin/none" --opencode-dir "$bin/none")
+	start_serve
+	wait_ready # its index and ledger first, so that the page's time is its own
+	key=$(curl -s "${auth[@]}" "$base/" | grep -o 'href="/s/[0-9a-f]*"' | sed -n '1{s/href="//;s/"//;p}')
+	first=$(curl -s -o /dev/null -w '%{time_total} %{size_download}' "${auth[@]}" "$base$key")
+	again=$(curl -s -o /dev/null -w '%{time_total} %{size_download}' "${auth[@]}" "$base$key")
+	older=$(curl -s -o /dev/null -w '%{time_total} %{size_download}' "${auth[@]}" "$base$key?from=0")
+	awk -v f="$first" -v a="$again" -v o="$older" 'BEGIN {
+		split(f, x, " "); split(a, y, " "); split(o, z, " ")
+		printf "500 MB session: its page %.0f ms the first time, %.0f ms again, the first window %.0f ms; %.0f KB sent\n", x[1]*1000, y[1]*1000, z[1]*1000, x[2]/1024 }'
+	echo "  RSS with it open: $(rss) MiB (peak $(hwm) MiB)"
+	kill "$pid"; wait "$pid" 2>/dev/null || true
+	pid=""
+fi
