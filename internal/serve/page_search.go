@@ -78,10 +78,9 @@ func (s *Server) search(r *http.Request, l *library, p *searchPage) {
 		p.Error = "The search index could not be opened (xdev serve's log says why)."
 		return
 	}
-	s.indexUsed.Store(true)
 	hits, err := ix.SearchIn(r.Context(), q, func(pl catalog.Place) bool { return harness == "" || string(pl.Harness) == harness })
 	s.ixMu.Unlock()
-	s.kickIdle()
+	s.searched()
 	if err != nil {
 		if errors.Is(err, catalog.ErrQuery) {
 			p.Error = err.Error()

@@ -49,17 +49,16 @@ type Server struct {
 	// The indexes, their markers (nil where another server keeps an
 	// index fresh) and whether the first refresh is done. Searches and
 	// refreshes take ixMu in turn: an index's connection is one at a time.
-	ixMu      sync.Mutex
-	ix        *catalog.Indexes
-	markers   []*live.Marker
-	ready     atomic.Bool
-	status    atomic.Value // string: what the indexes are doing, for the search page
-	indexUsed atomic.Bool  // a search or a refresh ran since the indexes were last reopened
+	ixMu    sync.Mutex
+	ix      *catalog.Indexes
+	markers []*live.Marker
+	ready   atomic.Bool
+	status  atomic.Value // string: what the indexes are doing, for the search page
+	reopen  *time.Timer  // reopens the indexes once searches stop (searched)
 
 	// The views loop's: what each harness listed, which harnesses to list
 	// again (dueMu), and the keys of the paths seen.
 	viewsKick chan struct{}
-	idleKick  chan struct{}
 	dueMu     sync.Mutex
 	due       map[catalog.Harness]bool
 	lists     map[catalog.Harness][]catalog.Row
@@ -80,9 +79,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	s := &Server{cfg: cfg, cat: cfg.Catalog, viewsKick: make(chan struct{}, 1), idleKick: make(chan struct{}, 1), due: map[catalog.Harness]bool{},
+	s := &Server{cfg: cfg, cat: cfg.Catalog, viewsKick: make(chan struct{}, 1), due: map[catalog.Harness]bool{},
 		lists: map[catalog.Harness][]catalog.Row{}, failed: map[catalog.Harness]error{}, keys: map[string]harnessKey{}}
 	s.status.Store("Indexing…")
+	s.reopen = time.AfterFunc(time.Hour, s.reopenIndexes)
+	s.reopen.Stop()
 	s.use.Store(&usageView{})
 	s.relist(nil)
 	s.handler = &Guard{Token: cfg.Token, Hosts: Hosts(cfg.Addr), Next: s.routes()}
@@ -94,6 +95,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 
 // Close releases the indexes and markers.
 func (s *Server) Close() {
+	s.reopen.Stop()
 	s.ixMu.Lock()
 	defer s.ixMu.Unlock()
 	for _, m := range s.markers {
@@ -203,8 +205,6 @@ func (s *Server) refreshIndex(ctx context.Context, k int) bool {
 	if s.ix == nil || k >= s.ix.Len() {
 		return false
 	}
-	s.indexUsed.Store(true)
-	s.kickIdle()
 	if _, err := s.ix.Refresh(ctx, k); err != nil {
 		s.cfg.Logf("%v", err)
 		return false

@@ -313,12 +313,8 @@ func (s *Server) viewsLoop(ctx context.Context) {
 			usageDue = true
 		case <-later.C:
 			wakeAt = time.Time{}
-		case <-s.idleKick:
-			idle = time.After(idleAfter)
-			continue
 		case <-idle:
 			idle = nil
-			s.reopenIndexes()
 			returnMemory()
 			continue
 		}
@@ -346,30 +342,23 @@ func (s *Server) viewsLoop(ctx context.Context) {
 	}
 }
 
-// kickIdle tells the views loop that work was done (a search), so that
-// it hands back memory once idle again.
-func (s *Server) kickIdle() {
-	select {
-	case s.idleKick <- struct{}{}:
-	default:
-	}
-}
+// searched is told of each search: idleAfter after the last one, the
+// indexes are closed and opened again (reopenIndexes).
+func (s *Server) searched() { s.reopen.Reset(idleAfter) }
 
-// reopenIndexes closes and opens again the indexes that searches or
-// refreshes used since the last time: SQLite's heap, which a search of a
-// common word grows by tens of MB, goes back to the system only with its
-// connection.
+// reopenIndexes closes the indexes and opens them again: SQLite's heap,
+// which a search of a common word grows by tens of MB, goes back to the
+// system only with its connection. It runs once searches have stopped a
+// moment (searched), whatever else the server is doing.
 func (s *Server) reopenIndexes() {
-	if !s.indexUsed.Swap(false) {
-		return
-	}
 	s.ixMu.Lock()
-	defer s.ixMu.Unlock()
 	if s.ix != nil {
 		if err := s.ix.Reopen(); err != nil {
 			s.cfg.Logf("%v", err)
 		}
 	}
+	s.ixMu.Unlock()
+	returnMemory()
 }
 
 // takeDue are the harnesses asked to be listed again, and forgets them.
