@@ -3,13 +3,11 @@ package serve
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/xdev/xdev/internal/ai"
 	"github.com/xdev/xdev/internal/chromium"
 	"github.com/xdev/xdev/internal/session"
 )
@@ -61,10 +59,8 @@ func inert(t *testing.T, b *chromium.Browser, where string) {
 func TestPagesInChromium(t *testing.T) {
 	p := newPlace(t)
 	p.withRealFixtures(t)
-	parent, ps := p.newSession(t, "/w/alpha", "Parent session", "find the marmalade bug", "It is in **jar.go**.")
-	fork, fs := p.newSession(t, "/w/alpha", "A fork", "and the fork")
-	_ = fs
-	forkHeaderOf(t, fork, ps.Header().ID)
+	_, ps := p.newSession(t, "/w/alpha", "Parent session", "find the marmalade bug", "It is in **jar.go**.")
+	p.newSessionWith(t, session.NewOptions{Cwd: "/w/alpha", Title: "A fork", ParentSession: ps.Header().ID}, "and the fork")
 	hostile, _ := p.newSession(t, "/w/beta", "Hostile <b>title</b> \x1b[2J", hostileText, hostileText)
 	srv := p.serve(t)
 	b := chromium.Launch(t)
@@ -113,7 +109,6 @@ func TestPagesInChromium(t *testing.T) {
 	if !strings.Contains(b.String(`document.querySelector("main#entries").textContent`), "<script>window.__pwned=1</script>") {
 		t.Error("the user's markup is not shown as text")
 	}
-	_ = parent
 
 	b.Navigate(srv.base + "/usage")
 	if n := b.Eval(`document.querySelectorAll("svg.chart").length`).(float64); n < 4 {
@@ -123,27 +118,6 @@ func TestPagesInChromium(t *testing.T) {
 		t.Error("no total on the usage page")
 	}
 	noLogs(t, b, "usage")
-}
-
-// forkHeaderOf rewrites nothing: it checks the fork names its parent,
-// appending the parent link with a fork made by the session package.
-func forkHeaderOf(t *testing.T, fork, parentID string) {
-	t.Helper()
-	// A fork is a session whose header names its parent; the test's
-	// session was made without one, so it is made again with one.
-	s, err := session.Open(fork, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := s.Header()
-	s.Close()
-	os.Remove(fork)
-	f, err := session.Create(fork, session.NewOptions{Cwd: h.Cwd, ID: h.ID, Title: "A fork", TitleSource: session.TitleManual, ParentSession: parentID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	appendText(t, f, true, "and the fork")
-	f.Close()
 }
 
 // TestSearchInChromium types a query, sees the hits come as it types,
@@ -254,5 +228,3 @@ func TestKeyboardInChromium(t *testing.T) {
 	}
 	noLogs(t, b, "keyboard")
 }
-
-var _ = ai.RoleUser

@@ -40,12 +40,16 @@
 // lets `xdev search` skip its own stat walk while the server runs), and
 // once the burst settles (200 ms after the last change, at most 1 s
 // after the first) the server refreshes that index (renames, rewrites,
-// deletions and torn lines as the index handles them), lists the
-// sessions again, and tells the open pages over server-sent events
-// (/events): the sessions list that it changed, a session's page that
-// its session did, which then asks for the entries after the last one it
-// shows (/s/KEY/after). The usage ledger is rebuilt at most every 10 s.
-// Nothing polls: with no change the server sleeps.
+// deletions and torn lines as the index handles them) and tells the open
+// pages of the files that changed over server-sent events (/events); a
+// session's page then asks for the entries after the last one it shows
+// (/s/KEY/after). A views loop, apart from the watcher's so that the
+// watcher answers the CLI's questions meanwhile, lists again the
+// harnesses whose places changed (at most every 2 s; the list's pages
+// are told) and rebuilds the usage ledger (at most every 30 s). Nothing
+// polls: with no change the server sleeps, and once idle it hands back
+// the memory its work used (SQLite's with the connection: the indexes
+// are reopened 2 s after the last search).
 //
 // # Safe by default
 //

@@ -76,11 +76,22 @@ func (p *place) withRealFixtures(t testing.TB) {
 // path and store (closed by the test's cleanup).
 func (p *place) newSession(t testing.TB, cwd, title string, texts ...string) (string, *session.Store) {
 	t.Helper()
-	path, id, err := session.NewSessionPath(p.data, cwd)
+	return p.newSessionWith(t, session.NewOptions{Cwd: cwd, Title: title}, texts...)
+}
+
+// newSessionWith is newSession with the header's options (a parent, for a
+// fork); the title, if any, is a manual one.
+func (p *place) newSessionWith(t testing.TB, opts session.NewOptions, texts ...string) (string, *session.Store) {
+	t.Helper()
+	path, id, err := session.NewSessionPath(p.data, opts.Cwd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := session.Create(path, session.NewOptions{Cwd: cwd, ID: id, Title: title, TitleSource: session.TitleManual})
+	opts.ID = id
+	if opts.Title != "" {
+		opts.TitleSource = session.TitleManual
+	}
+	s, err := session.Create(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

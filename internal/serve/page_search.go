@@ -39,8 +39,8 @@ type hitView struct {
 var roles = []string{catalog.RoleUser, catalog.RoleAssistant, catalog.RoleTool, catalog.RoleSummary, catalog.RoleCustom, catalog.RoleTitle}
 
 // serveSearch is the search page: ?q= (xdev search's query language),
-// role=, harness=, project= (a project's directory), since=, subagents=1,
-// thinking=1, newest=1; fragment=1 answers the result list alone, which
+// role=, harness=, project= (a project's directory), since=, tool=,
+// model= (a part of its name), subagents=1, thinking=1, newest=1; fragment=1 answers the result list alone, which
 // is what the page's script asks for as the query is typed.
 func (s *Server) serveSearch(w http.ResponseWriter, r *http.Request) {
 	l := s.lib.Load()
@@ -62,7 +62,8 @@ func (s *Server) serveSearch(w http.ResponseWriter, r *http.Request) {
 func (s *Server) search(r *http.Request, l *library, p *searchPage) {
 	form := p.Form
 	q := catalog.Query{Text: p.Query, Role: form.Get("role"), Cwd: form.Get("project"), Subagents: form.Get("subagents") == "1",
-		Thinking: form.Get("thinking") == "1", Newest: form.Get("newest") == "1", Limit: searchLimit}
+		Thinking: form.Get("thinking") == "1", Newest: form.Get("newest") == "1", Tool: form.Get("tool"), Model: form.Get("model"),
+		Limit: searchLimit}
 	if d, ok := spans[form.Get("since")]; ok {
 		q.Since = time.Now().Add(-d)
 	}
