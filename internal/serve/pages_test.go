@@ -69,7 +69,9 @@ func TestPageQueries(t *testing.T) {
 		{"/?status=error", func(b string) bool { return rows(b) == 0 }, "by status"},
 		{"/?since=1d", func(b string) bool { return rows(b) == perPage }, "by time"},
 		{"/search?q=pelicans", func(b string) bool { return count(b, `class="nav-item hit"`) == 1 }, "search"},
-		{"/search?q=pelican*&role=tool", func(b string) bool { return count(b, `class="nav-item hit"`) >= 1 && !strings.Contains(b, "first question") }, "search by role"},
+		{"/search?q=pelican*&role=tool", func(b string) bool {
+			return count(b, `class="nav-item hit"`) >= 1 && !strings.Contains(b, "first question")
+		}, "search by role"},
 		{"/search?q=pelicans&project=/w/nowhere", func(b string) bool { return strings.Contains(b, "No hits.") }, "search by project"},
 		{"/search?q=pelican*&tool=grep", func(b string) bool { return count(b, `class="nav-item hit"`) >= 1 }, "search by tool"},
 		{"/search?q=%22unclosed", func(b string) bool { return strings.Contains(b, `class="error"`) }, "an unreadable query"},
@@ -84,7 +86,9 @@ func TestPageQueries(t *testing.T) {
 			return strings.Contains(b, "omp --resume "+branchy) && strings.Contains(b, "xdev fork --at ")
 		}, "the commands to copy"},
 		{"/usage", func(b string) bool { return strings.Contains(b, "model calls") }, "usage"},
-		{"/api/status", func(b string) bool { return strings.Contains(b, `"ready":true`) && strings.Contains(b, `"sessions":61`) }, "status"},
+		{"/api/status", func(b string) bool {
+			return strings.Contains(b, `"ready":true`) && strings.Contains(b, `"sessions":61`)
+		}, "status"},
 	} {
 		code, body := srv.get(t, c.path)
 		if code != 200 || !c.ok(body) {
