@@ -30,7 +30,8 @@
 // only once it has taken every event before it, and indexed what they
 // changed (a dirty place is refreshed at once, not after the burst
 // settles). An answer within the timeout means the index holds
-// everything written before the request.
+// everything written before the request; ".nack" that the server could
+// not index it.
 //
 // Anything else is not fresh: no marker, no holder, 'u', a pid that is
 // not a running process (a server under SIGSTOP holds its lock and
@@ -146,15 +147,20 @@ func (m *Marker) Close() error {
 // SyncDir is the directory of the sync requests of the markers in dir.
 func SyncDir(dir string) string { return filepath.Join(dir, "live-sync") }
 
-// ackSuffix ends an answer's name.
-const ackSuffix = ".ack"
+// ackSuffix ends an answer's name; nackSuffix a refusal's (the server
+// could not index what changed: the reader refreshes the index itself at
+// once, rather than wait out its timeout).
+const (
+	ackSuffix  = ".ack"
+	nackSuffix = ".nack"
+)
 
 // Request is the marker a file name in SyncDir asks about (its name
 // without the request's nonce), and whether the name is a request (an
 // answer is not).
 func Request(name string) (marker string, ok bool) {
 	base := filepath.Base(name)
-	if strings.HasSuffix(base, ackSuffix) {
+	if strings.HasSuffix(base, ackSuffix) || strings.HasSuffix(base, nackSuffix) {
 		return "", false
 	}
 	i := strings.LastIndexByte(base, '.')
@@ -164,9 +170,14 @@ func Request(name string) (marker string, ok bool) {
 	return filepath.Join(filepath.Dir(filepath.Dir(name)), base[:i]), true
 }
 
-// Answer answers the request at path: every change before it is indexed.
-func Answer(path string) error {
-	f, err := os.OpenFile(path+ackSuffix, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+// Answer answers the request at path: every change before it is indexed
+// (fresh), or the server could not index it (not fresh).
+func Answer(path string, fresh bool) error {
+	suffix := ackSuffix
+	if !fresh {
+		suffix = nackSuffix
+	}
+	f, err := os.OpenFile(path+suffix, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
@@ -196,11 +207,15 @@ func Fresh(path string, timeout time.Duration) bool {
 	f.Close()
 	defer os.Remove(req)
 	defer os.Remove(req + ackSuffix)
+	defer os.Remove(req + nackSuffix)
 	end := time.Now().Add(timeout)
 	wait := 100 * time.Microsecond
 	for {
 		if _, err := os.Stat(req + ackSuffix); err == nil {
 			return true
+		}
+		if _, err := os.Stat(req + nackSuffix); err == nil {
+			return false
 		}
 		if time.Now().After(end) || !Held(path) {
 			return false

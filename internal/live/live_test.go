@@ -124,7 +124,7 @@ func TestHandshake(t *testing.T) {
 			names, _ := filepath.Glob(filepath.Join(SyncDir(dir), "*"))
 			for _, n := range names {
 				if marker, ok := Request(n); ok && marker == path {
-					Answer(n)
+					Answer(n, true)
 				}
 			}
 			time.Sleep(time.Millisecond)
@@ -138,7 +138,46 @@ func TestHandshake(t *testing.T) {
 	if left, _ := os.ReadDir(SyncDir(dir)); len(left) != 0 {
 		t.Errorf("left in the sync dir: %v", left)
 	}
+	if _, ok := Request(filepath.Join(SyncDir(dir), "x.db.live.abc.nack")); ok {
+		t.Error("a refusal read as a request")
+	}
 	if _, ok := Request(filepath.Join(SyncDir(dir), "x.db.live.abc.ack")); ok {
 		t.Error("an answer read as a request")
+	}
+}
+
+// TestHandshakeRefused: a refusal is not fresh, and ends the wait at once.
+func TestHandshakeRefused(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.db.live")
+	m, err := Hold(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			names, _ := filepath.Glob(filepath.Join(SyncDir(dir), "*"))
+			for _, n := range names {
+				if _, ok := Request(n); ok {
+					Answer(n, false)
+				}
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	if Fresh(path, 10*time.Second) {
+		t.Fatal("a refused request: fresh")
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatal("a refusal did not end the wait")
 	}
 }

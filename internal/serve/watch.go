@@ -109,6 +109,7 @@ func (s *Server) Run(ctx context.Context) error {
 
 	dirty := map[int]bool{}
 	touched := map[string]bool{} // the keys of the files changed, for the pages open on them
+	stale := map[int]bool{}      // the places whose last refresh failed
 	var first time.Time
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -134,18 +135,22 @@ func (s *Server) Run(ctx context.Context) error {
 				if !ok || !mine || !ev.Has(fsnotify.Create) {
 					continue
 				}
-				if dirty[k] {
+				if dirty[k] || stale[k] {
 					// Everything before the request is in: index it now,
 					// answer, then list and tell the pages.
 					timer.Stop()
-					s.refreshIndexes(ctx, dirty, whole)
-					live.Answer(ev.Name)
+					dirty[k] = true
+					failed := s.refreshIndexes(ctx, dirty, whole)
+					for d := range dirty {
+						stale[d] = failed[d]
+					}
+					live.Answer(ev.Name, !failed[k])
 					s.afterRefresh(places, dirty, touched)
 					clear(dirty)
 					clear(touched)
 					continue
 				}
-				live.Answer(ev.Name)
+				live.Answer(ev.Name, true)
 				continue
 			}
 			k := placeOf(roots, ev.Name)
@@ -174,7 +179,14 @@ func (s *Server) Run(ctx context.Context) error {
 			wait := min(settle, time.Until(first.Add(maxWait)))
 			timer.Reset(max(wait, 0))
 		case <-timer.C:
-			s.refreshIndexes(ctx, dirty, whole)
+			failed := s.refreshIndexes(ctx, dirty, whole)
+			for k := range dirty {
+				if stale[k] = failed[k]; failed[k] {
+					if m := s.marker(k); m != nil {
+						m.Dirty() // until a refresh of it succeeds
+					}
+				}
+			}
 			s.afterRefresh(places, dirty, touched)
 			clear(dirty)
 			clear(touched)
@@ -183,15 +195,21 @@ func (s *Server) Run(ctx context.Context) error {
 }
 
 // refreshIndexes refreshes the dirty places' indexes and marks them
-// clean. A change made while a place is read comes as an event after it,
-// and marks it dirty again.
-func (s *Server) refreshIndexes(ctx context.Context, dirty map[int]bool, whole []bool) {
+// clean, and returns those it could not refresh. A change made while a
+// place is read comes as an event after it, and marks it dirty again.
+func (s *Server) refreshIndexes(ctx context.Context, dirty map[int]bool, whole []bool) (failed map[int]bool) {
+	failed = map[int]bool{}
 	for k := range dirty {
 		ok := s.refreshIndex(ctx, k)
-		if m := s.marker(k); m != nil && ok && whole[k] {
+		if !ok {
+			failed[k] = true
+			continue
+		}
+		if m := s.marker(k); m != nil && whole[k] {
 			m.Clean()
 		}
 	}
+	return failed
 }
 
 // afterRefresh tells the pages open on the files that changed (a
