@@ -87,7 +87,10 @@ func (o *serveOptions) run(e *env) error {
 	}
 	ctx, cancel := interruptible()
 	defer cancel()
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+	// Requests live in the command's context: an interrupt ends the pages'
+	// event streams at once, and Shutdown need not wait them out.
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	ran := make(chan error, 1)
@@ -102,7 +105,7 @@ func (o *serveOptions) run(e *env) error {
 	}
 	shut, done := context.WithTimeout(context.Background(), 2*time.Second)
 	defer done()
-	hs.Shutdown(shut) // the event streams end with the context's pages
+	hs.Shutdown(shut)
 	select {
 	case <-runDone: // Run is done with the markers and indexes Close releases
 	case <-shut.Done():
