@@ -112,24 +112,7 @@ func TestHandshake(t *testing.T) {
 	if time.Since(start) > 2*time.Second {
 		t.Fatal("the wait did not end at its timeout")
 	}
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() { // a server's answering, by polling here
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			names, _ := filepath.Glob(filepath.Join(SyncDir(dir), "*"))
-			for _, n := range names {
-				if marker, ok := Request(n); ok && marker == path {
-					Answer(n, true)
-				}
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}()
+	answering(t, dir, path, true)
 	for range 20 {
 		if !Fresh(path, 5*time.Second) {
 			t.Fatal("an answered request: not fresh")
@@ -155,9 +138,25 @@ func TestHandshakeRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
+	answering(t, dir, path, false)
+	start := time.Now()
+	if Fresh(path, 10*time.Second) {
+		t.Fatal("a refused request: fresh")
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatal("a refusal did not end the wait")
+	}
+}
+
+// answering answers, as a server would (by polling here, not watching),
+// every request about the marker at path in dir's sync directory, until
+// the test ends.
+func answering(t *testing.T, dir, path string, fresh bool) {
 	stop := make(chan struct{})
-	defer close(stop)
+	done := make(chan struct{})
+	t.Cleanup(func() { close(stop); <-done })
 	go func() {
+		defer close(done)
 		for {
 			select {
 			case <-stop:
@@ -166,18 +165,11 @@ func TestHandshakeRefused(t *testing.T) {
 			}
 			names, _ := filepath.Glob(filepath.Join(SyncDir(dir), "*"))
 			for _, n := range names {
-				if _, ok := Request(n); ok {
-					Answer(n, false)
+				if marker, ok := Request(n); ok && marker == path {
+					Answer(n, fresh)
 				}
 			}
 			time.Sleep(time.Millisecond)
 		}
 	}()
-	start := time.Now()
-	if Fresh(path, 10*time.Second) {
-		t.Fatal("a refused request: fresh")
-	}
-	if time.Since(start) > 5*time.Second {
-		t.Fatal("a refusal did not end the wait")
-	}
 }

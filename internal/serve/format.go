@@ -13,7 +13,7 @@ import (
 
 // funcs are the templates' helpers.
 var funcs = template.FuncMap{
-	"size":   sizeText,
+	"size":   term.Size,
 	"cost":   costText,
 	"ago":    agoText,
 	"iso":    func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
@@ -21,19 +21,6 @@ var funcs = template.FuncMap{
 	"tokens": tokensText,
 	"sel":    func(a, b string) bool { return a == b },
 	"add":    func(a, b int) int { return a + b },
-}
-
-// sizeText is a file size for a person.
-func sizeText(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
-	case n < 1<<30:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%.2f GB", float64(n)/(1<<30))
 }
 
 // costText is a cost in dollars; unpriced calls make it a lower bound
