@@ -98,13 +98,7 @@ func TestMarkerStoppedHolder(t *testing.T) {
 // false when nobody answers within the timeout; requests and answers are
 // removed.
 func TestHandshake(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "x.db.live")
-	m, err := Hold(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	dir, path := held(t)
 	start := time.Now()
 	if Fresh(path, 50*time.Millisecond) {
 		t.Fatal("fresh with nobody answering")
@@ -131,13 +125,7 @@ func TestHandshake(t *testing.T) {
 
 // TestHandshakeRefused: a refusal is not fresh, and ends the wait at once.
 func TestHandshakeRefused(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "x.db.live")
-	m, err := Hold(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	dir, path := held(t)
 	answering(t, dir, path, false)
 	start := time.Now()
 	if Fresh(path, 10*time.Second) {
@@ -172,4 +160,17 @@ func answering(t *testing.T, dir, path string, fresh bool) {
 			time.Sleep(time.Millisecond)
 		}
 	}()
+}
+
+// held is a marker held in a temp dir (released as the test ends), and
+// that dir.
+func held(t *testing.T) (dir, path string) {
+	dir = t.TempDir()
+	path = filepath.Join(dir, "x.db.live")
+	m, err := Hold(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return dir, path
 }
