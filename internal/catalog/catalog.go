@@ -102,8 +102,12 @@
 // file's stamp: its header, its digest, its calls and the keys they hold,
 // so that a warm ledger reads only the files that changed (a Claude Code
 // transcript that only grew, from where it ended) and decodes calls only
-// of the sessions that may share one. Database.Usage is the ledger of a
-// team's stored sessions.
+// of the sessions that may share one. While a running xdev serve vouches
+// for a cache (internal/live; it builds its ledger with
+// UsageOptions.Vouching, so that the cache names every session as it
+// is), a ledger of the same places takes its sessions from the cache
+// with no walk, but for the harnesses with a session written a moment
+// ago. Database.Usage is the ledger of a team's stored sessions.
 package catalog
 
 import (

@@ -150,10 +150,11 @@ func (c *Catalog) OpenIndexes(ctx context.Context, places []Place, opts IndexOpt
 	return ix, stats, nil
 }
 
-// liveWait is how long OpenIndexes waits for a running server's answer
-// that an index it keeps is fresh (internal/live) before it refreshes
-// the index itself. The server answers at once when nothing changed, and
-// after indexing what did otherwise.
+// liveWait is how long OpenIndexes and Usage wait for a running server's
+// answer that an index or a usage cache it keeps is fresh (internal/live)
+// before they refresh it themselves. The server answers at once when
+// nothing changed, and after indexing (or rebuilding the ledger of) what
+// did otherwise.
 const liveWait = 3 * time.Second
 
 // Len is how many places the indexes are of; Place(k) is the k-th.

@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/xdev/xdev/internal/foreign"
+	"github.com/xdev/xdev/internal/live"
 	"github.com/xdev/xdev/internal/session"
 	"github.com/xdev/xdev/internal/usage"
 )
@@ -35,6 +38,15 @@ type UsageOptions struct {
 	// requests: what a report of a recent span (a status line, --since)
 	// needs, without reading every session's digest.
 	ModifiedSince time.Time
+	// Vouching is a running xdev serve's ledger, which vouches for the
+	// cache to other processes (internal/live): the cache is written
+	// whenever anything in it changed, and it holds every session read,
+	// those written too recently to be trusted by their stamp too (marked
+	// to be read again), so that a reader the server vouches to finds
+	// every session there. No server is asked.
+	Vouching bool
+	// NoLive walks the places even when a server vouches for the cache.
+	NoLive bool
 }
 
 // UsageStats say what building a ledger read.
@@ -42,6 +54,17 @@ type UsageStats struct {
 	Sessions int // sessions in the ledger
 	Read     int // of them read from their files (the rest from the cache)
 	Skipped  int // lines and records that could not be read, over all
+	// Live is whether the sessions were taken from a cache that a running
+	// xdev serve vouched for, with no walk of the places it keeps (those
+	// of its sessions written a moment ago are read, with their
+	// harness's).
+	Live bool
+	// Walked are the harnesses whose places were walked: every one read,
+	// but where Live.
+	Walked []Harness
+	// Racy is how many sessions were written too recently to be trusted
+	// to the cache by their stamp (kept, to be read again, by Vouching).
+	Racy int
 	// Failed are the harnesses that could not be listed or read, and why.
 	Failed map[Harness]error
 }
@@ -60,9 +83,19 @@ func UsageCacheDir() string { return cacheDir("usage") }
 // Skipped.
 func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, UsageStats, error) {
 	st := UsageStats{Failed: map[Harness]error{}}
-	cache := openUsageCache(opts.Cache, c.usageCacheName(opts.Harnesses)+"\x00"+usage.PricesVersion())
+	path := c.UsageCacheFile(opts.Cache, opts.Harnesses)
+	// Asked before the cache is read: the server writes it before it
+	// answers.
+	st.Live = path != "" && !opts.Vouching && !opts.NoLive && live.Fresh(live.MarkerPath(path), liveWait)
+	cache := openUsageCacheAt(path)
+	cache.whole = opts.Vouching
 	var jobs []usageJob
-	for _, h := range opts.Harnesses {
+	walk := opts.Harnesses
+	if st.Live {
+		jobs, walk = vouchedJobs(cache, opts.Harnesses)
+	}
+	st.Walked = walk
+	for _, h := range walk {
 		js, err := c.usageJobs(h)
 		if err != nil {
 			st.Failed[h] = err
@@ -265,6 +298,7 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 		}
 	}
 	cache.save(keys, stamps)
+	st.Racy = cache.racy
 	return l, st, nil
 }
 
@@ -274,7 +308,10 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 type usageJob struct {
 	key, file string
 	wal       bool
-	read      func() (usage.Session, error)
+	// vouched is the stamp a server that vouches for the cache saw (no
+	// stat: the file is as it was then), nil where the file is stat'ed.
+	vouched *usageStamp
+	read    func() (usage.Session, error)
 	// readFrom reads on from an offset of a file that only grew, after
 	// what was read of it before; nil where the harness's files are not
 	// read so, ok false where this one is not.
@@ -284,6 +321,9 @@ type usageJob struct {
 // stamp is the job's file's stamp; ok is false for a file that cannot be
 // stat'ed, which is read every time.
 func (j usageJob) stamp() (usageStamp, bool) {
+	if j.vouched != nil {
+		return *j.vouched, true
+	}
 	st, ok := statStamp(j.file)
 	if ok && j.wal {
 		wal, _ := statStamp(j.file + "-wal")
@@ -410,6 +450,64 @@ func childName(parent string) string { return "\x01" + parent }
 
 // ownerName is the name jobNames gives the job of an index owner.
 func ownerName(o uint64) string { return "\x00" + strconv.FormatUint(o, 16) }
+
+// vouchedJobs are the jobs of the sessions of a cache a running server
+// vouches for, each at the stamp the server saw, with no walk; and the
+// harnesses to walk anyway: those the cache holds a session of written
+// too recently to be trusted by its stamp (a running agent's), which are
+// read again as they are with no server. A cache that holds nothing
+// (gone, or torn) has every harness walked.
+func vouchedJobs(cache *usageCache, hs []Harness) (jobs []usageJob, walk []Harness) {
+	if len(cache.old) == 0 {
+		return nil, hs
+	}
+	racy := map[Harness]bool{}
+	for key, e := range cache.old {
+		if e.racy {
+			h, _, _ := strings.Cut(key, " ")
+			racy[Harness(h)] = true
+		}
+	}
+	for _, h := range hs {
+		if racy[h] {
+			walk = append(walk, h)
+		}
+	}
+	keys := make([]string, 0, len(cache.old))
+	for key := range cache.old {
+		keys = append(keys, key)
+	}
+	slices.Sort(keys) // the order a walk would list them in need not be kept, but one order is
+	for _, key := range keys {
+		h, path, _ := strings.Cut(key, " ")
+		if racy[Harness(h)] || !slices.Contains(hs, Harness(h)) {
+			continue
+		}
+		stamp := cache.old[key].stamp
+		file := path
+		if db, ok := foreign.OpencodeDatabase(path); ok && Harness(h) == Opencode {
+			file = db
+		}
+		jobs = append(jobs, usageJob{key: key, file: file, wal: Harness(h) == Opencode, vouched: &stamp,
+			read: func() (usage.Session, error) {
+				// Unreachable while the cache holds the session at this
+				// stamp, which is the job's.
+				return usage.Session{}, fmt.Errorf("%s: not in the usage cache the server vouched for", path)
+			}})
+	}
+	return jobs, walk
+}
+
+// UsageCacheFile is the cache file, under the cache dir dir, of the
+// ledgers of the places hs ("" when dir is): one per set of places and
+// price table.
+func (c *Catalog) UsageCacheFile(dir string, hs []Harness) string {
+	if dir == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(c.usageCacheName(hs) + "\x00" + usage.PricesVersion()))
+	return filepath.Join(dir, hex.EncodeToString(sum[:12]))
+}
 
 // usageCacheName names the cache file of a ledger of these places: the
 // places and their roots, so that two data dirs never share one.

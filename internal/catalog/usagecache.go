@@ -2,9 +2,7 @@ package catalog
 
 import (
 	"cmp"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"hash/crc32"
 	"hash/fnv"
 	"io"
@@ -37,6 +35,9 @@ import (
 type usageCache struct {
 	path    string
 	started time.Time
+	// whole: every change is written, and every session read is kept,
+	// those too recent to trust as racy (UsageOptions.Vouching).
+	whole bool
 
 	old      map[string]cachedUsage
 	oldIndex string // the requests: (key, owner) pairs of 16 bytes, by key
@@ -45,6 +46,7 @@ type usageCache struct {
 	now       map[string]cachedUsage
 	fresh     map[uint64][]uint64 // the requests of the entries read anew, by owner
 	freshSize int64               // the bytes read of their files
+	racy      int                 // of them, those kept racy
 }
 
 type cachedUsage struct {
@@ -101,16 +103,8 @@ func ownerOf(key string) uint64 {
 	return h.Sum64()
 }
 
-func openUsageCache(dir, name string) *usageCache {
-	c := &usageCache{now: map[string]cachedUsage{}, fresh: map[uint64][]uint64{}, started: time.Now()}
-	if dir == "" {
-		return c
-	}
-	sum := sha256.Sum256([]byte(name))
-	return openUsageCacheAt(filepath.Join(dir, hex.EncodeToString(sum[:12])))
-}
-
-// openUsageCacheAt is openUsageCache of the file at path.
+// openUsageCacheAt reads the cache file at path (Catalog.UsageCacheFile;
+// "" for none).
 func openUsageCacheAt(path string) *usageCache {
 	c := &usageCache{path: path, now: map[string]cachedUsage{}, fresh: map[uint64][]uint64{}, started: time.Now()}
 	f, fi, err := regularfile.Open(c.path, 0)
@@ -194,14 +188,14 @@ func (c *usageCache) grown(key, path string, stamp usageStamp) (decodedSession, 
 // there. It returns the record it keeps, "" for none.
 func (c *usageCache) put(key string, stamp usageStamp, s *usage.Session, digest []usage.Bucket, file string, incremental bool, read int64) (record string) {
 	racy := stamp.fresh(c.started)
-	if key == "" || c.path == "" || racy && !incremental {
+	if key == "" || c.path == "" || racy && !incremental && !c.whole {
 		return ""
 	}
 	var tail uint64
 	if incremental {
 		tail = tailHash(file, stamp.Size)
 	}
-	if racy && tail == 0 {
+	if racy && tail == 0 && !c.whole {
 		return ""
 	}
 	rec := string(encodeSession(s, digest))
@@ -211,6 +205,9 @@ func (c *usageCache) put(key string, stamp usageStamp, s *usage.Session, digest 
 	c.now[key] = cachedUsage{stamp: stamp, racy: racy, id: s.ID, parent: s.Parent, tail: tail, record: rec}
 	c.fresh[ownerOf(key)] = reqs
 	c.freshSize += read
+	if racy {
+		c.racy++
+	}
 	return rec
 }
 
@@ -258,8 +255,8 @@ var (
 	saveAtLeastFiles       = 32
 )
 
-// save writes the cache if enough in it changed (saveAtLeast), or
-// entries are gone: the entries of the files keys and stamps name (the
+// save writes the cache if enough in it changed (saveAtLeast; anything,
+// when it is whole), or entries are gone: the entries of the files keys and stamps name (the
 // ledger's jobs), those read as they were or carried over from the old
 // file where unchanged, and the index: the old one's pairs of the entries
 // kept, and the new entries'. An entry shares a request when the index
@@ -284,7 +281,7 @@ func (c *usageCache) save(keys []string, stamps []usageStamp) {
 			break
 		}
 	}
-	if len(c.fresh) == 0 && !gone || len(c.fresh) < saveAtLeastFiles && c.freshSize < saveAtLeastBytes && !gone && len(c.old) > 0 {
+	if len(c.fresh) == 0 && !gone || !c.whole && len(c.fresh) < saveAtLeastFiles && c.freshSize < saveAtLeastBytes && !gone && len(c.old) > 0 {
 		return
 	}
 	kept := make(map[uint64]bool, len(c.now))

@@ -54,6 +54,8 @@ type Server struct {
 	markers []*live.Marker
 	ready   atomic.Bool
 	status  atomic.Value // string: what the indexes are doing, for the search page
+	// The usage cache's marker, vouched for as the indexes' are.
+	usageLive usageLive
 	reopen  *time.Timer  // reopens the indexes once searches stop (searched)
 
 	// The views loop's: what each harness listed, which harnesses to list
@@ -104,6 +106,7 @@ func (s *Server) Close() {
 		}
 	}
 	s.markers = nil
+	s.usageLive.close()
 	if s.ix != nil {
 		s.ix.Close()
 		s.ix = nil

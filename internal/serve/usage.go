@@ -20,6 +20,10 @@ type usageView struct {
 	err                     error
 	failed                  map[catalog.Harness]error
 	skipped                 int
+	// racy: sessions written too recently to be trusted to the cache by
+	// their stamp, which a ledger from it reads again (with their
+	// harness's walk) until a rebuild finds them settled.
+	racy int
 }
 
 // sessionCost is a session's row of the report by session: its calls
@@ -36,15 +40,28 @@ type sessionCost struct {
 // longer ago.
 const usageDays = 60
 
-// buildUsage builds the usage view of every harness.
+// rebuildUsage builds the usage view and keeps it, vouches for the cache
+// it wrote (usageLive), and tells the pages. It returns the view, and
+// the generation of changes it began at.
+func (s *Server) rebuildUsage(ctx context.Context) (*usageView, uint64) {
+	gen, asks := s.usageLive.starting()
+	v := s.buildUsage(ctx)
+	s.use.Store(v)
+	s.usageLive.built(gen, v.err == nil && len(v.failed) == 0, asks)
+	s.events.publish(event{name: "usage", data: "1"})
+	return v, gen
+}
+
+// buildUsage builds the usage view of every harness, writing the whole
+// cache for the CLI to take (catalog.UsageOptions.Vouching).
 func (s *Server) buildUsage(ctx context.Context) *usageView {
 	v := &usageView{made: time.Now()}
-	ledger, stats, err := s.cat.Usage(ctx, catalog.UsageOptions{Harnesses: catalog.Every, Cache: s.cfg.UsageCache})
+	ledger, stats, err := s.cat.Usage(ctx, catalog.UsageOptions{Harnesses: catalog.Every, Cache: s.cfg.UsageCache, Vouching: true})
 	if err != nil {
 		v.err = err
 		return v
 	}
-	v.failed, v.skipped = stats.Failed, stats.Skipped
+	v.failed, v.skipped, v.racy = stats.Failed, stats.Skipped, stats.Racy
 	groups, err := ledger.Groups(nil)
 	v.err = err
 	loc := s.cfg.Location

@@ -15,6 +15,7 @@ import (
 
 	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/live"
+	"github.com/xdev/xdev/internal/session"
 )
 
 // The pace of refreshes: a burst of changes is taken together once it has
@@ -27,6 +28,10 @@ const (
 	// usageEvery is the least time between two rebuilds of the usage
 	// ledger (its costs on the sessions page, the usage page).
 	usageEvery = 30 * time.Second
+	// settledAfter is how soon the ledger is rebuilt after one that
+	// found sessions written too recently to trust to the cache (a
+	// second, usageStamp.fresh in internal/catalog, and a little).
+	settledAfter = 1100 * time.Millisecond
 	// relistEvery is the least time between two listings of a harness's
 	// sessions while they keep changing: a session's page is told of its
 	// changes at once, the list within this.
@@ -51,13 +56,14 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	defer w.Close()
+	s.usageLive.hold(s.cat, s.cfg.UsageCache, s.cfg.Logf)
 	go s.viewsLoop(ctx)
 
 	// Watch before the first refresh, so that nothing written during it
 	// is missed.
-	places, err := s.cat.PlacesEvery()
-	if err != nil {
-		s.cfg.Logf("%v", err)
+	places, placesErr := s.cat.PlacesEvery()
+	if placesErr != nil {
+		s.cfg.Logf("%v", placesErr)
 	}
 	var roots []string
 	whole := make([]bool, len(places)) // every directory of the place is watched
@@ -77,11 +83,17 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.kickViews(nil)
 	for k := range roots {
+		if !whole[k] {
+			s.usageLive.unwatched()
+		}
 		if m := s.marker(k); m != nil && whole[k] {
 			m.Clean()
 		} else if m != nil {
 			m.Unwatched()
 		}
+	}
+	if placesErr != nil {
+		s.usageLive.unwatched() // a harness's place is not known, so not watched
 	}
 	// The sync requests of other processes (internal/live), watched by the
 	// same watcher as the sessions, so that a request comes after every
@@ -93,9 +105,13 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 	}
 	syncDirs := map[string]bool{}
+	usageMarker := s.usageLive.markerPath()
+	dirs := []string{s.usageLive.syncDir()}
 	for p := range markerOf {
-		dir := live.SyncDir(filepath.Dir(p))
-		if syncDirs[dir] {
+		dirs = append(dirs, live.SyncDir(filepath.Dir(p)))
+	}
+	for _, dir := range dirs {
+		if dir == "" || syncDirs[dir] {
 			continue
 		}
 		syncDirs[dir] = true
@@ -121,6 +137,7 @@ func (s *Server) Run(ctx context.Context) error {
 			// The kernel's queue overflowed, or a watch failed: every
 			// place may have changed unseen.
 			s.cfg.Logf("watching: %v", err)
+			s.usageLive.changed()
 			for k := range roots {
 				dirty[k] = true
 				if m := s.marker(k); m != nil {
@@ -131,6 +148,12 @@ func (s *Server) Run(ctx context.Context) error {
 		case ev := <-w.Events:
 			if syncDirs[filepath.Dir(ev.Name)] {
 				marker, ok := live.Request(ev.Name)
+				if ok && marker == usageMarker && ev.Has(fsnotify.Create) {
+					if s.usageLive.ask(ev.Name) {
+						s.kickUsage()
+					}
+					continue
+				}
 				k, mine := markerOf[marker]
 				if !ok || !mine || !ev.Has(fsnotify.Create) {
 					continue
@@ -154,9 +177,10 @@ func (s *Server) Run(ctx context.Context) error {
 				continue
 			}
 			k := placeOf(roots, ev.Name)
-			if k < 0 {
+			if k < 0 || session.IsLockfile(ev.Name) {
 				continue
 			}
+			s.usageLive.changed()
 			if !dirty[k] {
 				if m := s.marker(k); m != nil {
 					m.Dirty()
@@ -174,6 +198,9 @@ func (s *Server) Run(ctx context.Context) error {
 					n, ok := s.watchTree(w, ev.Name, maxWatches-watched)
 					watched += n
 					whole[k] = whole[k] && ok
+					if !ok {
+						s.usageLive.unwatched()
+					}
 				}
 			}
 			wait := min(settle, time.Until(first.Add(maxWait)))
@@ -307,6 +334,15 @@ func (s *Server) kickViews(hs []catalog.Harness) {
 	}
 }
 
+// kickUsage asks the views loop for the usage ledger (now, when a
+// request waits for it), listing nothing again.
+func (s *Server) kickUsage() {
+	select {
+	case s.viewsKick <- struct{}{}:
+	default:
+	}
+}
+
 // idleAfter is how long the views loop waits after its last work before
 // it hands memory back to the system: not after every round of a burst.
 const idleAfter = 2 * time.Second
@@ -320,6 +356,7 @@ const idleAfter = 2 * time.Second
 func (s *Server) viewsLoop(ctx context.Context) {
 	var lastUsage, lastList, wakeAt time.Time
 	usageDue := false
+	settling, settleGen := false, uint64(0) // the last rebuild found racy sessions, at this generation
 	later := time.NewTimer(time.Hour)
 	later.Stop()
 	var idle <-chan time.Time
@@ -344,12 +381,25 @@ func (s *Server) viewsLoop(ctx context.Context) {
 			lastList = time.Now()
 		}
 		if usageDue {
-			if wait := time.Until(lastUsage.Add(usageEvery)); wait > 0 {
+			wait := time.Until(lastUsage.Add(usageEvery))
+			if settling && s.usageLive.quiet(settleGen) {
+				// The sessions the last rebuild found too recent to trust
+				// to the cache have settled, and nothing changed since:
+				// a rebuild now trusts them, and a ledger of the CLI's
+				// then walks nothing.
+				wait = min(wait, time.Until(lastUsage.Add(settledAfter)))
+			}
+			// A request of the CLI's (usageLive) is answered by a rebuild
+			// now, whatever the pace.
+			if wait > 0 && !s.usageLive.waiting() {
 				wake = min(cmp.Or(wake, wait), wait)
 			} else {
 				usageDue, lastUsage = false, time.Now()
-				s.use.Store(s.buildUsage(ctx))
-				s.events.publish(event{name: "usage", data: "1"})
+				v, gen := s.rebuildUsage(ctx)
+				if settling = v.racy > 0; settling {
+					usageDue, settleGen = true, gen
+					wake = min(cmp.Or(wake, settledAfter), settledAfter)
+				}
 			}
 		}
 		if at := time.Now().Add(wake); wake > 0 && (wakeAt.IsZero() || at.Before(wakeAt)) {

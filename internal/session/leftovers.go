@@ -31,7 +31,7 @@ func IsLeftover(path string, info fs.FileInfo) bool {
 	if atomicfile.Leftover(name, info) {
 		return true
 	}
-	return strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".jsonl.lock") && lockIsStale(path)
+	return IsLockfile(name) && lockIsStale(path)
 }
 
 // RemoveLeftover removes path if it is still a leftover (see IsLeftover).

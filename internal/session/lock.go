@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -69,6 +70,14 @@ var ErrLocked = errors.New("session is locked by another process")
 func lockPath(path string) string {
 	dir, base := filepath.Split(path)
 	return filepath.Join(dir, "."+base+".lock")
+}
+
+// IsLockfile reports whether path names a session's lockfile (lockPath):
+// it holds no session's content, so a watcher takes no change of it as a
+// change of the sessions (it comes and goes about every append).
+func IsLockfile(path string) bool {
+	base := filepath.Base(path)
+	return strings.HasPrefix(base, ".") && strings.HasSuffix(base, ".jsonl.lock")
 }
 
 type fileLock struct{ path string }
