@@ -56,7 +56,7 @@ type Server struct {
 	status  atomic.Value // string: what the indexes are doing, for the search page
 	// The usage cache's marker, vouched for as the indexes' are.
 	usageLive usageLive
-	reopen  *time.Timer  // reopens the indexes once searches stop (searched)
+	reopen    *time.Timer // reopens the indexes once searches stop (searched)
 
 	// The views loop's: what each harness listed, which harnesses to list
 	// again (dueMu), and the keys of the paths seen.
