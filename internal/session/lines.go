@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"io/fs"
 )
 
 // DefaultMaxLineBytes bounds the memory one line may take. A longer line is
@@ -41,7 +42,30 @@ type rawLine struct {
 }
 
 func newLineReader(r io.Reader, off int64, max int) *lineReader {
-	return newLineReaderSize(r, off, max, 1<<20)
+	return newLineReaderSize(r, off, max, readBufferFor(r))
+}
+
+// maxReadBuffer is the read buffer of a line reader of a large file.
+const maxReadBuffer = 1 << 20
+
+// readBufferFor is the read buffer for r: maxReadBuffer, or less when r
+// says it holds less (its Size, or a file's Stat). Most sessions are tens
+// of KB, and a reader of each of 10,000 with a buffer of 1 MiB would
+// allocate (and clear) 10 GB to read 250 MB.
+func readBufferFor(r io.Reader) int {
+	var size int64 = -1
+	switch r := r.(type) {
+	case interface{ Size() int64 }:
+		size = r.Size()
+	case interface{ Stat() (fs.FileInfo, error) }:
+		if fi, err := r.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = fi.Size()
+		}
+	}
+	if size < 0 {
+		return maxReadBuffer
+	}
+	return int(min(max(size+1, 4096), maxReadBuffer))
 }
 
 // newLineReaderSize is newLineReader with a read buffer of size bytes
