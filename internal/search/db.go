@@ -169,6 +169,14 @@ func Open(path, dataDir string, opts *OpenOptions) (*DB, error) {
 	return db, nil
 }
 
+// privateSidecar creates the file at path, empty and 0600, unless there
+// is one (not through a symbolic link).
+func privateSidecar(path string) {
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600); err == nil {
+		f.Close()
+	}
+}
+
 // open opens the file and checks it. A non-empty reason says why the file
 // must be rebuilt; err alone is a failure to report.
 func (db *DB) open() (reason string, err error) {
@@ -179,7 +187,12 @@ func (db *DB) open() (reason string, err error) {
 	// The busy timeout comes with the name, so that it holds from the
 	// first statement on, the extensions' set-up included: a connection
 	// opened as another closes (and checkpoints) would otherwise fail.
-	name := (&url.URL{Scheme: "file", Path: db.path, RawQuery: "_pragma=busy_timeout(60000)"}).String()
+	// SQLite's files beside the index are created as private as it is
+	// (0600): the write-ahead log by modeof, the shared memory, which the
+	// VFS makes with the umask's mode, made here first.
+	q := url.Values{"_pragma": {"busy_timeout(60000)"}, "modeof": {db.path}}
+	privateSidecar(db.path + "-shm")
+	name := (&url.URL{Scheme: "file", Path: db.path, RawQuery: q.Encode()}).String()
 	c, err := sqlite3.OpenFlags(name, sqlite3.OPEN_READWRITE|sqlite3.OPEN_URI|sqlite3.OPEN_NOFOLLOW)
 	if err != nil {
 		if isDamaged(err) {

@@ -268,7 +268,12 @@ func (db *DB) statRows() (map[string]statRow, error) {
 // encodeStats packs a stat snapshot: per file its path and its statRow,
 // as varints.
 func encodeStats(rows map[string]statRow) []byte {
-	b := []byte{statsFormat}
+	size := 1
+	for p := range rows {
+		size += len(p) + 2 + 4*binary.MaxVarintLen64 + 1
+	}
+	b := make([]byte, 1, size) // a refresh of 10,000 sessions writes it whole: one allocation
+	b[0] = statsFormat
 	for p, r := range rows {
 		b = binary.AppendUvarint(b, uint64(len(p)))
 		b = append(b, p...)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/xdev/xdev/internal/corpus"
@@ -288,5 +289,33 @@ func TestHugeLine(t *testing.T) {
 		if got := found(t, db, Query{Text: q}); len(got) != n {
 			t.Errorf("%q: %d sessions, want %d", q, len(got), n)
 		}
+	}
+}
+
+// TestIndexFilesPrivate: every file of an index, SQLite's beside it too
+// (its write-ahead log and shared memory), is 0600 whatever the umask,
+// after a refresh, a search and a reopen: transcripts' words are in them.
+func TestIndexFilesPrivate(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	dir := writeDir(t, 5, 1)
+	for range 2 {
+		db := openTemp(t, dir)
+		refresh(t, db, RefreshOptions{})
+		found(t, db, Query{Text: "the"})
+		entries, err := os.ReadDir(filepath.Dir(db.Path()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			fi, err := e.Info()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode().IsRegular() && fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s is %v", e.Name(), fi.Mode().Perm())
+			}
+		}
+		db.Close()
 	}
 }
