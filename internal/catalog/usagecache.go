@@ -91,7 +91,7 @@ func tailHash(path string, size int64) uint64 {
 	return max(h.Sum64(), 1)
 }
 
-const usageCacheMagic = "xdev usage cache 7\n"
+const usageCacheMagic = "xdev usage cache 8\n"
 
 // maxUsageCache bounds the cache file read: past it, it is rebuilt.
 const maxUsageCache = 1 << 30
@@ -115,17 +115,22 @@ func openUsageCacheAt(path string) *usageCache {
 	if fi.Size() > maxUsageCache || fi.Size() < int64(len(usageCacheMagic)+4) {
 		return c
 	}
-	head := make([]byte, len(usageCacheMagic)+4)
-	if _, err := io.ReadFull(f, head); err != nil || string(head[:len(usageCacheMagic)]) != usageCacheMagic {
+	head := make([]byte, len(usageCacheMagic))
+	if _, err := io.ReadFull(f, head); err != nil || string(head) != usageCacheMagic {
 		return c
 	}
 	// The rest is read into a string as it is checksummed, with no copy
-	// of it: every name and record read is a substring of it.
+	// of it: every name and record read is a substring of it. The
+	// checksum follows it.
+	size := fi.Size() - int64(len(head)) - 4
 	var body strings.Builder
-	body.Grow(int(fi.Size()) - len(head))
+	body.Grow(int(size))
 	crc := crc32.NewIEEE()
-	if _, err := io.Copy(&body, io.TeeReader(io.LimitReader(f, fi.Size()), crc)); err != nil ||
-		crc.Sum32() != binary.LittleEndian.Uint32(head[len(usageCacheMagic):]) {
+	var sum [4]byte
+	if _, err := io.Copy(&body, io.TeeReader(io.LimitReader(f, size), crc)); err != nil || int64(body.Len()) != size {
+		return c
+	}
+	if _, err := io.ReadFull(f, sum[:]); err != nil || crc.Sum32() != binary.LittleEndian.Uint32(sum[:]) {
 		return c
 	}
 	r := &usageReader{b: body.String()}
@@ -328,40 +333,59 @@ func (c *usageCache) save(keys []string, stamps []usageStamp) {
 		add(fresh[0])
 		fresh = fresh[1:]
 	}
-	b := binary.AppendUvarint(nil, uint64(len(c.now)))
-	for key, e := range c.now {
-		b = appendString(b, key)
-		b = binary.AppendVarint(b, e.stamp.Size)
-		b = binary.AppendVarint(b, e.stamp.ModTime)
-		b = binary.AppendUvarint(b, e.stamp.Ino)
-		flags := uint64(0)
-		if shared[ownerOf(key)] {
-			flags |= 1
-		}
-		if e.racy {
-			flags |= 2
-		}
-		b = binary.AppendUvarint(b, flags)
-		b = binary.LittleEndian.AppendUint64(b, e.tail)
-		b = appendString(b, e.id)
-		b = appendString(b, e.parent)
-		b = appendString(b, e.record)
-	}
-	b = binary.AppendUvarint(b, uint64(len(index)/16))
-	b = append(b, index...)
 	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
 		return
 	}
+	// Written as it is encoded, an entry at a time, with its checksum
+	// last: a cache of 10,000 sessions is tens of MB, never held twice.
 	atomicfile.ReplaceCache(c.path, func(w io.Writer) error {
-		var head [4]byte
-		binary.LittleEndian.PutUint32(head[:], crc32.ChecksumIEEE(b))
 		if _, err := io.WriteString(w, usageCacheMagic); err != nil {
 			return err
 		}
-		if _, err := w.Write(head[:]); err != nil {
+		crc := crc32.NewIEEE()
+		out := io.MultiWriter(w, crc)
+		var b []byte
+		flush := func() error {
+			_, err := out.Write(b)
+			b = b[:0]
 			return err
 		}
-		_, err := w.Write(b)
+		b = binary.AppendUvarint(b, uint64(len(c.now)))
+		for key, e := range c.now {
+			b = appendString(b, key)
+			b = binary.AppendVarint(b, e.stamp.Size)
+			b = binary.AppendVarint(b, e.stamp.ModTime)
+			b = binary.AppendUvarint(b, e.stamp.Ino)
+			flags := uint64(0)
+			if shared[ownerOf(key)] {
+				flags |= 1
+			}
+			if e.racy {
+				flags |= 2
+			}
+			b = binary.AppendUvarint(b, flags)
+			b = binary.LittleEndian.AppendUint64(b, e.tail)
+			b = appendString(b, e.id)
+			b = appendString(b, e.parent)
+			if err := flush(); err != nil {
+				return err
+			}
+			b = binary.AppendUvarint(b, uint64(len(e.record)))
+			if err := flush(); err != nil {
+				return err
+			}
+			if _, err := io.WriteString(out, e.record); err != nil {
+				return err
+			}
+		}
+		b = binary.AppendUvarint(b, uint64(len(index)/16))
+		if err := flush(); err != nil {
+			return err
+		}
+		if _, err := out.Write(index); err != nil {
+			return err
+		}
+		_, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
 		return err
 	})
 }

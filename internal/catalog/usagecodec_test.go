@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"encoding/binary"
 	"hash/crc32"
 	"os"
@@ -49,9 +50,9 @@ func FuzzUsageCache(f *testing.F) {
 		if d, ok := decodeSession(string(b)); ok {
 			d.decodeCalls()
 		}
-		head := binary.LittleEndian.AppendUint32([]byte(usageCacheMagic), crc32.ChecksumIEEE(b))
+		file := binary.LittleEndian.AppendUint32(append([]byte(usageCacheMagic), b...), crc32.ChecksumIEEE(b))
 		path := filepath.Join(dir, "x")
-		if err := os.WriteFile(path, append(head, b...), 0o600); err != nil {
+		if err := os.WriteFile(path, file, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		sum := openUsageCacheAt(path)
@@ -62,4 +63,41 @@ func FuzzUsageCache(f *testing.F) {
 			sum.sharers(uint64(len(key)))
 		}
 	})
+}
+
+// TestUsageCacheFileRoundTrip: a cache written and read again holds what
+// was kept, and a file with a flipped byte anywhere, or cut short, is no
+// cache (never a panic, never a wrong entry).
+func TestUsageCacheFileRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c")
+	c := openUsageCacheAt(path)
+	c.whole = true
+	s := usage.Session{Harness: "xdev", Path: "/s/a.jsonl", ID: "a"}
+	keys := []string{"xdev /s/a.jsonl", "xdev /s/b.jsonl"}
+	stamps := []usageStamp{{Size: 10, ModTime: 1, Ino: 2}, {Size: 20, ModTime: 3, Ino: 4}}
+	for k := range keys {
+		c.put(keys[k], stamps[k], &s, nil, "", false, 10)
+	}
+	c.save(keys, stamps)
+	again := openUsageCacheAt(path)
+	if len(again.old) != 2 || again.old[keys[1]].stamp != stamps[1] {
+		t.Fatalf("read back %d entries: %+v", len(again.old), again.old)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(usageCacheMagic); i < len(b); i++ {
+		bad := bytes.Clone(b)
+		bad[i] ^= 0x40
+		os.WriteFile(path, bad, 0o600)
+		if n := len(openUsageCacheAt(path).old); n != 0 {
+			t.Fatalf("byte %d flipped: %d entries read", i, n)
+		}
+		os.WriteFile(path, b[:i], 0o600)
+		if n := len(openUsageCacheAt(path).old); n != 0 {
+			t.Fatalf("cut at %d: %d entries read", i, n)
+		}
+	}
 }
