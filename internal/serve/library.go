@@ -38,7 +38,10 @@ func keyOf(h catalog.Harness, path string) string {
 // newLibrary makes the library of rows (newest first; those with Err go
 // aside), each keyed by key (keyOf, or a cache of it).
 func newLibrary(all []catalog.Row, failed map[catalog.Harness]error, key func(catalog.Harness, string) string, now time.Time) *library {
-	l := &library{byKey: map[string]int{}, byPath: map[string]int{}, failed: failed, made: now}
+	// Sized once: a listing of 10,000 sessions is made every few seconds
+	// while they change, and growing these as it goes would make it twice.
+	l := &library{byKey: make(map[string]int, len(all)), byPath: make(map[string]int, len(all)), failed: failed, made: now,
+		rows: make([]catalog.Row, 0, len(all))}
 	for _, r := range all {
 		if r.Err != nil {
 			l.bad = append(l.bad, r)
@@ -48,7 +51,7 @@ func newLibrary(all []catalog.Row, failed map[catalog.Harness]error, key func(ca
 	}
 	n := len(l.rows)
 	l.keys = make([]string, n)
-	byID := map[string]int{}
+	byID := make(map[string]int, n)
 	for i, r := range l.rows {
 		l.keys[i] = key(r.Harness, r.Path)
 		l.byKey[l.keys[i]] = i

@@ -56,7 +56,7 @@ type Server struct {
 	status  atomic.Value // string: what the indexes are doing, for the search page
 	// The usage cache's marker, vouched for as the indexes' are.
 	usageLive usageLive
-	reopen    *time.Timer // reopens the indexes once searches stop (searched)
+	reopen    *time.Timer // reopens the indexes once unused a moment (usedIndexes)
 
 	// The views loop's: what each harness listed, which harnesses to list
 	// again (dueMu), and the keys of the paths seen.
@@ -197,6 +197,7 @@ func (s *Server) openIndexes(ctx context.Context, places []catalog.Place) error 
 	s.ixMu.Unlock()
 	s.ready.Store(true)
 	s.status.Store("")
+	s.usedIndexes() // the first refresh's heap, back once idle
 	return nil
 }
 

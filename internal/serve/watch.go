@@ -225,6 +225,7 @@ func (s *Server) Run(ctx context.Context) error {
 // clean, and returns those it could not refresh. A change made while a
 // place is read comes as an event after it, and marks it dirty again.
 func (s *Server) refreshIndexes(ctx context.Context, dirty map[int]bool, whole []bool) (failed map[int]bool) {
+	defer s.usedIndexes()
 	failed = map[int]bool{}
 	for k := range dirty {
 		ok := s.refreshIndex(ctx, k)
@@ -410,14 +411,15 @@ func (s *Server) viewsLoop(ctx context.Context) {
 	}
 }
 
-// searched is told of each search: idleAfter after the last one, the
-// indexes are closed and opened again (reopenIndexes).
-func (s *Server) searched() { s.reopen.Reset(idleAfter) }
+// usedIndexes is told of each search and refresh: idleAfter after the
+// last one, the indexes are closed and opened again (reopenIndexes).
+func (s *Server) usedIndexes() { s.reopen.Reset(idleAfter) }
 
 // reopenIndexes closes the indexes and opens them again: SQLite's heap,
-// which a search of a common word grows by tens of MB, goes back to the
-// system only with its connection. It runs once searches have stopped a
-// moment (searched), whatever else the server is doing.
+// which a search of a common word or a refresh grows by tens of MB, goes
+// back to the system only with its connection. It runs once the indexes
+// have not been used a moment (usedIndexes), whatever else the server is
+// doing.
 func (s *Server) reopenIndexes() {
 	s.ixMu.Lock()
 	if s.ix != nil {
