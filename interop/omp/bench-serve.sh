@@ -4,7 +4,8 @@
 # index takes, its memory (RSS) and CPU idle and under a burst of appends,
 # the server time of its pages, how soon an appended entry is indexed,
 # and `xdev search -l` with it running against the same search with it
-# stopped and against `rg -l` over the same files. The figures are in
+# stopped and against `rg -l` over the same files, and `xdev usage` with
+# it running and stopped. The figures are in
 # docs/performance.md, "Serve", and docs/serve.md.
 #
 #   interop/omp/bench-serve.sh [RUNS]
@@ -140,8 +141,15 @@ for w in "$word" "$rare"; do
 	live[$w]=$(proc "${env[@]}" "$bin/xdev" search -l "$w")
 	rg[$w]=$(proc rg -l -F "$w" "$data/sessions")
 done
+# xdev usage with serve running (the cache it vouches for, no walk) and
+# stopped (a walk of every place, the same cache).
+"${env[@]}" "$bin/xdev" usage daily --json >/dev/null
+usage_live=$(proc "${env[@]}" "$bin/xdev" usage daily --json)
 kill "$pid"; wait "$pid" 2>/dev/null || true
 pid=""
+"${env[@]}" "$bin/xdev" usage daily --json >/dev/null
+usage_stopped=$(proc "${env[@]}" "$bin/xdev" usage daily --json)
+printf '%-44s %8s ms\n' "xdev usage daily --json, serve running" "$usage_live" "  the same, serve stopped (warm cache)" "$usage_stopped"
 "${env[@]}" "$bin/xdev" search -l "$word" >/dev/null
 for w in "$word" "$rare"; do
 	stopped[$w]=$(proc "${env[@]}" "$bin/xdev" search -l "$w")
