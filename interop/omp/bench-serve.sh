@@ -142,13 +142,14 @@ for w in "$word" "$rare"; do
 	rg[$w]=$(proc rg -l -F "$w" "$data/sessions")
 done
 # xdev usage with serve running (the cache it vouches for, no walk) and
-# stopped (a walk of every place, the same cache).
-"${env[@]}" "$bin/xdev" usage daily --json >/dev/null
-usage_live=$(proc "${env[@]}" "$bin/xdev" usage daily --json)
+# stopped (a walk of every place, the same cache), with the server's
+# places (another set of places is another cache file).
+"${env[@]}" "$bin/xdev" usage daily --json "${flags[@]}" >/dev/null
+usage_live=$(proc "${env[@]}" "$bin/xdev" usage daily --json "${flags[@]}")
 kill "$pid"; wait "$pid" 2>/dev/null || true
 pid=""
-"${env[@]}" "$bin/xdev" usage daily --json >/dev/null
-usage_stopped=$(proc "${env[@]}" "$bin/xdev" usage daily --json)
+"${env[@]}" "$bin/xdev" usage daily --json "${flags[@]}" >/dev/null
+usage_stopped=$(proc "${env[@]}" "$bin/xdev" usage daily --json "${flags[@]}")
 printf '%-44s %8s ms\n' "xdev usage daily --json, serve running" "$usage_live" "  the same, serve stopped (warm cache)" "$usage_stopped"
 "${env[@]}" "$bin/xdev" search -l "$word" >/dev/null
 for w in "$word" "$rare"; do
