@@ -264,20 +264,7 @@ func TestUsageCountsOnce(t *testing.T) {
 	}()
 	for seed := range uint64(60) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			tmp := t.TempDir()
-			w := &usageWorld{t: t, r: rand.New(rand.NewPCG(seed, 26)), dataDir: filepath.Join(tmp, "agent"),
-				claudeDir: filepath.Join(tmp, "claude"), codexDR: filepath.Join(tmp, "codex"),
-				now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
-			for range 6 + w.r.IntN(20) {
-				w.step()
-			}
-			w.flush()
-			t.Setenv("HOME", filepath.Join(tmp, "home"))
-			c, err := New(Config{DataDir: w.dataDir, Explicit: true, Roots: map[Harness]string{Claude: w.claudeDir, Codex: w.codexDR,
-				Pi: filepath.Join(tmp, "pi"), Copilot: filepath.Join(tmp, "none"), Gemini: filepath.Join(tmp, "none"), Opencode: filepath.Join(tmp, "none")}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			w, c, tmp := newUsageWorld(t, seed, 26)
 			// Imports of some Claude Code sessions: their calls are the
 			// source's. One whose source is then deleted counts instead.
 			var deleted string
@@ -407,6 +394,27 @@ func TestUsageCountsOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newUsageWorld is a usageWorld of seed (and stream) in a temp dir, with
+// a history of 6 to 25 steps written, and a catalog of its places.
+func newUsageWorld(t *testing.T, seed, stream uint64) (w *usageWorld, c *Catalog, tmp string) {
+	t.Helper()
+	tmp = t.TempDir()
+	w = &usageWorld{t: t, r: rand.New(rand.NewPCG(seed, stream)), dataDir: filepath.Join(tmp, "agent"),
+		claudeDir: filepath.Join(tmp, "claude"), codexDR: filepath.Join(tmp, "codex"),
+		now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
+	for range 6 + w.r.IntN(20) {
+		w.step()
+	}
+	w.flush()
+	t.Setenv("HOME", filepath.Join(tmp, "home"))
+	c, err := New(Config{DataDir: w.dataDir, Explicit: true, Roots: map[Harness]string{Claude: w.claudeDir, Codex: w.codexDR,
+		Pi: filepath.Join(tmp, "pi"), Copilot: filepath.Join(tmp, "none"), Gemini: filepath.Join(tmp, "none"), Opencode: filepath.Join(tmp, "none")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, c, tmp
 }
 
 // sameTokens compares sums added in other orders (whole numbers all, so

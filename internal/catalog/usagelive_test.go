@@ -3,7 +3,6 @@ package catalog
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,20 +58,7 @@ func TestUsageVouched(t *testing.T) {
 	var walked int // harnesses walked though vouched for (written a moment ago)
 	for seed := range uint64(30) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			tmp := t.TempDir()
-			w := &usageWorld{t: t, r: rand.New(rand.NewPCG(seed, 27)), dataDir: filepath.Join(tmp, "agent"),
-				claudeDir: filepath.Join(tmp, "claude"), codexDR: filepath.Join(tmp, "codex"),
-				now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
-			for range 6 + w.r.IntN(20) {
-				w.step()
-			}
-			w.flush()
-			t.Setenv("HOME", filepath.Join(tmp, "home"))
-			c, err := New(Config{DataDir: w.dataDir, Explicit: true, Roots: map[Harness]string{Claude: w.claudeDir, Codex: w.codexDR,
-				Pi: filepath.Join(tmp, "pi"), Copilot: filepath.Join(tmp, "none"), Gemini: filepath.Join(tmp, "none"), Opencode: filepath.Join(tmp, "none")}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			w, c, tmp := newUsageWorld(t, seed, 27)
 			cache := filepath.Join(tmp, "cache")
 			vouchingServer(t, c, cache, hs)
 			for run := range 5 {
