@@ -81,19 +81,23 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 		s.cfg.Logf("search index: %v", err)
 	}
-	s.kickViews(nil)
+	// Said before the first ledger is asked for, so that it never marks
+	// clean a cache of places not watched whole.
 	for k := range roots {
 		if !whole[k] {
 			s.usageLive.unwatched()
 		}
+	}
+	if placesErr != nil {
+		s.usageLive.unwatched() // a harness's place is not known, so not watched
+	}
+	s.kickViews(nil)
+	for k := range roots {
 		if m := s.marker(k); m != nil && whole[k] {
 			m.Clean()
 		} else if m != nil {
 			m.Unwatched()
 		}
-	}
-	if placesErr != nil {
-		s.usageLive.unwatched() // a harness's place is not known, so not watched
 	}
 	// The sync requests of other processes (internal/live), watched by the
 	// same watcher as the sessions, so that a request comes after every
