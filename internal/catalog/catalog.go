@@ -40,7 +40,10 @@
 // title, status, first message), List another harness's sessions (from
 // each transcript's head and the harness's own indexes). Neither reads a
 // whole session. A file where sessions live that is not one is a Row
-// with Err, to be reported, never dropped.
+// with Err, to be reported, never dropped. Relist keeps a data dir's
+// listing current from the paths a watcher names, reading only those
+// files, and says when it cannot (a directory made or removed whole),
+// for a whole listing instead.
 //
 // # Reading
 //

@@ -1,7 +1,10 @@
 package catalog
 
 import (
+	"cmp"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/xdev/xdev/internal/foreign"
@@ -50,15 +53,69 @@ func ListDataDir(h Harness, dir string, opts ListOptions) ([]Row, error) {
 	}
 	out := make([]Row, 0, len(infos))
 	for _, i := range infos {
-		r := Row{Harness: h, ID: i.ID, Title: i.ListTitle(), ShortSummary: i.ShortSummary, Status: i.Status,
-			Cwd: i.Cwd, Path: i.Path, Created: i.Created, Modified: i.Modified, Size: i.Size,
-			ParentSession: i.ParentSession, Subagent: i.Subagent, Version: i.Version, FirstMessage: i.FirstMessage, Err: i.Err}
-		if r.Title == i.Title {
-			r.TitleSource = i.TitleSource.String()
-		}
-		out = append(out, r)
+		out = append(out, rowOf(h, i))
 	}
 	return out, nil
+}
+
+// rowOf is the Row of a data dir's session, as List described it.
+func rowOf(h Harness, i session.SessionInfo) Row {
+	r := Row{Harness: h, ID: i.ID, Title: i.ListTitle(), ShortSummary: i.ShortSummary, Status: i.Status,
+		Cwd: i.Cwd, Path: i.Path, Created: i.Created, Modified: i.Modified, Size: i.Size,
+		ParentSession: i.ParentSession, Subagent: i.Subagent, Version: i.Version, FirstMessage: i.FirstMessage, Err: i.Err}
+	if r.Title == i.Title {
+		r.TitleSource = i.TitleSource.String()
+	}
+	return r
+}
+
+// Relist is what ListHarness(h, opts) lists once the files at changed
+// have changed, given prev, what it listed before they did: it reads
+// only those files (session.ListPaths), where a listing reads every
+// project directory of the data dir. It is how a watcher told of a few
+// appends among thousands of sessions keeps its listing. prev is not
+// changed. ok is false when only a whole listing can say: h is not a
+// data dir's harness, a path is a directory (made or renamed into
+// place), or a path names a directory prev has sessions under (removed
+// or renamed away, whose files were not each seen).
+func (c *Catalog) Relist(h Harness, prev []Row, changed []string, opts ListOptions) (rows []Row, ok bool) {
+	dir := ""
+	if h == Xdev || h == Omp {
+		dir = c.DataDirOf(h)
+	}
+	if dir == "" {
+		return nil, false
+	}
+	infos, ok := session.ListPaths(dir, changed, &session.ListOptions{Subagents: opts.Subagents, Status: true, Cwd: opts.Cwd})
+	if !ok {
+		return nil, false
+	}
+	seen := make(map[string]bool, len(changed))
+	for _, p := range changed {
+		seen[filepath.Clean(p)] = true
+	}
+	root := session.SessionsDir(dir)
+	rows = make([]Row, 0, len(prev)+len(infos))
+	for _, r := range prev {
+		if seen[r.Path] {
+			continue
+		}
+		for d := filepath.Dir(r.Path); len(d) > len(root); d = filepath.Dir(d) {
+			if seen[d] {
+				return nil, false
+			}
+		}
+		rows = append(rows, r)
+	}
+	for _, i := range infos {
+		rows = append(rows, rowOf(h, i))
+	}
+	// session.List's order: the newest change first, then the newest
+	// session, then the path.
+	slices.SortFunc(rows, func(a, b Row) int {
+		return cmp.Or(b.Modified.Compare(a.Modified), b.Created.Compare(a.Created), strings.Compare(b.Path, a.Path))
+	})
+	return rows, true
 }
 
 // List lists another harness's sessions (Claude, Codex, Pi), newest

@@ -124,7 +124,10 @@
 // of each file in that directory, and the next listing stats every file
 // and reads only those whose size, inode, modification or change time
 // differ (listcache.go); a file changed within a second of the listing,
-// or one List could not read, is never kept.
+// or one List could not read, is never kept. A caller told which files
+// changed (a watcher) need not list at all: ListPaths describes just
+// those files as List would, and says when only a whole List can tell
+// (a directory made or renamed into place).
 //
 // Work over a whole file (every entry, the tree, verifying, exporting,
 // copying a branch) goes through an Index instead: where each line is and
