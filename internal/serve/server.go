@@ -62,10 +62,13 @@ type Server struct {
 	// again (dueMu), and the keys of the paths seen.
 	viewsKick chan struct{}
 	dueMu     sync.Mutex
-	due       map[catalog.Harness]bool
+	due       map[catalog.Harness]*pending
 	lists     map[catalog.Harness][]catalog.Row
 	failed    map[catalog.Harness]error
 	keys      map[string]harnessKey
+	// relisted counts the listings kept from their changed files alone
+	// (catalog.Relist), which the log and the tests read.
+	relisted atomic.Int64
 }
 
 // New makes the server of cfg: it lists the sessions and opens the search
@@ -81,7 +84,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	s := &Server{cfg: cfg, cat: cfg.Catalog, viewsKick: make(chan struct{}, 1), due: map[catalog.Harness]bool{},
+	s := &Server{cfg: cfg, cat: cfg.Catalog, viewsKick: make(chan struct{}, 1), due: map[catalog.Harness]*pending{},
 		lists: map[catalog.Harness][]catalog.Row{}, failed: map[catalog.Harness]error{}, keys: map[string]harnessKey{}}
 	s.status.Store("Indexing…")
 	s.reopen = time.AfterFunc(time.Hour, s.reopenIndexes)
@@ -114,15 +117,27 @@ func (s *Server) Close() {
 	s.opened.close()
 }
 
-// relist lists the sessions of the harnesses hs again (all when hs is
-// nil), keeping the others' rows as they were, and tells the pages what
-// changed. Only the views loop (and New, before it) calls it.
-func (s *Server) relist(hs []catalog.Harness) {
-	if hs == nil {
-		hs = catalog.Every
-	}
-	for _, h := range hs {
-		rows, err := s.cat.ListHarness(h, catalog.ListOptions{Subagents: true})
+// relist lists the sessions of the harnesses in due again (all when due
+// is nil), keeping the others' rows as they were, and tells the pages
+// what changed. A harness whose last listing succeeded and whose changed
+// files are known has only those read (catalog.Relist), where a whole
+// listing stats every session and reads the list cache. Only the views
+// loop (and New, before it) calls it.
+func (s *Server) relist(due map[catalog.Harness]*pending) {
+	opts := catalog.ListOptions{Subagents: true}
+	for _, h := range catalog.Every {
+		p := due[h]
+		switch {
+		case due != nil && p == nil:
+			continue
+		case due != nil && !p.whole && s.failed[h] == nil && s.lists[h] != nil:
+			if rows, ok := s.cat.Relist(h, s.lists[h], p.list(), opts); ok {
+				s.lists[h] = rows
+				s.relisted.Add(1)
+				continue
+			}
+		}
+		rows, err := s.cat.ListHarness(h, opts)
 		if err != nil {
 			s.cfg.Logf("listing %s sessions: %v", h.Name(), err)
 			s.failed[h] = err

@@ -72,7 +72,7 @@ func (s *Server) Run(ctx context.Context) error {
 		root := p.Watched()
 		roots = append(roots, root)
 		var n int
-		n, whole[k] = s.watchTree(w, root, maxWatches-watched)
+		n, whole[k] = s.watchTree(w, root, maxWatches-watched, nil)
 		watched += n
 	}
 	if err := s.openIndexes(ctx, places); err != nil {
@@ -129,7 +129,14 @@ func (s *Server) Run(ctx context.Context) error {
 
 	dirty := map[int]bool{}
 	touched := map[string]bool{} // the keys of the files changed, for the pages open on them
-	stale := map[int]bool{}      // the places whose last refresh failed
+	seen := map[int]*pending{}   // the files changed, for the listing of their place's harness
+	seenAt := func(k int) *pending {
+		if seen[k] == nil {
+			seen[k] = &pending{}
+		}
+		return seen[k]
+	}
+	stale := map[int]bool{} // the places whose last refresh failed
 	var first time.Time
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -144,6 +151,7 @@ func (s *Server) Run(ctx context.Context) error {
 			s.usageLive.changed()
 			for k := range roots {
 				dirty[k] = true
+				seen[k] = wholePending()
 				if m := s.marker(k); m != nil {
 					m.Dirty()
 				}
@@ -172,9 +180,10 @@ func (s *Server) Run(ctx context.Context) error {
 						stale[d] = failed[d]
 					}
 					live.Answer(ev.Name, !failed[k])
-					s.afterRefresh(places, dirty, touched)
+					s.afterRefresh(places, dirty, touched, seen)
 					clear(dirty)
 					clear(touched)
+					clear(seen)
 					continue
 				}
 				live.Answer(ev.Name, true)
@@ -197,15 +206,23 @@ func (s *Server) Run(ctx context.Context) error {
 			if len(touched) < maxTouched {
 				touched[keyOf(places[k].Harness, ev.Name)] = true
 			}
+			dirMade := false
 			if ev.Has(fsnotify.Create) {
 				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
-					n, ok := s.watchTree(w, ev.Name, maxWatches-watched)
+					// A directory made or moved into place: its files
+					// came with no events of their own, so they are
+					// named from the walk that watches it.
+					n, ok := s.watchTree(w, ev.Name, maxWatches-watched, seenAt(k).add)
 					watched += n
 					whole[k] = whole[k] && ok
+					dirMade = ok
 					if !ok {
 						s.usageLive.unwatched()
 					}
 				}
+			}
+			if !dirMade {
+				seenAt(k).add(ev.Name)
 			}
 			wait := min(settle, time.Until(first.Add(maxWait)))
 			timer.Reset(max(wait, 0))
@@ -218,9 +235,10 @@ func (s *Server) Run(ctx context.Context) error {
 					}
 				}
 			}
-			s.afterRefresh(places, dirty, touched)
+			s.afterRefresh(places, dirty, touched, seen)
 			clear(dirty)
 			clear(touched)
+			clear(seen)
 		}
 	}
 }
@@ -246,18 +264,24 @@ func (s *Server) refreshIndexes(ctx context.Context, dirty map[int]bool, whole [
 
 // afterRefresh tells the pages open on the files that changed (a
 // session's page asks for its new entries, which it reads from the file,
-// not from the listing), and asks for the sessions to be listed again and
-// for the usage ledger; the views loop does that, so that the watcher
-// goes on taking events meanwhile.
-func (s *Server) afterRefresh(places []catalog.Place, dirty map[int]bool, touched map[string]bool) {
+// not from the listing), and asks for the sessions of the dirty places
+// to be listed again, from the files seen to change there, and for the
+// usage ledger; the views loop does that, so that the watcher goes on
+// taking events meanwhile. A dirty place with no file seen (a refresh
+// retried) is listed whole.
+func (s *Server) afterRefresh(places []catalog.Place, dirty map[int]bool, touched map[string]bool, seen map[int]*pending) {
 	for key := range touched {
 		s.events.publish(event{name: "session", data: key})
 	}
-	var hs []catalog.Harness
+	changes := map[catalog.Harness]*pending{}
 	for k := range dirty {
-		hs = append(hs, places[k].Harness)
+		h := places[k].Harness
+		if changes[h] == nil {
+			changes[h] = &pending{}
+		}
+		changes[h].merge(cmp.Or(seen[k], wholePending()))
 	}
-	s.kickViews(hs)
+	s.kickViews(changes)
 }
 
 // returnMemory hands the memory a refresh or a rebuild of the ledger
@@ -266,9 +290,10 @@ func (s *Server) afterRefresh(places []catalog.Place, dirty map[int]bool, touche
 func returnMemory() { debug.FreeOSMemory() }
 
 // watchTree watches dir and every directory under it (not through
-// symbolic links), at most limit of them; it returns how many it added,
-// and whether that is all of them.
-func (s *Server) watchTree(w *fsnotify.Watcher, dir string, limit int) (n int, whole bool) {
+// symbolic links), at most limit of them, and tells file (if not nil)
+// of every other thing it finds there; it returns how many directories
+// it added, and whether that is all of them.
+func (s *Server) watchTree(w *fsnotify.Watcher, dir string, limit int, file func(path string)) (n int, whole bool) {
 	whole = true
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -279,6 +304,9 @@ func (s *Server) watchTree(w *fsnotify.Watcher, dir string, limit int) (n int, w
 			return nil
 		}
 		if !d.IsDir() {
+			if file != nil {
+				file(path)
+			}
 			return nil
 		}
 		if n >= limit {
@@ -321,16 +349,22 @@ func placeOf(roots []string, path string) int {
 	return -1
 }
 
-// kickViews asks the views loop to list the sessions of the harnesses hs
-// again (every harness when hs is nil) and to rebuild the usage ledger
-// when it is due.
-func (s *Server) kickViews(hs []catalog.Harness) {
+// kickViews asks the views loop to list the sessions of the harnesses
+// in changes again, from what changed (every harness whole when changes
+// is nil), and to rebuild the usage ledger when it is due.
+func (s *Server) kickViews(changes map[catalog.Harness]*pending) {
 	s.dueMu.Lock()
-	if hs == nil {
-		hs = catalog.Every
+	if changes == nil {
+		changes = map[catalog.Harness]*pending{}
+		for _, h := range catalog.Every {
+			changes[h] = wholePending()
+		}
 	}
-	for _, h := range hs {
-		s.due[h] = true
+	for h, p := range changes {
+		if s.due[h] == nil {
+			s.due[h] = &pending{}
+		}
+		s.due[h].merge(p)
 	}
 	s.dueMu.Unlock()
 	select {
@@ -381,8 +415,8 @@ func (s *Server) viewsLoop(ctx context.Context) {
 		wake := time.Duration(0)
 		if wait := time.Until(lastList.Add(relistEvery)); wait > 0 {
 			wake = wait
-		} else if hs := s.takeDue(); len(hs) > 0 {
-			s.relist(hs)
+		} else if due := s.takeDue(); len(due) > 0 {
+			s.relist(due)
 			lastList = time.Now()
 		}
 		if usageDue {
@@ -435,16 +469,12 @@ func (s *Server) reopenIndexes() {
 	returnMemory()
 }
 
-// takeDue are the harnesses asked to be listed again, and forgets them.
-func (s *Server) takeDue() []catalog.Harness {
+// takeDue is what the harnesses asked to be listed again wait for, and
+// forgets it.
+func (s *Server) takeDue() map[catalog.Harness]*pending {
 	s.dueMu.Lock()
 	defer s.dueMu.Unlock()
-	var hs []catalog.Harness
-	for _, h := range catalog.Every {
-		if s.due[h] {
-			hs = append(hs, h)
-		}
-	}
-	clear(s.due)
-	return hs
+	due := s.due
+	s.due = map[catalog.Harness]*pending{}
+	return due
 }
