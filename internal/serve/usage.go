@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/xdev/xdev/internal/catalog"
@@ -65,6 +66,7 @@ func (s *Server) buildUsage(ctx context.Context) *usageView {
 	groups, err := ledger.Groups(nil)
 	v.err = err
 	loc := s.cfg.Location
+	own := ownStrings{}
 	bySession := usage.NewReport(groups, usage.ReportOptions{View: usage.BySession, Location: loc})
 	v.costs = make(map[string]sessionCost, len(bySession.Rows))
 	for _, r := range bySession.Rows {
@@ -73,13 +75,51 @@ func (s *Server) buildUsage(ctx context.Context) *usageView {
 		}
 		c := sessionCost{Cost: r.Cost, Unpriced: r.Unpriced, Calls: r.Calls}
 		if len(r.Models) > 0 {
-			c.Model = r.Models[0].Model
+			c.Model = own.of(r.Models[0].Model)
 		}
-		v.costs[r.Session.Path] = c
+		v.costs[strings.Clone(r.Session.Path)] = c
 	}
-	v.daily = usage.NewReport(groups, usage.ReportOptions{View: usage.Daily, Location: loc})
-	v.models = usage.NewReport(groups, usage.ReportOptions{View: usage.ByModel, Location: loc})
-	v.projects = usage.NewReport(groups, usage.ReportOptions{View: usage.ByProject, Location: loc})
-	v.harnesses = usage.NewReport(groups, usage.ReportOptions{View: usage.ByHarness, Location: loc})
+	v.daily = own.report(usage.NewReport(groups, usage.ReportOptions{View: usage.Daily, Location: loc}))
+	v.models = own.report(usage.NewReport(groups, usage.ReportOptions{View: usage.ByModel, Location: loc}))
+	v.projects = own.report(usage.NewReport(groups, usage.ReportOptions{View: usage.ByProject, Location: loc}))
+	v.harnesses = own.report(usage.NewReport(groups, usage.ReportOptions{View: usage.ByHarness, Location: loc}))
 	return v
+}
+
+// ownStrings copies the strings a view keeps, once each. The ledger's
+// names and paths are substrings of the usage cache's body, read whole
+// (9 MB at 10,000 sessions): a view that kept one of them would keep all
+// of it between rebuilds, for the few KB of names it shows.
+type ownStrings map[string]string
+
+func (o ownStrings) of(s string) string {
+	if c, ok := o[s]; ok {
+		return c
+	}
+	c := strings.Clone(s)
+	o[c] = c
+	return c
+}
+
+// report is r with every string its own and no session: the usage
+// page's reports are by period, model, project and harness.
+func (o ownStrings) report(r usage.Report) usage.Report {
+	row := func(x usage.Row) usage.Row {
+		x.Key, x.Session = o.of(x.Key), nil
+		x.Models = append([]usage.ModelRow(nil), x.Models...)
+		for k := range x.Models {
+			x.Models[k].Model = o.of(x.Models[k].Model)
+		}
+		x.Harnesses = append([]string(nil), x.Harnesses...)
+		for k := range x.Harnesses {
+			x.Harnesses[k] = o.of(x.Harnesses[k])
+		}
+		return x
+	}
+	rows := make([]usage.Row, len(r.Rows))
+	for k, x := range r.Rows {
+		rows[k] = row(x)
+	}
+	r.Rows, r.Total = rows, row(r.Total)
+	return r
 }

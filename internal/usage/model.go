@@ -1,6 +1,9 @@
 package usage
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // A ModelRef names a model as a call records it (its provider, id and
 // API), by its place in the process's table of the names seen: a Call
@@ -39,6 +42,11 @@ func RefModel(provider, model, api string) ModelRef {
 			return 0
 		}
 	}
+	// The table lives as long as the process: it keeps copies, never the
+	// caller's strings, which may be substrings of a whole file read
+	// once (the usage cache's body, 9 MB at 10,000 sessions, would stay
+	// for the sake of a model's name).
+	n = ModelName{strings.Clone(provider), strings.Clone(model), strings.Clone(api)}
 	r = ModelRef(len(models.names))
 	models.names = append(models.names, n)
 	models.refs[n] = r
