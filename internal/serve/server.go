@@ -57,6 +57,8 @@ type Server struct {
 	// The usage cache's marker, vouched for as the indexes' are.
 	usageLive usageLive
 	reopen    *time.Timer // reopens the indexes once unused a moment (usedIndexes)
+	reopenMu  sync.Mutex
+	reopenBy  time.Time // the latest the next reopen may be put off to; zero when none is due
 
 	// The views loop's: what each harness listed, which harnesses to list
 	// again (dueMu), and the keys of the paths seen.
@@ -212,7 +214,7 @@ func (s *Server) openIndexes(ctx context.Context, places []catalog.Place) error 
 	s.ixMu.Unlock()
 	s.ready.Store(true)
 	s.status.Store("")
-	s.usedIndexes() // the first refresh's heap, back once idle
+	s.usedIndexes(idleAfter) // the first refresh's heap, back once idle
 	return nil
 }
 
