@@ -190,7 +190,7 @@ func (db *DB) open() (reason string, err error) {
 	// SQLite's files beside the index are created as private as it is
 	// (0600): the write-ahead log by modeof, the shared memory, which the
 	// VFS makes with the umask's mode, made here first.
-	q := url.Values{"_pragma": {"busy_timeout(60000)"}, "modeof": {db.path}}
+	q := url.Values{"_pragma": {"busy_timeout(60000)"}, "modeof": {db.path}, "vfs": {zeroPageVFSName}}
 	privateSidecar(db.path + "-shm")
 	name := (&url.URL{Scheme: "file", Path: db.path, RawQuery: q.Encode()}).String()
 	c, err := sqlite3.OpenFlags(name, sqlite3.OPEN_READWRITE|sqlite3.OPEN_URI|sqlite3.OPEN_NOFOLLOW)

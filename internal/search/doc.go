@@ -48,7 +48,9 @@
 //
 // # Damage
 //
-// Every page carries a checksum SQLite checks as it reads it. An index
+// Every page carries a checksum SQLite checks as it reads it, and a page
+// read back as all zeros, which its checksum cannot tell (the checksum
+// of zeros is zeros), is damage too (zeropage.go). An index
 // SQLite finds damaged (a failed checksum, a malformed file), at Open, at
 // Refresh or at a query, is set aside and rebuilt, once, and DB.Notice
 // says so; a query that met the damage runs again on the rebuilt index.
