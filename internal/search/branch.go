@@ -14,11 +14,13 @@ func (w *writer) markBranch(file int64) error {
 		row                       int64
 		id, parent, typ, firstKpt string
 	}
-	s, err := w.stmt(`SELECT id, entry_id, parent_id, type, first_kept FROM entries WHERE file = ? AND type != 'title' ORDER BY id`)
+	s, err := w.stmt(`SELECT id, entry_id, parent_id, type, first_kept FROM entries WHERE id BETWEEN ? AND ? AND type != 'title' ORDER BY id`)
 	if err != nil {
 		return err
 	}
-	s.BindInt64(1, file)
+	lo, hi := fileRows(file)
+	s.BindInt64(1, lo)
+	s.BindInt64(2, hi)
 	var nodes []node
 	byID := map[string]int{}
 	for s.Step() {
@@ -29,7 +31,7 @@ func (w *writer) markBranch(file int64) error {
 	if err := s.Err(); err != nil {
 		return err
 	}
-	if err := w.exec(`UPDATE entries SET on_branch = 0, in_context = 0 WHERE file = ? AND type != 'title'`, file); err != nil {
+	if err := w.exec(`UPDATE entries SET on_branch = 0, in_context = 0 WHERE id BETWEEN ? AND ? AND type != 'title'`, lo, hi); err != nil {
 		return err
 	}
 	// The path from the leaf up, stopping at a missing parent or a cycle.

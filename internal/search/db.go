@@ -21,7 +21,7 @@ func init() { sqlite3.AutoExtension(fts5.Register) }
 
 // schemaVersion is PRAGMA user_version of the index this code writes. An
 // index of another version is rebuilt: it is a cache.
-const schemaVersion = 3 // 3: CJK characters are tokens of their own
+const schemaVersion = 4 // 3: CJK characters are tokens of their own; 4: rowids name their file
 
 // schema is the index. files has one row per session file, with where its
 // indexed part ends (a session.Cursor) and how to tell that part is still
@@ -75,7 +75,6 @@ CREATE TABLE entries(
 	on_branch INTEGER NOT NULL,
 	in_context INTEGER NOT NULL
 ) STRICT;
-CREATE INDEX entries_file ON entries(file, id);
 CREATE INDEX entries_digest ON entries(digest) WHERE digest != 0;
 CREATE VIRTUAL TABLE docs USING fts5(text, thinking, content='', contentless_delete=1,
 	tokenize="unicode61 remove_diacritics 2 tokenchars '_'");

@@ -15,6 +15,8 @@
 //     through all of them): id, parent, type, role, tool, model, time,
 //     where its line is, a digest of its text (to fold the copies forks
 //     make), and whether it is on the active branch and in the context.
+//     An entry's rowid is its file's id and its place in the file
+//     (rowid.go), so a match names its file without a read of entries.
 //   - docs: an FTS5 table of the entries' text, with the model's thinking
 //     in a column of its own. It is contentless (its content option is
 //     empty): the index keeps the words' positions, not the text, which

@@ -190,40 +190,61 @@ func (db *DB) search(ctx context.Context, q Query) ([]Hit, error) {
 
 // from is the FROM and WHERE of a query: the match and its filters.
 func (q *Query) from(p parsed) (string, []any) {
-	expr := p.expr
-	if !q.Thinking {
-		expr = "{text} : (" + expr + ")"
-	}
 	sql := "FROM docs JOIN entries e ON e.id = docs.rowid JOIN files f ON f.id = e.file WHERE docs MATCH ?"
-	args := []any{expr}
-	and := func(cond string, a ...any) {
-		sql += " AND " + cond
-		args = append(args, a...)
-	}
-	if q.Cwd != "" {
-		and("f.cwd = ?", q.Cwd)
-	}
-	if !q.Since.IsZero() {
-		and("e.ts >= ?", q.Since.UnixMilli())
-	}
-	if !q.Until.IsZero() {
-		and("e.ts < ?", q.Until.UnixMilli())
-	}
-	if q.Role != "" {
-		and("e.role = ?", q.Role)
-	}
-	if q.Tool != "" {
-		and(`(' ' || e.tool || ' ') LIKE ? ESCAPE '\'`, "% "+likeEscape(q.Tool)+" %")
-	}
-	if q.Model != "" {
-		and(`e.model LIKE ? ESCAPE '\'`, "%"+likeEscape(q.Model)+"%")
-	}
-	if q.Path != "" {
-		and("f.path = ?", q.Path)
-	} else if !q.Subagents {
-		and("f.subagent = 0")
+	args := []any{q.match(p)}
+	c := q.conditions()
+	for _, c := range append(c.files, c.entries...) {
+		sql += " AND " + c.sql
+		args = append(args, c.args...)
 	}
 	return sql, args
+}
+
+// match is the FTS5 expression of a query: its words, in the text
+// column unless the thinking is searched too.
+func (q *Query) match(p parsed) string {
+	if !q.Thinking {
+		return "{text} : (" + p.expr + ")"
+	}
+	return p.expr
+}
+
+// condition is one SQL condition of a query's filters, with its
+// arguments.
+type condition struct {
+	sql  string
+	args []any
+}
+
+// conditions are a query's filters: on what files rows hold (f), and on
+// what only entries rows hold (e).
+func (q *Query) conditions() (c struct{ files, entries []condition }) {
+	file := func(sql string, a ...any) { c.files = append(c.files, condition{sql, a}) }
+	entry := func(sql string, a ...any) { c.entries = append(c.entries, condition{sql, a}) }
+	if q.Cwd != "" {
+		file("f.cwd = ?", q.Cwd)
+	}
+	if q.Path != "" {
+		file("f.path = ?", q.Path)
+	} else if !q.Subagents {
+		file("f.subagent = 0")
+	}
+	if !q.Since.IsZero() {
+		entry("e.ts >= ?", q.Since.UnixMilli())
+	}
+	if !q.Until.IsZero() {
+		entry("e.ts < ?", q.Until.UnixMilli())
+	}
+	if q.Role != "" {
+		entry("e.role = ?", q.Role)
+	}
+	if q.Tool != "" {
+		entry(`(' ' || e.tool || ' ') LIKE ? ESCAPE '\'`, "% "+likeEscape(q.Tool)+" %")
+	}
+	if q.Model != "" {
+		entry(`e.model LIKE ? ESCAPE '\'`, "%"+likeEscape(q.Model)+"%")
+	}
+	return c
 }
 
 // Session is a session file with hits, as Sessions lists it.
@@ -242,11 +263,10 @@ func (db *DB) sessions(ctx context.Context, q Query) ([]Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	from, args := q.from(p)
+	sql, args := q.sessionsSQL(p)
 	old := db.conn.SetInterrupt(ctx)
 	defer db.conn.SetInterrupt(old)
-	st, _, err := db.conn.Prepare(`SELECT f.harness, f.path, f.session_id, f.title, f.cwd, f.subagent, f.mtime, count(*) ` +
-		from + ` GROUP BY f.id ORDER BY f.mtime DESC, f.path`)
+	st, _, err := db.conn.Prepare(sql)
 	if err != nil {
 		return nil, err
 	}
@@ -264,6 +284,27 @@ func (db *DB) sessions(ctx context.Context, q Query) ([]Session, error) {
 		return nil, queryErr(q.Text, err)
 	}
 	return out, nil
+}
+
+// sessionsSQL is the statement of Sessions. Filtered by files rows alone,
+// the matches are counted by the file their rowid names (rowid.go), so
+// entries is not read; a filter on entries joins them.
+func (q *Query) sessionsSQL(p parsed) (string, []any) {
+	const cols = `SELECT f.harness, f.path, f.session_id, f.title, f.cwd, f.subagent, f.mtime, `
+	const order = ` ORDER BY f.mtime DESC, f.path`
+	c := q.conditions()
+	if len(c.entries) > 0 {
+		from, args := q.from(p)
+		return cols + `count(*) ` + from + ` GROUP BY f.id` + order, args
+	}
+	sql := cols + fmt.Sprintf(`m.n FROM (SELECT rowid >> %d AS file, count(*) AS n FROM docs WHERE docs MATCH ? GROUP BY 1) m
+		JOIN files f ON f.id = m.file WHERE 1`, seqBits)
+	args := []any{q.match(p)}
+	for _, c := range c.files {
+		sql += " AND " + c.sql
+		args = append(args, c.args...)
+	}
+	return sql + order, args
 }
 
 // copies returns the other files that hold an entry of this digest.

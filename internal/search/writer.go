@@ -21,6 +21,9 @@ type writer struct {
 	// row and written with each commit.
 	snap      map[string]statRow
 	snapDirty bool
+	// next is the rowid the next entry of the file being indexed takes
+	// (see rowid.go).
+	next int64
 }
 
 func (w *writer) begin() error {
@@ -93,10 +96,11 @@ func (w *writer) exec(sql string, args ...any) error {
 // dropFile removes what the index holds of a file: its entries and their
 // text, and with row, its files row.
 func (w *writer) dropFile(path string, id int64, row bool) error {
-	if err := w.exec(`DELETE FROM docs WHERE rowid IN (SELECT id FROM entries WHERE file = ?)`, id); err != nil {
+	lo, hi := fileRows(id)
+	if err := w.exec(`DELETE FROM docs WHERE rowid IN (SELECT id FROM entries WHERE id BETWEEN ? AND ?)`, lo, hi); err != nil {
 		return err
 	}
-	if err := w.exec(`DELETE FROM entries WHERE file = ?`, id); err != nil {
+	if err := w.exec(`DELETE FROM entries WHERE id BETWEEN ? AND ?`, lo, hi); err != nil {
 		return err
 	}
 	if row {
@@ -150,6 +154,10 @@ func (w *writer) file(f session.SessionFile, row *fileRow, st *RefreshStats) (in
 		if err := w.saveFile(&r); err != nil {
 			return 0, err
 		}
+	}
+	var err error
+	if w.next, err = w.nextRowid(r.id); err != nil {
+		return 0, err
 	}
 	if title := info.ListTitle(); title != r.title { // r.title: the title document the index holds
 		if err := w.setTitle(&r, title); err != nil {
@@ -241,6 +249,9 @@ func (w *writer) saveFile(r *fileRow) error {
 			header_line, version, last_id, tail_off, tail_hash, session_id, cwd, title, created, parent_session,
 			malformed, indexed_bytes, error) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...)
 		r.id = w.db.conn.LastInsertRowID()
+		if err == nil && r.id > maxFileID {
+			return errRowids(r.id)
+		}
 		return err
 	}
 	return w.exec(`UPDATE files SET path=?, harness=?, subagent=?, ino=?, size=?, mtime=?, cur_off=?, cur_line=?,
@@ -250,23 +261,28 @@ func (w *writer) saveFile(r *fileRow) error {
 
 // setTitle replaces the title's document.
 func (w *writer) setTitle(r *fileRow, title string) error {
+	lo, hi := fileRows(r.id)
 	if r.title == "" {
 		// No title document to delete: a delete costs FTS5 a flush.
-	} else if err := w.exec(`DELETE FROM docs WHERE rowid IN (SELECT id FROM entries WHERE file = ? AND type = 'title')`, r.id); err != nil {
+	} else if err := w.exec(`DELETE FROM docs WHERE rowid IN (SELECT id FROM entries WHERE id BETWEEN ? AND ? AND type = 'title')`, lo, hi); err != nil {
 		return err
 	}
-	if err := w.exec(`DELETE FROM entries WHERE file = ? AND type = 'title'`, r.id); err != nil {
+	if err := w.exec(`DELETE FROM entries WHERE id BETWEEN ? AND ? AND type = 'title'`, lo, hi); err != nil {
 		return err
 	}
 	r.title = title
 	if title == "" {
 		return nil
 	}
-	if err := w.exec(`INSERT INTO entries(file, entry_id, parent_id, type, first_kept, role, tool, model, ts, off, line,
-		digest, on_branch, in_context) VALUES(?, '', '', 'title', '', ?, '', '', ?, 0, 0, 0, 1, 1)`, r.id, RoleTitle, r.created); err != nil {
+	id, err := w.take(r.id)
+	if err != nil {
 		return err
 	}
-	return w.exec(`INSERT INTO docs(rowid, text, thinking) VALUES(?, ?, '')`, w.db.conn.LastInsertRowID(), searchtext.SpaceCJK(searchtext.CapText(title)))
+	if err := w.exec(`INSERT INTO entries(id, file, entry_id, parent_id, type, first_kept, role, tool, model, ts, off, line,
+		digest, on_branch, in_context) VALUES(?, ?, '', '', 'title', '', ?, '', '', ?, 0, 0, 0, 1, 1)`, id, r.id, RoleTitle, r.created); err != nil {
+		return err
+	}
+	return w.exec(`INSERT INTO docs(rowid, text, thinking) VALUES(?, ?, '')`, id, searchtext.SpaceCJK(searchtext.CapText(title)))
 }
 
 // entry indexes one entry: its entries row always (the branch walk needs
@@ -282,15 +298,19 @@ func (w *writer) entry(file int64, n node, d searchtext.Doc, off int64, line int
 	if d.Role != "" {
 		dg = digest(n.id, d)
 	}
-	if err := w.exec(`INSERT INTO entries(file, entry_id, parent_id, type, first_kept, role, tool, model, ts, off, line,
-		digest, on_branch, in_context) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,1,1)`,
-		file, n.id, n.parent, n.typ, n.kept, d.Role, d.Tool, d.Model, d.TS, off, line, dg); err != nil {
+	id, err := w.take(file)
+	if err != nil {
+		return err
+	}
+	if err := w.exec(`INSERT INTO entries(id, file, entry_id, parent_id, type, first_kept, role, tool, model, ts, off, line,
+		digest, on_branch, in_context) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,1,1)`,
+		id, file, n.id, n.parent, n.typ, n.kept, d.Role, d.Tool, d.Model, d.TS, off, line, dg); err != nil {
 		return err
 	}
 	if d.Role == "" {
 		return nil
 	}
-	return w.exec(`INSERT INTO docs(rowid, text, thinking) VALUES(?, ?, ?)`, w.db.conn.LastInsertRowID(), searchtext.SpaceCJK(d.Text), searchtext.SpaceCJK(d.Thinking))
+	return w.exec(`INSERT INTO docs(rowid, text, thinking) VALUES(?, ?, ?)`, id, searchtext.SpaceCJK(d.Text), searchtext.SpaceCJK(d.Thinking))
 }
 
 // digest identifies an entry's searchable content, so that the copies a
