@@ -159,6 +159,12 @@ for w in "$word" "$rare"; do
 		"  the same, serve stopped (warm index)" "${stopped[$w]}" "  rg -l -F '$w'" "${rg[$w]}"
 	awk -v l="${live[$w]}" -v s="${stopped[$w]}" -v r="${rg[$w]}" 'BEGIN {printf "  rg/xdev with serve %.1fx; stopped/running %.1fx\n", r/l, s/l}'
 done
+# The floor of any xdev command here: the process's start and package
+# init (a 40 MB binary), which bounds the ratio above whatever a search
+# costs; rg/floor is the most any search could reach on this corpus.
+floor=$(proc "${env[@]}" "$bin/xdev" version)
+printf '%-44s %8s ms\n' "xdev version (the start of any command)" "$floor"
+awk -v f="$floor" -v r="${rg[$rare]}" 'BEGIN {printf "  rg/start %.1fx: the ceiling of the ratio on this corpus\n", r/f}'
 
 # One 500 MB session (xdev-corpus, as bench.sh's) in a data dir of its
 # own, once the server has indexed it: its page the first time (the
