@@ -186,6 +186,12 @@ type Config struct {
 	Roots map[Harness]string
 	// Sources replaces a harness's source outright (a test's fake).
 	Sources map[Harness]foreign.Source
+	// ResolveCache is the list cache (ListCacheDir) through which Resolve
+	// matches a name against the data dir's sessions, for a process that
+	// resolves many (xdev mcp): the same matches, reading only the files
+	// that changed since. "" reads every session's head, and writes
+	// nothing: a command that fails then leaves xdev's cache as it was.
+	ResolveCache string
 }
 
 // Catalog is the places of one Config.
@@ -287,7 +293,7 @@ func (c *Catalog) Resolve(arg string) (Ref, error) {
 		}
 		return c.At(abs)
 	}
-	info, err := session.Resolve(c.cfg.DataDir, c.cfg.Cwd, arg)
+	info, err := session.ResolveIn(c.cfg.DataDir, arg, &session.ResolveOptions{Cwd: c.cfg.Cwd, Cache: c.cfg.ResolveCache})
 	if err == nil {
 		return Ref{Harness: c.cfg.DataDirHarness, Path: info.Path, ID: info.ID, InDataDir: true}, nil
 	}

@@ -292,21 +292,24 @@ func TestResolve(t *testing.T) {
 		{paths[1], 1, nil},
 		{"zzz", -1, ErrNotFound},
 	}
+	cache := t.TempDir()
 	for _, c := range cases {
-		got, err := Resolve(agent, cwd, c.arg)
-		switch c.want {
-		case -1:
-			if !errors.Is(err, ErrNotFound) {
-				t.Errorf("Resolve(%q) = %v, %v; want ErrNotFound", c.arg, got.Path, err)
-			}
-		case -2:
-			var amb *AmbiguousError
-			if !errors.As(err, &amb) || len(amb.Matches) < 2 || !strings.Contains(err.Error(), "matches") {
-				t.Errorf("Resolve(%q) = %v, %v; want ambiguous", c.arg, got.Path, err)
-			}
-		default:
-			if err != nil || got.Path != paths[c.want] {
-				t.Errorf("Resolve(%q) = %v, %v; want %s", c.arg, got.Path, err, paths[c.want])
+		for _, cache := range []string{"", cache, cache} { // no cache, a cache written, a cache read
+			got, err := ResolveIn(agent, c.arg, &ResolveOptions{Cwd: cwd, Cache: cache})
+			switch c.want {
+			case -1:
+				if !errors.Is(err, ErrNotFound) {
+					t.Errorf("Resolve(%q) = %v, %v; want ErrNotFound", c.arg, got.Path, err)
+				}
+			case -2:
+				var amb *AmbiguousError
+				if !errors.As(err, &amb) || len(amb.Matches) < 2 || !strings.Contains(err.Error(), "matches") {
+					t.Errorf("Resolve(%q) = %v, %v; want ambiguous", c.arg, got.Path, err)
+				}
+			default:
+				if err != nil || got.Path != paths[c.want] {
+					t.Errorf("Resolve(%q) = %v, %v; want %s", c.arg, got.Path, err, paths[c.want])
+				}
 			}
 		}
 	}

@@ -55,6 +55,27 @@ func MostRecent(dataDir, cwd string) (SessionInfo, error) {
 // transcripts. An exact id or file name wins over prefixes; otherwise
 // several matches are an *AmbiguousError.
 func Resolve(dataDir, cwd, arg string) (SessionInfo, error) {
+	return ResolveIn(dataDir, arg, &ResolveOptions{Cwd: cwd})
+}
+
+// ResolveOptions tune ResolveIn.
+type ResolveOptions struct {
+	// Cwd is the project searched first ("" for none).
+	Cwd string
+	// Cache is the list cache's directory (ListOptions.Cache): the
+	// listings Resolve matches against read only the files that changed
+	// since the last, the same listings a walk gives. "" keeps none.
+	Cache string
+}
+
+// ResolveIn is Resolve with options: a process that resolves many
+// arguments (a server) gives it the list cache, so that naming a session
+// by its id is not a read of every session's head.
+func ResolveIn(dataDir, arg string, opts *ResolveOptions) (SessionInfo, error) {
+	if opts == nil {
+		opts = &ResolveOptions{}
+	}
+	cwd := opts.Cwd
 	if arg == "" {
 		return SessionInfo{}, errors.New("resolve: empty session argument")
 	}
@@ -65,7 +86,7 @@ func Resolve(dataDir, cwd, arg string) (SessionInfo, error) {
 	}
 	// Subagent transcripts last: --resume never picks one, but a name that
 	// matches nothing else names it (show, export and verify read them).
-	scopes := []*ListOptions{{Cwd: cwd}, {}, {Subagents: true}}
+	scopes := []*ListOptions{{Cwd: cwd, Cache: opts.Cache}, {Cache: opts.Cache}, {Subagents: true, Cache: opts.Cache}}
 	if cwd == "" {
 		scopes = scopes[1:]
 	}
