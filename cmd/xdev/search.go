@@ -18,6 +18,7 @@ import (
 
 	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/session"
+	"github.com/xdev/xdev/internal/when"
 )
 
 var searchCommand = &command{
@@ -308,12 +309,10 @@ func (o *searchOptions) query(e *env) (catalog.Query, error) {
 	if o.limit <= 0 {
 		return q, usagef("--limit wants a positive number")
 	}
-	switch o.role {
-	case "", catalog.RoleUser, catalog.RoleAssistant, catalog.RoleTool, catalog.RoleSummary, catalog.RoleCustom, catalog.RoleTitle:
-		q.Role = o.role
-	default:
-		return q, usagef("--role %q: want user, assistant, tool, summary, custom or title", o.role)
+	if o.role != "" && !slices.Contains(catalog.Roles, o.role) {
+		return q, usagef("--role %q: want %s", o.role, strings.Join(catalog.Roles, ", "))
 	}
+	q.Role = o.role
 	switch {
 	case o.here && o.cwd != "":
 		return q, usagef("--here and --cwd both choose the project; give one")
@@ -377,48 +376,8 @@ func (o *searchOptions) sessionPath(e *env, arg string) (string, error) {
 	return "", fmt.Errorf("%s is a %s session, which --from %s does not search (--from %s does)", arg, ref.Harness.Name(), from, ref.Harness)
 }
 
-// parseWhen reads a --since or --until: a duration back from now (7d,
-// 12h, 30m, 2w) or a date (2026-11-01, local midnight) or an RFC 3339 time.
-func parseWhen(s string, now time.Time) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if n := len(s); n > 1 {
-		unit := map[byte]time.Duration{'m': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}[s[n-1]]
-		if v, err := strconv.ParseUint(s[:n-1], 10, 64); unit != 0 && (err == nil || errors.Is(err, strconv.ErrRange)) {
-			// A span reaching back past the earliest time means "since
-			// ever" (or, for --until, "before anything"): clamp it there
-			// rather than let the arithmetic wrap.
-			if err != nil || v > uint64(maxBack/unit) {
-				return earliest, nil
-			}
-			return now.Add(-time.Duration(v) * unit), nil
-		}
-	}
-	if t, err := time.ParseInLocation("2006-01-02", s, time.Local); err == nil {
-		return notZero(t), nil
-	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return notZero(t), nil
-	}
-	return time.Time{}, fmt.Errorf("%q is not a time: want 7d, 12h, 2w, 2026-11-01 or 2026-11-01T15:04:05Z", s)
-}
-
-// maxBack is the longest span --since and --until take as a duration;
-// earliest is where a longer one is clamped. earliest is not the zero
-// time, which means "no bound".
-const maxBack = 290 * 365 * 24 * time.Hour // as far as a time.Duration reaches
-
-var earliest = time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC)
-
-// notZero keeps a time that happens to be the zero time from reading as
-// "no bound".
-func notZero(t time.Time) time.Time {
-	if t.IsZero() {
-		return earliest
-	}
-	return t
-}
+// parseWhen reads a --since or --until (package when).
+func parseWhen(s string, now time.Time) (time.Time, error) { return when.Parse(s, now) }
 
 // searchHitJSON is one hit in `xdev search --json`.
 type searchHitJSON struct {

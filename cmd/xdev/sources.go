@@ -41,13 +41,22 @@ func (f *sourceFlags) roots() []string {
 // catalog is the catalog of the places these flags and store choose: the
 // data dir, and the other harnesses' roots.
 func (f *sourceFlags) catalog(e *env, store *storeFlags) (*catalog.Catalog, error) {
-	dir, err := store.dir()
+	cfg, err := f.config(e, store)
 	if err != nil {
 		return nil, err
 	}
+	return catalog.New(cfg)
+}
+
+// config is the catalog's configuration these flags and store choose.
+func (f *sourceFlags) config(e *env, store *storeFlags) (catalog.Config, error) {
+	dir, err := store.dir()
+	if err != nil {
+		return catalog.Config{}, err
+	}
 	if store.explicit() {
 		if _, err := store.existingDir(); err != nil {
-			return nil, err
+			return catalog.Config{}, err
 		}
 	}
 	cwd, _ := e.Getwd()
@@ -55,7 +64,7 @@ func (f *sourceFlags) catalog(e *env, store *storeFlags) (*catalog.Catalog, erro
 	if store.omp {
 		h = catalog.Omp
 	}
-	return catalog.New(catalog.Config{DataDir: dir, DataDirHarness: h, Explicit: store.explicit(), Cwd: cwd, Roots: f.rootFlags()})
+	return catalog.Config{DataDir: dir, DataDirHarness: h, Explicit: store.explicit(), Cwd: cwd, Roots: f.rootFlags()}, nil
 }
 
 // resolve finds the session SESSION names, by the catalog's one rule

@@ -178,6 +178,26 @@ func (ix *Indexes) Refresh(ctx context.Context, k int) (search.RefreshStats, err
 	return ix.refreshIndex(ctx, k, false)
 }
 
+// Freshen brings every index up to date again as OpenIndexes did, for a
+// process that keeps indexes open between queries (xdev mcp): one a
+// running xdev serve keeps fresh is asked (internal/live) and not
+// walked, the others are refreshed. Queries must not run meanwhile.
+func (ix *Indexes) Freshen(ctx context.Context) error {
+	for k, db := range ix.dbs {
+		if !ix.opts.NoLive && live.Fresh(live.MarkerPath(db.Path()), liveWait) {
+			tell(ix.opts.Live, ix.places[k])
+			continue
+		}
+		if _, err := ix.Refresh(ctx, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Places are the places the indexes are of, in order.
+func (ix *Indexes) Places() []Place { return slices.Clone(ix.places) }
+
 // Reopen closes every index and opens it again, as it is: the memory a
 // search or a refresh grew SQLite's heap to goes back to the system with
 // the connection (it never shrinks while the connection is open). For a
@@ -387,3 +407,6 @@ const (
 	RoleCustom    = search.RoleCustom
 	RoleTitle     = search.RoleTitle
 )
+
+// Roles are the roles a query can be limited to.
+var Roles = []string{RoleUser, RoleAssistant, RoleTool, RoleSummary, RoleCustom, RoleTitle}

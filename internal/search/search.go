@@ -35,6 +35,9 @@ type Query struct {
 	Path string
 	// Subagents includes hits in subagent transcripts (always indexed).
 	Subagents bool
+	// InContext keeps the entries a resumed session still sends the
+	// model: on the active branch, not summarized away by a compaction.
+	InContext bool
 	// Limit is how many hits to return; 0 is DefaultLimit.
 	Limit int
 	// Newest orders hits by time, newest first, rather than by relevance.
@@ -243,6 +246,9 @@ func (q *Query) conditions() (c struct{ files, entries []condition }) {
 	}
 	if q.Model != "" {
 		entry(`e.model LIKE ? ESCAPE '\'`, "%"+likeEscape(q.Model)+"%")
+	}
+	if q.InContext {
+		entry(`e.in_context = 1 AND e.type != 'title'`)
 	}
 	return c
 }
