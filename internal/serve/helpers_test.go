@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,8 +11,8 @@ import (
 
 	"github.com/xdev/xdev/internal/ai"
 	"github.com/xdev/xdev/internal/catalog"
-	"github.com/xdev/xdev/internal/realfixtures"
 	"github.com/xdev/xdev/internal/session"
+	"github.com/xdev/xdev/internal/testplace"
 )
 
 // place is a test's machine: a home, a cache, xdev's data dir and the
@@ -23,52 +22,19 @@ type place struct {
 	roots             map[catalog.Harness]string
 }
 
-// newPlace makes an empty machine and points the process at it (HOME,
-// the cache dir, the data dirs), so that nothing of the real user's is
-// read.
+// newPlace makes an empty machine and points the process at it
+// (testplace), so that nothing of the real user's is read.
 func newPlace(t testing.TB) *place {
 	t.Helper()
-	root := t.TempDir()
-	p := &place{home: filepath.Join(root, "home"), cache: filepath.Join(root, "cache"), data: filepath.Join(root, "home", ".xdev", "agent"),
-		roots: map[catalog.Harness]string{}}
-	for _, h := range catalog.Foreign {
-		p.roots[h] = filepath.Join(root, string(h))
-	}
-	os.MkdirAll(session.SessionsDir(p.data), 0o700)
-	t.Setenv("HOME", p.home)
-	t.Setenv("XDG_CACHE_HOME", p.cache)
-	t.Setenv(session.DataDirEnv, p.data)
-	t.Setenv(session.OmpDataDirEnv, filepath.Join(root, "home", ".omp", "agent"))
-	return p
+	tp := testplace.New(t)
+	return &place{home: tp.Home, cache: tp.Cache, data: tp.Data, roots: tp.Roots}
 }
 
 // withRealFixtures copies the real fixtures of every other harness into
-// the place's roots (copies: the server only reads them, and a test must
-// not depend on that to keep them whole).
+// the place's roots.
 func (p *place) withRealFixtures(t testing.TB) {
 	t.Helper()
-	real := realfixtures.Dir(t)
-	copyDir := func(from, to string) {
-		t.Helper()
-		os.MkdirAll(filepath.Dir(to), 0o700)
-		if err := os.CopyFS(to, os.DirFS(from)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	copyDir(filepath.Join(real, "claude"), filepath.Join(p.roots[catalog.Claude], "projects"))
-	copyDir(filepath.Join(real, "codex"), filepath.Join(p.roots[catalog.Codex], "sessions"))
-	copyDir(filepath.Join(real, "copilot"), p.roots[catalog.Copilot])
-	copyDir(filepath.Join(real, "gemini"), p.roots[catalog.Gemini])
-	copyDir(filepath.Join(real, "opencode-sqlite"), p.roots[catalog.Opencode])
-	pi := filepath.Join(session.SessionsDir(p.roots[catalog.Pi]), "--tmp-pi--")
-	os.MkdirAll(pi, 0o700)
-	for _, name := range []string{"pi-v1-before-compaction.jsonl", "pi-v1-large-session.jsonl"} {
-		b, err := os.ReadFile(filepath.Join(real, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(pi, name), b, 0o600)
-	}
+	testplace.CopyRealFixtures(t, p.roots)
 }
 
 // newSession writes a session of the data dir: a title and the messages
