@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"os/signal"
+	"syscall"
+
+	"github.com/xdev/xdev/internal/catalog"
+	"github.com/xdev/xdev/internal/recall"
+)
+
+var mcpCommand = &command{
+	name: "mcp", args: "[--claude-dir DIR …]",
+	summary: "An MCP server on stdin/stdout: agents search and read earlier sessions",
+	example: `  claude mcp add xdev -- xdev mcp          Claude Code
+  codex mcp add xdev -- xdev mcp           Codex
+  (docs/mcp.md: omp, opencode and the tools)`,
+	options: func() options { return &mcpOptions{} },
+}
+
+type mcpOptions struct {
+	store   *storeFlags
+	sources *sourceFlags
+	args    []string
+}
+
+func (o *mcpOptions) define(fs *flag.FlagSet) {
+	o.store = addStoreFlags(fs)
+	o.sources = addSourceFlags(fs)
+}
+
+func (o *mcpOptions) setArgs(args []string) { o.args = args }
+
+func (o *mcpOptions) run(e *env) error {
+	if len(o.args) != 0 {
+		return usagef("unexpected argument %q (the server speaks MCP on stdin and stdout)", o.args[0])
+	}
+	cfg, err := o.sources.config(e, o.store)
+	if err != nil {
+		return err
+	}
+	// A server names many sessions: through the list cache, each is found
+	// without reading every session's head.
+	cfg.ResolveCache = catalog.ListCacheDir()
+	c, err := catalog.New(cfg)
+	if err != nil {
+		return err
+	}
+	srv := recall.New(recall.Options{Catalog: c, UsageCache: catalog.UsageCacheDir(), Version: versionString(), Now: e.Now})
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer cancel()
+	// JSON-RPC goes out unfiltered: escaping is for a person's terminal.
+	err = srv.Run(ctx, recall.Transport(e.In, e.RawOut))
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+		return nil // the client went away, or ^C
+	}
+	return err
+}

@@ -1,0 +1,95 @@
+package recall
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/xdev/xdev/internal/corpus"
+	"github.com/xdev/xdev/internal/testplace"
+)
+
+// generated is how many sessions a test's data dir holds, beside the
+// real fixtures of every other harness.
+const generated = 40
+
+// machine is a test's machine with its MCP server, and a client of it
+// (the SDK's own) over an in-memory transport.
+type machine struct {
+	*testplace.Place
+	cs *mcp.ClientSession
+}
+
+func newMachine(t testing.TB) *machine {
+	t.Helper()
+	p := testplace.New(t)
+	testplace.CopyRealFixtures(t, p.Roots)
+	if _, err := corpus.WriteDir(p.Data, generated, 7); err != nil {
+		t.Fatal(err)
+	}
+	srv := New(Options{Catalog: p.Catalog(t), UsageCache: filepath.Join(p.Cache, "xdev", "usage"), Version: "test"})
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	return &machine{Place: p, cs: cs}
+}
+
+// call calls a tool; a tool error is returned as an error with its text.
+func (m *machine) call(t testing.TB, name string, args any) (*mcp.CallToolResult, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := m.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, err
+	}
+	if res.IsError {
+		return res, toolError(textOf(res))
+	}
+	return res, nil
+}
+
+type toolError string
+
+func (e toolError) Error() string { return string(e) }
+
+// must calls a tool that must answer, and decodes its structured result
+// into out.
+func (m *machine) must(t testing.TB, name string, args any, out any) string {
+	t.Helper()
+	res, err := m.call(t, name, args)
+	if err != nil {
+		t.Fatalf("%s %v: %v", name, args, err)
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("%s: %v in %s", name, err, b)
+	}
+	return textOf(res)
+}
+
+func textOf(res *mcp.CallToolResult) string {
+	var sb strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			sb.WriteString(t.Text)
+		}
+	}
+	return sb.String()
+}

@@ -1,0 +1,80 @@
+package recall
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/xdev/xdev/internal/catalog"
+)
+
+// indexes are every place's search indexes, kept open between searches
+// (opening seven SQLite files and warming their caches is most of a
+// search's time) and freshened before each, as a search from a terminal
+// is: asked of a running xdev serve, else refreshed. They are closed
+// once idleClose has passed with no search, for SQLite's page caches to
+// go back to the system.
+type indexes struct {
+	cat *catalog.Catalog
+
+	mu   sync.Mutex
+	ix   *catalog.Indexes
+	idle *time.Timer
+}
+
+// idleClose is how long open indexes wait for the next search.
+const idleClose = 30 * time.Second
+
+// use runs fn on fresh indexes of every place here; searches take turns.
+func (x *indexes) use(ctx context.Context, fn func(*catalog.Indexes) error) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	places, err := x.cat.PlacesEvery()
+	if err != nil {
+		return err
+	}
+	if x.ix != nil && !samePlaces(x.ix.Places(), places) {
+		// A harness's sessions appeared or went: its index with them.
+		x.ix.Close()
+		x.ix = nil
+	}
+	if x.ix == nil {
+		ix, _, err := x.cat.OpenIndexes(ctx, places, catalog.IndexOptions{})
+		if err != nil {
+			ix.Close()
+			return err
+		}
+		x.ix = ix
+	} else if err := x.ix.Freshen(ctx); err != nil {
+		x.ix.Close()
+		x.ix = nil
+		return err
+	}
+	if x.idle == nil {
+		x.idle = time.AfterFunc(idleClose, x.closeIdle)
+	} else {
+		x.idle.Reset(idleClose)
+	}
+	return fn(x.ix)
+}
+
+func (x *indexes) closeIdle() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.ix != nil {
+		x.ix.Close()
+		x.ix = nil
+	}
+}
+
+func samePlaces(a, b []catalog.Place) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Harness != b[i].Harness || a[i].Dir != b[i].Dir || a[i].Root != b[i].Root {
+			return false
+		}
+	}
+	return true
+}
