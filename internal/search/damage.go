@@ -29,11 +29,34 @@ func isDamaged(err error) bool {
 // DamagedPath is where a damaged index is set aside.
 func DamagedPath(path string) string { return path + ".damaged" }
 
-// rebuild sets the index aside and makes it anew, empty: why says what
-// was wrong with it, for Notice. The caller holds the refresh lock.
-func (db *DB) rebuild(why string) error {
+// A rebuildReason says why an index is made anew. A damaged one is set
+// aside (DamagedPath) for a look at what went wrong; one only outdated
+// (of another schema version or data dir, without page checksums, or a
+// reindex asked for) is removed, since a copy as large as the index
+// would help no one.
+type rebuildReason struct {
+	why     string // for Notice; "" says nothing
+	damaged bool
+}
+
+func damaged(err error) *rebuildReason { return damagedBy("was damaged (" + err.Error() + ")") }
+
+func damagedBy(why string) *rebuildReason { return &rebuildReason{why: why, damaged: true} }
+
+func outdated(why string) *rebuildReason { return &rebuildReason{why: why} }
+
+// rebuild sets the index aside or removes it, as r says, and makes it
+// anew, empty. The caller holds the refresh lock.
+func (db *DB) rebuild(r rebuildReason) error {
 	db.close()
-	if err := os.Rename(db.path, DamagedPath(db.path)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	old := "the old one is removed"
+	if !r.damaged {
+		if err := os.Remove(db.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%w: %v", ErrCacheDir, err)
+		}
+	} else if err := os.Rename(db.path, DamagedPath(db.path)); err == nil {
+		old = "the old one is " + filepath.Base(DamagedPath(db.path))
+	} else if !errors.Is(err, os.ErrNotExist) {
 		if err := os.Remove(db.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("%w: %v", ErrCacheDir, err)
 		}
@@ -43,8 +66,8 @@ func (db *DB) rebuild(why string) error {
 			return fmt.Errorf("%w: %v", ErrCacheDir, err)
 		}
 	}
-	if why != "" {
-		db.Notice = fmt.Sprintf("search index %s %s; rebuilt it (the old one is %s)", db.path, why, filepath.Base(DamagedPath(db.path)))
+	if r.why != "" {
+		db.Notice = fmt.Sprintf("search index %s %s; rebuilt it (%s)", db.path, r.why, old)
 	}
 	if _, err := db.open(); err != nil {
 		return err

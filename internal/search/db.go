@@ -157,11 +157,11 @@ func Open(path, dataDir string, opts *OpenOptions) (*DB, error) {
 	}
 	defer unlock()
 	reason, err := db.open()
-	if err != nil && reason == "" {
+	if err != nil && reason == nil {
 		return nil, err
 	}
-	if reason != "" {
-		if err := db.rebuild(reason); err != nil {
+	if reason != nil {
+		if err := db.rebuild(*reason); err != nil {
 			return nil, err
 		}
 	}
@@ -176,12 +176,12 @@ func privateSidecar(path string) {
 	}
 }
 
-// open opens the file and checks it. A non-empty reason says why the file
-// must be rebuilt; err alone is a failure to report.
-func (db *DB) open() (reason string, err error) {
+// open opens the file and checks it. A reason says why the file must be
+// rebuilt; err alone is a failure to report.
+func (db *DB) open() (reason *rebuildReason, err error) {
 	fresh, err := db.claim()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	// The busy timeout comes with the name, so that it holds from the
 	// first statement on, the extensions' set-up included: a connection
@@ -195,9 +195,9 @@ func (db *DB) open() (reason string, err error) {
 	c, err := sqlite3.OpenFlags(name, sqlite3.OPEN_READWRITE|sqlite3.OPEN_URI|sqlite3.OPEN_NOFOLLOW)
 	if err != nil {
 		if isDamaged(err) {
-			return "was not a readable database", err
+			return damagedBy("was not a readable database"), err
 		}
-		return "", db.cacheError(err)
+		return nil, db.cacheError(err)
 	}
 	db.conn = c
 	if fresh {
@@ -205,13 +205,13 @@ func (db *DB) open() (reason string, err error) {
 		// to what the index answers from is found, not answered from.
 		// Set on the empty file, before anything else is written.
 		if err := c.EnableChecksums("main"); err != nil {
-			return "", db.cacheError(err)
+			return nil, db.cacheError(err)
 		}
 	} else if r, err := c.FileControl("main", sqlite3.FCNTL_RESERVE_BYTES); err != nil || r != 8 {
 		if err != nil && !isDamaged(err) {
-			return "", db.cacheError(err)
+			return nil, db.cacheError(err)
 		}
-		return "had no page checksums", nil
+		return outdated("had no page checksums"), nil
 	}
 	// WAL, so searches read while a refresh writes; it is a property of
 	// the file, set once: setting it again would want the file to itself.
@@ -224,28 +224,28 @@ func (db *DB) open() (reason string, err error) {
 	}
 	if err != nil {
 		if isDamaged(err) {
-			return "was damaged (" + err.Error() + ")", err
+			return damaged(err), err
 		}
-		return "", db.cacheError(err)
+		return nil, db.cacheError(err)
 	}
 	v, err := db.int(`PRAGMA user_version`)
 	if err != nil {
-		return "was damaged (" + err.Error() + ")", err
+		return damaged(err), err
 	}
 	switch {
 	case v == 0:
-		return "", db.create()
+		return nil, db.create()
 	case v != schemaVersion:
-		return fmt.Sprintf("had schema version %d, not %d", v, schemaVersion), nil
+		return outdated(fmt.Sprintf("had schema version %d, not %d", v, schemaVersion)), nil
 	}
 	dir, err := db.meta("data_dir")
 	if err != nil {
-		return "was damaged (" + err.Error() + ")", err
+		return damaged(err), err
 	}
 	if dir != db.dataDir {
-		return fmt.Sprintf("indexed %s, not %s", dir, db.dataDir), nil
+		return outdated(fmt.Sprintf("indexed %s, not %s", dir, db.dataDir)), nil
 	}
-	return "", nil
+	return nil, nil
 }
 
 // claim makes sure what is at the index's path is the index's own: a

@@ -95,13 +95,13 @@ func (db *DB) Refresh(ctx context.Context, opts RefreshOptions) (RefreshStats, e
 	db.last = opts
 	db.last.Reindex = false
 	if opts.Reindex {
-		if err := db.rebuild(""); err != nil {
+		if err := db.rebuild(rebuildReason{}); err != nil {
 			return RefreshStats{}, err
 		}
 	}
 	first, err := db.int(`SELECT count(*) = 0 FROM files`)
 	if isDamaged(err) {
-		if err = db.rebuild("was damaged (" + err.Error() + ")"); err == nil {
+		if err = db.rebuild(*damaged(err)); err == nil {
 			first = 1
 		}
 	}
@@ -110,7 +110,7 @@ func (db *DB) Refresh(ctx context.Context, opts RefreshOptions) (RefreshStats, e
 	}
 	st, err := db.refresh(ctx, opts)
 	if isDamaged(err) {
-		if err = db.rebuild("was damaged (" + err.Error() + ")"); err != nil {
+		if err = db.rebuild(*damaged(err)); err != nil {
 			return st, err
 		}
 		first = 1

@@ -131,7 +131,9 @@ func TestCacheDirUnwritable(t *testing.T) {
 }
 
 // TestRebuild: an index of another schema version, or a corrupt one, is
-// rebuilt with a notice; it is a cache.
+// rebuilt with a notice; it is a cache. A corrupt one is set aside for a
+// look (DamagedPath); an outdated one, or one --reindex drops, is
+// removed: no copy of it is left to fill the cache dir.
 func TestRebuild(t *testing.T) {
 	dir := writeDir(t, 5, 3)
 	path := filepath.Join(t.TempDir(), "index.db")
@@ -146,11 +148,18 @@ func TestRebuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(db.Notice, "schema version 99") {
+	if !strings.Contains(db.Notice, "schema version 99") || !strings.Contains(db.Notice, "removed") {
 		t.Errorf("notice %q", db.Notice)
+	}
+	if _, err := os.Stat(DamagedPath(path)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an outdated index was set aside: %v", err)
 	}
 	if st := refresh(t, db, RefreshOptions{}); st.Indexed != 5 {
 		t.Errorf("rebuilt index read %d files, want 5", st.Indexed)
+	}
+	refresh(t, db, RefreshOptions{Reindex: true})
+	if _, err := os.Stat(DamagedPath(path)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("--reindex set the index aside: %v", err)
 	}
 	db.Close()
 	// Garbage where the index was.
@@ -161,8 +170,11 @@ func TestRebuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if db.Notice == "" {
-		t.Error("no notice for a corrupt index")
+	if !strings.Contains(db.Notice, filepath.Base(DamagedPath(path))) {
+		t.Errorf("notice for a corrupt index: %q", db.Notice)
+	}
+	if _, err := os.Stat(DamagedPath(path)); err != nil {
+		t.Errorf("the corrupt index was not set aside: %v", err)
 	}
 	if got := found(t, db, Query{Text: corpus.Vocabulary(0)}); len(got) != 0 {
 		t.Errorf("a rebuilt index held hits before its refresh: %v", got)

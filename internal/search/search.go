@@ -108,7 +108,7 @@ func retryDamaged[T any](db *DB, ctx context.Context, query func() (T, error)) (
 	if lerr != nil {
 		return out, lerr
 	}
-	rerr := db.rebuild("was damaged (" + err.Error() + ")")
+	rerr := db.rebuild(*damaged(err))
 	unlock()
 	if rerr != nil {
 		return out, rerr
