@@ -44,7 +44,7 @@ func (o *mcpOptions) run(e *env) error {
 	}
 	// A server names many sessions: through the list cache, each is found
 	// without reading every session's head.
-	cfg.ResolveCache = catalog.ListCacheDir()
+	cfg.ResolveWritesCache = true
 	c, err := catalog.New(cfg)
 	if err != nil {
 		return err

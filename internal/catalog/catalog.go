@@ -186,12 +186,13 @@ type Config struct {
 	Roots map[Harness]string
 	// Sources replaces a harness's source outright (a test's fake).
 	Sources map[Harness]foreign.Source
-	// ResolveCache is the list cache (ListCacheDir) through which Resolve
-	// matches a name against the data dir's sessions, for a process that
-	// resolves many (xdev mcp): the same matches, reading only the files
-	// that changed since. "" reads every session's head, and writes
-	// nothing: a command that fails then leaves xdev's cache as it was.
-	ResolveCache string
+	// ResolveWritesCache lets Resolve write the list cache (ListCacheDir)
+	// it matches names through, for a process that resolves many (xdev
+	// mcp). Resolve always reads it (the same matches, reading the heads
+	// of only the files that changed since it was written); without this
+	// it never writes it, so that a command that fails leaves xdev's
+	// cache as it was.
+	ResolveWritesCache bool
 }
 
 // Catalog is the places of one Config.
@@ -293,7 +294,8 @@ func (c *Catalog) Resolve(arg string) (Ref, error) {
 		}
 		return c.At(abs)
 	}
-	info, err := session.ResolveIn(c.cfg.DataDir, arg, &session.ResolveOptions{Cwd: c.cfg.Cwd, Cache: c.cfg.ResolveCache})
+	info, err := session.ResolveIn(c.cfg.DataDir, arg, &session.ResolveOptions{Cwd: c.cfg.Cwd, Cache: ListCacheDir(),
+		CacheReadOnly: !c.cfg.ResolveWritesCache})
 	if err == nil {
 		return Ref{Harness: c.cfg.DataDirHarness, Path: info.Path, ID: info.ID, InDataDir: true}, nil
 	}

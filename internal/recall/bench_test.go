@@ -34,7 +34,7 @@ func BenchmarkTools(b *testing.B) {
 	if *benchEnv {
 		var err error
 		p.Data = os.Getenv(session.DataDirEnv)
-		if cat, err = catalog.New(catalog.Config{DataDir: p.Data, DataDirHarness: catalog.Xdev, ResolveCache: catalog.ListCacheDir()}); err != nil {
+		if cat, err = catalog.New(catalog.Config{DataDir: p.Data, DataDirHarness: catalog.Xdev, ResolveWritesCache: true}); err != nil {
 			b.Fatal(err)
 		}
 	} else {

@@ -40,7 +40,7 @@ func serveForTest(cfg string) int {
 		return 2
 	}
 	os.Setenv("HOME", p.Home)
-	c, err := catalog.New(catalog.Config{DataDir: p.Data, DataDirHarness: catalog.Xdev, Roots: p.Roots, ResolveCache: catalog.ListCacheDir()})
+	c, err := catalog.New(catalog.Config{DataDir: p.Data, DataDirHarness: catalog.Xdev, Roots: p.Roots, ResolveWritesCache: true})
 	if err != nil {
 		os.Stderr.WriteString(err.Error())
 		return 2

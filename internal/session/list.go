@@ -64,6 +64,9 @@ type ListOptions struct {
 	// listing reads only the files that changed. "" keeps none. It is
 	// never the data dir: List writes nothing there.
 	Cache string
+	// CacheReadOnly reads Cache but never writes it: the listing of a
+	// command that must leave xdev's cache as it was should it fail.
+	CacheReadOnly bool
 }
 
 // ListTitle is the title omp's session picker shows: the stored title
@@ -118,7 +121,7 @@ func List(dataDir string, opts *ListOptions) ([]SessionInfo, error) {
 	}
 	cache := openListCache(opts.Cache, root)
 	infos, fresh := statAll(cands, cache)
-	if cache != nil {
+	if cache != nil && !opts.CacheReadOnly {
 		cache.update(root, dirs, opts.Subagents, cands, infos, fresh)
 		cache.save()
 	}

@@ -292,10 +292,13 @@ func TestResolve(t *testing.T) {
 		{paths[1], 1, nil},
 		{"zzz", -1, ErrNotFound},
 	}
-	cache := t.TempDir()
+	cache, none := t.TempDir(), t.TempDir()
 	for _, c := range cases {
-		for _, cache := range []string{"", cache, cache} { // no cache, a cache written, a cache read
-			got, err := ResolveIn(agent, c.arg, &ResolveOptions{Cwd: cwd, Cache: cache})
+		// No cache, a cache written, read, read only; a cache read only
+		// where there is none, never written.
+		for _, o := range []ResolveOptions{{}, {Cache: cache}, {Cache: cache}, {Cache: cache, CacheReadOnly: true}, {Cache: none, CacheReadOnly: true}} {
+			o.Cwd = cwd
+			got, err := ResolveIn(agent, c.arg, &o)
 			switch c.want {
 			case -1:
 				if !errors.Is(err, ErrNotFound) {
@@ -315,6 +318,9 @@ func TestResolve(t *testing.T) {
 	}
 	if _, err := Resolve(agent, cwd, ""); err == nil {
 		t.Error("Resolve(\"\") succeeded")
+	}
+	if left, _ := os.ReadDir(none); len(left) != 0 {
+		t.Errorf("a read-only cache was written: %v", left)
 	}
 }
 

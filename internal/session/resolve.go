@@ -66,6 +66,8 @@ type ResolveOptions struct {
 	// listings Resolve matches against read only the files that changed
 	// since the last, the same listings a walk gives. "" keeps none.
 	Cache string
+	// CacheReadOnly reads Cache and never writes it (ListOptions).
+	CacheReadOnly bool
 }
 
 // ResolveIn is Resolve with options: a process that resolves many
@@ -86,7 +88,9 @@ func ResolveIn(dataDir, arg string, opts *ResolveOptions) (SessionInfo, error) {
 	}
 	// Subagent transcripts last: --resume never picks one, but a name that
 	// matches nothing else names it (show, export and verify read them).
-	scopes := []*ListOptions{{Cwd: cwd, Cache: opts.Cache}, {Cache: opts.Cache}, {Subagents: true, Cache: opts.Cache}}
+	ro := opts.CacheReadOnly
+	scopes := []*ListOptions{{Cwd: cwd, Cache: opts.Cache, CacheReadOnly: ro}, {Cache: opts.Cache, CacheReadOnly: ro},
+		{Subagents: true, Cache: opts.Cache, CacheReadOnly: ro}}
 	if cwd == "" {
 		scopes = scopes[1:]
 	}

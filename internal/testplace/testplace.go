@@ -41,7 +41,7 @@ func New(t testing.TB) *Place {
 // dir and roots, names resolved through the list cache.
 func (p *Place) Catalog(t testing.TB) *catalog.Catalog {
 	t.Helper()
-	c, err := catalog.New(catalog.Config{DataDir: p.Data, DataDirHarness: catalog.Xdev, Roots: p.Roots, ResolveCache: catalog.ListCacheDir()})
+	c, err := catalog.New(catalog.Config{DataDir: p.Data, DataDirHarness: catalog.Xdev, Roots: p.Roots, ResolveWritesCache: true})
 	if err != nil {
 		t.Fatal(err)
 	}
