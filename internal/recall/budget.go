@@ -104,13 +104,34 @@ func parseCursor(tool, c string) (int, error) {
 	return n, nil
 }
 
-// pageLimit checks a limit argument: 0 is def.
-func pageLimit(n, def, max int) (int, error) {
-	switch {
-	case n == 0:
-		return def, nil
-	case n < 0 || n > max:
-		return 0, fmt.Errorf("limit is from 1 to %d, not %d", max, n)
+// Paging are the arguments of every tool that pages: the page's size,
+// where it goes on, and the bound of its result.
+type Paging struct {
+	Limit     int    `json:"limit,omitempty" jsonschema:"items a page, 1 to 100 (default 20)"`
+	Cursor    string `json:"cursor,omitempty" jsonschema:"the next_cursor of the page before"`
+	MaxTokens int    `json:"max_tokens,omitempty" jsonschema:"the bound of this result, 500 to 20000 tokens (default 4000)"`
+}
+
+// Page sizes: the default and the most a page holds.
+const (
+	defaultLimit = 20
+	maxLimit     = 100
+)
+
+// page reads p for tool: the result's budget, the page's size and the
+// position its cursor names (0 without one).
+func (p Paging) page(tool string) (b *budget, limit, from int, err error) {
+	if b, err = newBudget(p.MaxTokens); err != nil {
+		return nil, 0, 0, err
 	}
-	return n, nil
+	switch limit = p.Limit; {
+	case limit == 0:
+		limit = defaultLimit
+	case limit < 0 || limit > maxLimit:
+		return nil, 0, 0, fmt.Errorf("limit is from 1 to %d, not %d", maxLimit, limit)
+	}
+	if from, err = parseCursor(tool, p.Cursor); err != nil {
+		return nil, 0, 0, err
+	}
+	return b, limit, from, nil
 }

@@ -17,9 +17,7 @@ type ListArgs struct {
 	Until     string `json:"until,omitempty" jsonschema:"only sessions last written before this time, in since's forms"`
 	Title     string `json:"title,omitempty" jsonschema:"only sessions whose title or first message holds this (any case)"`
 	Subagents bool   `json:"subagents,omitempty" jsonschema:"list subagents' transcripts too"`
-	Limit     int    `json:"limit,omitempty" jsonschema:"sessions a page, 1 to 100 (default 20)"`
-	Cursor    string `json:"cursor,omitempty" jsonschema:"the next_cursor of the page before"`
-	MaxTokens int    `json:"max_tokens,omitempty" jsonschema:"the bound of this result, 100 to 20000 tokens (default 4000)"`
+	Paging
 }
 
 // ListResult is list_sessions' output.
@@ -55,15 +53,7 @@ func sessionOf(r *catalog.Row) Session {
 
 func (s *server) list(ctx context.Context, a ListArgs) (ListResult, string, error) {
 	out := ListResult{Note: Quoted, Sessions: []Session{}}
-	b, err := newBudget(a.MaxTokens)
-	if err != nil {
-		return out, "", err
-	}
-	limit, err := pageLimit(a.Limit, searchLimit, maxLimit)
-	if err != nil {
-		return out, "", err
-	}
-	from, err := parseCursor("list_sessions", a.Cursor)
+	b, limit, from, err := a.page("list_sessions")
 	if err != nil {
 		return out, "", err
 	}

@@ -25,9 +25,7 @@ type SearchArgs struct {
 	InContext bool   `json:"in_context,omitempty" jsonschema:"only entries a resumed session still sends the model (on the active branch, not compacted away)"`
 	Thinking  bool   `json:"thinking,omitempty" jsonschema:"search the model's thinking too"`
 	Newest    bool   `json:"newest,omitempty" jsonschema:"newest first rather than best first"`
-	Limit     int    `json:"limit,omitempty" jsonschema:"hits a page, 1 to 100 (default 20)"`
-	Cursor    string `json:"cursor,omitempty" jsonschema:"the next_cursor of the page before"`
-	MaxTokens int    `json:"max_tokens,omitempty" jsonschema:"the bound of this result, 100 to 20000 tokens (default 4000)"`
+	Paging
 }
 
 // SearchResult is search_sessions' output.
@@ -56,26 +54,15 @@ type Hit struct {
 	AlsoIn    []string `json:"also_in,omitempty" jsonschema:"the other sessions holding the same entry: forks"`
 }
 
-const (
-	searchLimit = 20
-	maxLimit    = 100
-	maxDepth    = 1000 // how deep pages of hits go
-)
+// maxDepth is how deep pages of hits go.
+const maxDepth = 1000
 
 func (s *server) search(ctx context.Context, a SearchArgs) (SearchResult, string, error) {
 	out := SearchResult{Note: Quoted, Hits: []Hit{}}
 	if strings.TrimSpace(a.Query) == "" {
 		return out, "", errors.New("query is empty: give the words to find")
 	}
-	b, err := newBudget(a.MaxTokens)
-	if err != nil {
-		return out, "", err
-	}
-	limit, err := pageLimit(a.Limit, searchLimit, maxLimit)
-	if err != nil {
-		return out, "", err
-	}
-	from, err := parseCursor("search_sessions", a.Cursor)
+	b, limit, from, err := a.page("search_sessions")
 	if err != nil {
 		return out, "", err
 	}

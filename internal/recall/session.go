@@ -17,14 +17,12 @@ import (
 
 // SessionArgs are get_session's arguments.
 type SessionArgs struct {
-	Session   string   `json:"session" jsonschema:"the session: its id, an id prefix, its file name or its path"`
-	Offset    int      `json:"offset,omitempty" jsonschema:"the position of the page's first entry in the file: 0 is the first; a negative one counts from the end (-20: the last 20)"`
-	Around    string   `json:"around,omitempty" jsonschema:"an entry id (a hit's entry_id): the page is the entries around it"`
-	Roles     []string `json:"roles,omitempty" jsonschema:"only entries of these roles: user, assistant, tool, summary, custom"`
-	Limit     int      `json:"limit,omitempty" jsonschema:"entries a page, 1 to 100 (default 20)"`
-	Cursor    string   `json:"cursor,omitempty" jsonschema:"the next_cursor of the page before"`
-	MaxTokens int      `json:"max_tokens,omitempty" jsonschema:"the bound of this result, 100 to 20000 tokens (default 4000)"`
-	NoCost    bool     `json:"no_cost,omitempty" jsonschema:"leave the cost out of the summary (it reads the project's sessions' usage)"`
+	Session string   `json:"session" jsonschema:"the session: its id, an id prefix, its file name or its path"`
+	Offset  int      `json:"offset,omitempty" jsonschema:"the position of the page's first entry in the file: 0 is the first; a negative one counts from the end (-20: the last 20)"`
+	Around  string   `json:"around,omitempty" jsonschema:"an entry id (a hit's entry_id): the page is the entries around it"`
+	Roles   []string `json:"roles,omitempty" jsonschema:"only entries of these roles: user, assistant, tool, summary, custom"`
+	Paging
+	NoCost bool `json:"no_cost,omitempty" jsonschema:"leave the cost out of the summary (it reads the project's sessions' usage)"`
 }
 
 // SessionResult is get_session's output.
@@ -64,11 +62,7 @@ type Entry struct {
 
 func (s *server) session(ctx context.Context, a SessionArgs) (SessionResult, string, error) {
 	out := SessionResult{Note: Quoted, Entries: []Entry{}}
-	b, err := newBudget(a.MaxTokens)
-	if err != nil {
-		return out, "", err
-	}
-	limit, err := pageLimit(a.Limit, searchLimit, maxLimit)
+	b, limit, at, err := a.page("get_session")
 	if err != nil {
 		return out, "", err
 	}
@@ -95,9 +89,7 @@ func (s *server) session(ctx context.Context, a SessionArgs) (SessionResult, str
 		if a.Around != "" {
 			return out, "", errors.New("cursor goes on from the page before; around starts a page: give one")
 		}
-		if from, err = parseCursor("get_session", a.Cursor); err != nil {
-			return out, "", err
-		}
+		from = at
 	case a.Around != "":
 		i, ok := x.Lookup(a.Around)
 		if !ok {
@@ -251,11 +243,9 @@ func entryText(e *Entry) string {
 
 // ContextArgs are get_context's arguments.
 type ContextArgs struct {
-	Session   string `json:"session" jsonschema:"the session: its id, an id prefix, its file name or its path"`
-	Offset    int    `json:"offset,omitempty" jsonschema:"the first message's position in the context: 0 is the first; a negative one counts from the end"`
-	Limit     int    `json:"limit,omitempty" jsonschema:"messages a page, 1 to 100 (default 20)"`
-	Cursor    string `json:"cursor,omitempty" jsonschema:"the next_cursor of the page before"`
-	MaxTokens int    `json:"max_tokens,omitempty" jsonschema:"the bound of this result, 100 to 20000 tokens (default 4000)"`
+	Session string `json:"session" jsonschema:"the session: its id, an id prefix, its file name or its path"`
+	Offset  int    `json:"offset,omitempty" jsonschema:"the first message's position in the context: 0 is the first; a negative one counts from the end"`
+	Paging
 }
 
 // ContextResult is get_context's output.
@@ -283,19 +273,13 @@ var errPageFull = errors.New("page full")
 
 func (s *server) context(ctx context.Context, a ContextArgs) (ContextResult, string, error) {
 	out := ContextResult{Note: Quoted, Messages: []Message{}}
-	b, err := newBudget(a.MaxTokens)
-	if err != nil {
-		return out, "", err
-	}
-	limit, err := pageLimit(a.Limit, searchLimit, maxLimit)
+	b, limit, at, err := a.page("get_context")
 	if err != nil {
 		return out, "", err
 	}
 	from := a.Offset
 	if a.Cursor != "" {
-		if from, err = parseCursor("get_context", a.Cursor); err != nil {
-			return out, "", err
-		}
+		from = at
 	}
 	_, rd, err := s.open(ctx, a.Session)
 	if err != nil {

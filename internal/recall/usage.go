@@ -13,14 +13,12 @@ import (
 
 // UsageArgs are usage_summary's arguments.
 type UsageArgs struct {
-	By        string `json:"by,omitempty" jsonschema:"rows by daily (default), weekly, monthly, session, model, project or harness"`
-	Since     string `json:"since,omitempty" jsonschema:"calls from this day on: 7d, 2w, 2026-11-01"`
-	Until     string `json:"until,omitempty" jsonschema:"calls up to this day (inclusive)"`
-	Harness   string `json:"harness,omitempty" jsonschema:"only this harness's sessions: xdev, omp, pi, claude, codex, opencode, copilot or gemini"`
-	Project   string `json:"project,omitempty" jsonschema:"only sessions of this project: its directory"`
-	Limit     int    `json:"limit,omitempty" jsonschema:"rows a page, 1 to 100 (default 20)"`
-	Cursor    string `json:"cursor,omitempty" jsonschema:"the next_cursor of the page before"`
-	MaxTokens int    `json:"max_tokens,omitempty" jsonschema:"the bound of this result, 100 to 20000 tokens (default 4000)"`
+	By      string `json:"by,omitempty" jsonschema:"rows by daily (default), weekly, monthly, session, model, project or harness"`
+	Since   string `json:"since,omitempty" jsonschema:"calls from this day on: 7d, 2w, 2026-11-01"`
+	Until   string `json:"until,omitempty" jsonschema:"calls up to this day (inclusive)"`
+	Harness string `json:"harness,omitempty" jsonschema:"only this harness's sessions: xdev, omp, pi, claude, codex, opencode, copilot or gemini"`
+	Project string `json:"project,omitempty" jsonschema:"only sessions of this project: its directory"`
+	Paging
 }
 
 // UsageResult is usage_summary's output.
@@ -52,15 +50,7 @@ var usageHarnesses = []catalog.Harness{catalog.Xdev, catalog.Omp, catalog.Claude
 
 func (s *server) usage(ctx context.Context, a UsageArgs) (UsageResult, string, error) {
 	out := UsageResult{Rows: []UsageRow{}}
-	b, err := newBudget(a.MaxTokens)
-	if err != nil {
-		return out, "", err
-	}
-	limit, err := pageLimit(a.Limit, searchLimit, maxLimit)
-	if err != nil {
-		return out, "", err
-	}
-	from, err := parseCursor("usage_summary", a.Cursor)
+	b, limit, from, err := a.page("usage_summary")
 	if err != nil {
 		return out, "", err
 	}
