@@ -74,14 +74,20 @@ func (m *machine) must(t testing.TB, name string, args any, out any) string {
 	if err != nil {
 		t.Fatalf("%s %v: %v", name, args, err)
 	}
+	decode(t, res, out)
+	return textOf(res)
+}
+
+// decode decodes a result's structured content into out.
+func decode(t testing.TB, res *mcp.CallToolResult, out any) {
+	t.Helper()
 	b, err := json.Marshal(res.StructuredContent)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(b, out); err != nil {
-		t.Fatalf("%s: %v in %s", name, err, b)
+		t.Fatalf("%v in %s", err, b)
 	}
-	return textOf(res)
 }
 
 func textOf(res *mcp.CallToolResult) string {

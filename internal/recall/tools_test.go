@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -43,12 +44,17 @@ func TestToolsAnswer(t *testing.T) {
 	m := newMachine(t)
 
 	harnesses := map[string]int{}
+	first := map[string]Session{} // each harness's newest session
+	bases := map[string]int{}     // how many sessions have each file name
 	cursor := ""
 	for {
 		var page ListResult
 		m.must(t, "list_sessions", map[string]any{"limit": 100, "max_tokens": MaxTokens, "cursor": cursor}, &page)
 		for _, s := range page.Sessions {
-			harnesses[s.Harness]++
+			bases[filepath.Base(s.Path)]++
+			if harnesses[s.Harness]++; harnesses[s.Harness] == 1 {
+				first[s.Harness] = s
+			}
 		}
 		if cursor = page.Budget.NextCursor; cursor == "" {
 			break
@@ -62,6 +68,36 @@ func TestToolsAnswer(t *testing.T) {
 	if harnesses["xdev"] != generated {
 		t.Errorf("%d of the data dir's %d sessions listed", harnesses["xdev"], generated)
 	}
+	// Every harness's real session, named each way a person names one:
+	// its path, its file name (where it is its own: Copilot CLI's are all
+	// events.jsonl, which the catalog calls ambiguous), its id and a
+	// prefix of it; each gives the same session, its entries and its
+	// context.
+	for h, s := range first {
+		names := []string{s.Path, s.ID, s.ID[:min(len(s.ID), 12)]}
+		if base := filepath.Base(s.Path); strings.HasSuffix(base, ".jsonl") && bases[base] == 1 {
+			names = append(names, base)
+		}
+		for _, name := range names {
+			var r SessionResult
+			res, err := m.call(t, "get_session", map[string]any{"session": name, "limit": 3, "no_cost": true})
+			if err != nil {
+				t.Errorf("%s: get_session %q: %v", h, name, err)
+				continue
+			}
+			decode(t, res, &r)
+			if r.Summary.Harness != h || r.Summary.Entries == 0 || len(r.Entries) == 0 || r.Summary.Path != s.Path {
+				t.Errorf("%s: get_session %q: %+v, %d entries", h, name, r.Summary, len(r.Entries))
+			}
+		}
+		var c ContextResult
+		if res, err := m.call(t, "get_context", map[string]any{"session": s.Path, "limit": 2}); err != nil {
+			t.Errorf("%s: get_context: %v", h, err)
+		} else if decode(t, res, &c); c.Total == 0 || len(c.Messages) == 0 {
+			t.Errorf("%s: get_context of %s: %d messages", h, s.Path, c.Total)
+		}
+	}
+
 	var claude ListResult
 	m.must(t, "list_sessions", map[string]any{"harness": "claude"}, &claude)
 	if len(claude.Sessions) == 0 || slices.ContainsFunc(claude.Sessions, func(s Session) bool { return s.Harness != "claude" }) {
