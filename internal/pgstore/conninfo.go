@@ -99,6 +99,24 @@ func isSecretParam(name string) bool {
 }
 
 func (c *connInfo) parseURL(s string) {
+	// Shapes Go's url.Parse and pgx read differently (pgx ends the user
+	// info at the first '@', Go at the last), or that hold what is no part
+	// of a connection: refused before either reads them, so neither can
+	// print or resolve a piece of a password.
+	rest := s[strings.Index(s, "://")+3:]
+	authority := rest
+	if k := strings.IndexAny(rest, "/?#"); k >= 0 {
+		authority = rest[:k]
+	}
+	if strings.Count(authority, "@") > 1 {
+		c.problem = "its user info holds an '@' that is not percent-encoded (write an '@' in a password as %40)"
+		return
+	}
+	if k := strings.IndexByte(s, '#'); k >= 0 {
+		c.addSecret(s[k+1:])
+		c.problem = "it holds a '#', which starts a URL fragment PostgreSQL has no use for (write a '#' in a password or a name as %23)"
+		return
+	}
 	u, err := url.Parse(s)
 	switch {
 	case err != nil && strings.Contains(err.Error(), "invalid port"):
@@ -144,6 +162,14 @@ func (c *connInfo) parseURL(s string) {
 	sep := "?"
 	for _, k := range keys {
 		for _, v := range q[k] {
+			if !knownParams[k] {
+				// What no connection takes may be the rest of a password
+				// that held a '&': neither its name nor its value is shown.
+				c.addSecret(k)
+				c.addSecret(v)
+				k = "xxxxx"
+				v = "xxxxx"
+			}
 			if isSecretParam(k) {
 				if strings.EqualFold(k, "password") {
 					c.password = true
@@ -161,11 +187,34 @@ func (c *connInfo) parseURL(s string) {
 	// Secrets also in the raw spelling of the query, whatever escaping
 	// the user chose.
 	for _, kv := range strings.Split(u.RawQuery, "&") {
-		if k, v, ok := strings.Cut(kv, "="); ok && isSecretParam(k) {
+		k, v, _ := strings.Cut(kv, "=")
+		if isSecretParam(k) || !knownParams[k] {
 			c.addSecret(v)
+		}
+		if !knownParams[k] {
+			c.addSecret(k)
 		}
 	}
 	c.shown = b.String()
+}
+
+// knownParams are the parameters a connection string may carry: libpq's
+// (PostgreSQL 17's connection keywords) and pgx's own. Any other is shown
+// masked, for it may be part of a password that held an '&'.
+var knownParams = map[string]bool{}
+
+func init() {
+	for _, k := range strings.Fields(`host hostaddr port dbname user password passfile require_auth
+		channel_binding connect_timeout client_encoding options application_name fallback_application_name
+		keepalives keepalives_idle keepalives_interval keepalives_count tcp_user_timeout replication gssencmode
+		sslmode requiressl sslnegotiation sslcompression sslcert sslkey sslpassword sslcertmode sslrootcert
+		sslcrl sslcrldir sslsni requirepeer ssl_min_protocol_version ssl_max_protocol_version krbsrvname gsslib
+		gssdelegation service servicefile target_session_attrs load_balance_hosts min_read_buffer_size
+		statement_cache_capacity description_cache_capacity default_query_exec_mode
+		pool_max_conns pool_min_conns pool_min_idle_conns pool_max_conn_lifetime pool_max_conn_idle_time
+		pool_health_check_period pool_max_conn_lifetime_jitter search_path timezone`) {
+		knownParams[k] = true
+	}
 }
 
 // looksLikeKeyValues reports whether s is meant as libpq's key=value form:

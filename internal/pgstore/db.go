@@ -99,11 +99,11 @@ func Connect(ctx context.Context, rawURL string, opts *Options) (*DB, error) {
 	cfg.ConnConfig.RuntimeParams["application_name"] = "xdev"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, db.redact(fmt.Errorf("database %s: %w", db.conn.shown, err))
+		return nil, fmt.Errorf("database %s: %w", db.conn.shown, db.redact(err))
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, db.redact(fmt.Errorf("database %s: %w", db.conn.shown, err))
+		return nil, fmt.Errorf("database %s: %w", db.conn.shown, db.redact(err))
 	}
 	db.pool = pool
 	return db, nil

@@ -211,5 +211,5 @@ func (db *DB) version(ctx context.Context) (int, error) {
 	case c == codeInsufficientPriv:
 		return 0, db.redact(fmt.Errorf("%w %s: this role may not read it: %v", ErrSchema, db.schema, err))
 	}
-	return 0, db.redact(fmt.Errorf("database %s: %w", db.conn.shown, err))
+	return 0, fmt.Errorf("database %s: %w", db.conn.shown, db.redact(err))
 }
