@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -63,7 +63,8 @@ func (o *serveOptions) run(e *env) error {
 	}
 	addr := ln.Addr().String()
 	if host, _, _ := net.SplitHostPort(addr); !isLoopback(host) {
-		fmt.Fprintf(e.ErrOut, "xdev serve: warning: listening at %s, which other machines may reach; the token is all that keeps your transcripts from them\n", addr)
+		fmt.Fprintf(e.ErrOut, "xdev serve: warning: listening at %s, which other machines may reach (at %s); the token is all that keeps your transcripts from them\n",
+			addr, strings.Join(reachableAt(addr), ", "))
 	}
 	var mu sync.Mutex
 	logf := func(format string, args ...any) {
@@ -79,7 +80,7 @@ func (o *serveOptions) run(e *env) error {
 		return err
 	}
 	defer srv.Close()
-	url := "http://" + addr + "/?token=" + token
+	url := "http://" + serve.BrowserAddr(addr) + "/?token=" + token
 	fmt.Fprintln(e.Out, url)
 	e.Flush()
 	if o.open {
@@ -87,28 +88,24 @@ func (o *serveOptions) run(e *env) error {
 	}
 	ctx, cancel := interruptible()
 	defer cancel()
-	// Requests live in the command's context: an interrupt ends the pages'
-	// event streams at once, and Shutdown need not wait them out.
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	servedDone := make(chan struct{})
+	go func() { served <- srv.Serve(ctx, ln); close(servedDone) }()
 	ran := make(chan error, 1)
 	runDone := make(chan struct{})
 	go func() { ran <- srv.Run(ctx); close(runDone) }()
 	select {
 	case <-ctx.Done():
 	case err = <-served:
-		cancel()
 	case err = <-ran:
-		cancel()
 	}
-	shut, done := context.WithTimeout(context.Background(), 2*time.Second)
-	defer done()
-	hs.Shutdown(shut)
-	select {
-	case <-runDone: // Run is done with the markers and indexes Close releases
-	case <-shut.Done():
+	cancel()
+	wait := time.After(3 * time.Second)
+	for _, c := range []chan struct{}{servedDone, runDone} { // Run is done with the markers and indexes Close releases
+		select {
+		case <-c:
+		case <-wait:
+		}
 	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
@@ -137,6 +134,23 @@ func listen(addr string) (net.Listener, error) {
 		}
 	}
 	return net.Listen("tcp", "127.0.0.1:0")
+}
+
+// reachableAt lists the host:port values other machines may use for a
+// server at addr: the address itself, or for the unspecified address
+// every non-loopback address of this machine.
+func reachableAt(addr string) []string {
+	var out []string
+	for _, h := range serve.Hosts(addr) {
+		host, _, _ := net.SplitHostPort(h)
+		if ip := net.ParseIP(host); ip != nil && !ip.IsLoopback() && !ip.IsUnspecified() {
+			out = append(out, h)
+		}
+	}
+	if len(out) == 0 {
+		return []string{addr}
+	}
+	return out
 }
 
 // isLoopback reports whether host (an address or "localhost") is this

@@ -60,12 +60,23 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
+	if n := s.streams.Add(1); int(n) > s.cfg.Limits.MaxStreams {
+		s.streams.Add(-1)
+		http.Error(w, "too many open pages: close some, or reload this one later", http.StatusServiceUnavailable)
+		return
+	}
+	defer s.streams.Add(-1)
+	// A stream outlives the server's write timeout: each write gets a
+	// deadline of its own, so a page that stopped reading is let go.
+	rc := http.NewResponseController(w)
+	extend := func() { rc.SetWriteDeadline(time.Now().Add(keepAlive + s.cfg.Limits.WriteTimeout)) }
 	only := r.URL.Query().Get("s")
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Accel-Buffering", "no")
 	ch := s.events.subscribe()
 	defer s.events.unsubscribe(ch)
+	extend()
 	fmt.Fprint(w, "retry: 2000\n\n")
 	fl.Flush()
 	tick := time.NewTicker(keepAlive)
@@ -75,11 +86,13 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case <-tick.C:
+			extend()
 			fmt.Fprint(w, ": still here\n\n")
 		case e := <-ch:
 			if e.name == "session" && only != "" && e.data != only {
 				continue
 			}
+			extend()
 			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.name, e.data)
 		}
 		fl.Flush()

@@ -27,22 +27,54 @@ func NewToken() string {
 }
 
 // Hosts are the Host header values a server listening at addr (host:port)
-// answers: the address itself, and for a loopback address every loopback
-// name at its port.
+// answers: the address itself; for a loopback address every loopback
+// name at its port; for the unspecified address (0.0.0.0, ::), which
+// listens on every interface, the loopback names and every address of
+// this machine's interfaces. Names other than localhost are never
+// answered: a name is what DNS rebinding would lend another site.
 func Hosts(addr string) []string {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return []string{strings.ToLower(addr)}
 	}
 	out := []string{strings.ToLower(net.JoinHostPort(host, port))}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() || strings.EqualFold(host, "localhost") {
+	add := func(h string) {
+		if hp := strings.ToLower(net.JoinHostPort(h, port)); !slices.Contains(out, hp) {
+			out = append(out, hp)
+		}
+	}
+	ip := net.ParseIP(host)
+	if ip != nil && (ip.IsLoopback() || ip.IsUnspecified()) || host == "" || strings.EqualFold(host, "localhost") {
 		for _, h := range []string{"127.0.0.1", "localhost", "::1"} {
-			if hp := net.JoinHostPort(h, port); !slices.Contains(out, hp) {
-				out = append(out, hp)
+			add(h)
+		}
+	}
+	if ip != nil && ip.IsUnspecified() || host == "" {
+		add("0.0.0.0")
+		add("::")
+		addrs, _ := net.InterfaceAddrs()
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok {
+				add(n.IP.String())
 			}
 		}
 	}
 	return out
+}
+
+// BrowserAddr is the host:port to put in the URL a person opens, for a
+// server listening at addr: the address itself, or for the unspecified
+// address (which no browser can open: 0.0.0.0, ::) this machine's
+// loopback address at its port.
+func BrowserAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() || host == "" {
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return addr
 }
 
 // A Guard lets through to Next only the requests the package comment
@@ -72,11 +104,7 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The token's first use: into a cookie, and off the URL.
 		http.SetCookie(w, &http.Cookie{Name: CookieName, Value: g.Token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		q.Del("token")
-		u := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
-		if u.Path == "" {
-			u.Path = "/"
-		}
-		http.Redirect(w, r, u.String(), http.StatusSeeOther)
+		http.Redirect(w, r, localTarget(r.URL.Path, q.Encode()), http.StatusSeeOther)
 		return
 	}
 	if !g.authorized(r) {
@@ -119,4 +147,13 @@ func (g *Guard) sameOrigin(r *http.Request) bool {
 
 func safeMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// localTarget is a redirect's Location for path and query that can only
+// name a page of this server: one slash, then no other slash or
+// backslash, as a browser would read "//evil.example/" or "/\evil.example"
+// as another host.
+func localTarget(path, rawQuery string) string {
+	u := url.URL{Path: "/" + strings.TrimLeft(path, "/\\"), RawQuery: rawQuery}
+	return u.String()
 }

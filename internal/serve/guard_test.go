@@ -3,7 +3,9 @@ package serve
 import (
 	"cmp"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -103,6 +105,42 @@ func TestGuard(t *testing.T) {
 
 // TestGuardWithoutToken: a guard with no token refuses every request,
 // even one that sends none.
+// TestTokenRedirectStaysHere: the redirect that takes the token off the
+// URL goes to a page of this server whatever the path (an open redirect
+// would hand a phishing link the server's name): paths that a browser
+// reads as another host, escaped or not, with any query.
+func TestTokenRedirectStaysHere(t *testing.T) {
+	const token = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	const host = "127.0.0.1:7433"
+	g := &Guard{Token: token, Hosts: Hosts(host), Next: http.NotFoundHandler()}
+	heads := []string{"/", "//", "///", "/\\", "\\", "/\\/", "//\\", "/%2F", "/%5C", "/%2f%2f", "/./", "/../", "/%09/", "/\t/"}
+	tails := []string{"evil.example/", "evil.example", "evil.example:80/x", "@evil.example", "javascript:alert(1)", "sessions", ""}
+	n := 0
+	for _, head := range heads {
+		for _, tail := range tails {
+			for _, query := range []string{"", "&q=x", "&next=//evil.example"} {
+				req := httptest.NewRequest("GET", "http://"+host+"/", nil)
+				req.URL.Path = head + tail
+				req.URL.RawPath = ""
+				req.URL.RawQuery = "token=" + token + query
+				rec := httptest.NewRecorder()
+				g.ServeHTTP(rec, req)
+				n++
+				loc := rec.Header().Get("Location")
+				if rec.Code != http.StatusSeeOther {
+					continue // not a path the server takes
+				}
+				u, err := url.Parse(loc)
+				if err != nil || u.Scheme != "" || u.Host != "" || !strings.HasPrefix(loc, "/") ||
+					len(loc) > 1 && (loc[1] == '/' || loc[1] == '\\') {
+					t.Errorf("path %q: redirect to %q leaves the server", head+tail, loc)
+				}
+			}
+		}
+	}
+	t.Logf("%d token redirects", n)
+}
+
 func TestGuardWithoutToken(t *testing.T) {
 	g := &Guard{Hosts: Hosts("127.0.0.1:1"), Next: http.NotFoundHandler()}
 	for _, target := range []string{"/", "/?token=", "/?token=x"} {
@@ -126,10 +164,36 @@ func TestHosts(t *testing.T) {
 		{"[::1]:80", []string{"[::1]:80", "127.0.0.1:80", "localhost:80"}},
 		{"localhost:5", []string{"localhost:5", "127.0.0.1:5", "[::1]:5"}},
 		{"192.168.1.9:7433", []string{"192.168.1.9:7433"}},
-		{"0.0.0.0:7433", []string{"0.0.0.0:7433"}},
 	} {
 		if got := Hosts(tc.addr); !slices.Equal(got, tc.want) {
 			t.Errorf("Hosts(%q) = %q, want %q", tc.addr, got, tc.want)
+		}
+		if got := BrowserAddr(tc.addr); got != tc.addr {
+			t.Errorf("BrowserAddr(%q) = %q", tc.addr, got)
+		}
+	}
+	// Every interface: the Host a browser sends for any address of this
+	// machine, and for the loopback names and the unspecified address, is
+	// answered; the URL to open is the loopback one.
+	addrs, _ := net.InterfaceAddrs()
+	for _, addr := range []string{"0.0.0.0:7433", "[::]:7433", ":7433"} {
+		got := Hosts(addr)
+		want := []string{"127.0.0.1:7433", "localhost:7433", "[::1]:7433", "0.0.0.0:7433", "[::]:7433"}
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok {
+				want = append(want, strings.ToLower(net.JoinHostPort(n.IP.String(), "7433")))
+			}
+		}
+		for _, w := range want {
+			if !slices.Contains(got, w) {
+				t.Errorf("Hosts(%q) lacks %q: %q", addr, w, got)
+			}
+		}
+		if slices.Contains(got, "evil.example:7433") || slices.ContainsFunc(got, func(h string) bool { return !strings.HasSuffix(h, ":7433") }) {
+			t.Errorf("Hosts(%q) = %q", addr, got)
+		}
+		if b := BrowserAddr(addr); b != "127.0.0.1:7433" {
+			t.Errorf("BrowserAddr(%q) = %q", addr, b)
 		}
 	}
 	if a, b := NewToken(), NewToken(); len(a) != 64 || a == b {

@@ -20,6 +20,7 @@ import (
 type place struct {
 	home, cache, data string
 	roots             map[catalog.Harness]string
+	limits            Limits // of the servers serve starts
 }
 
 // newPlace makes an empty machine and points the process at it
@@ -104,19 +105,19 @@ func (p *place) serve(t testing.TB) *running {
 	}
 	token := NewToken()
 	s, err := New(Config{Catalog: c, Token: token, Addr: ln.Addr().String(), UsageCache: filepath.Join(p.cache, "usage"),
-		Logf: func(f string, a ...any) { t.Logf("serve: "+f, a...) }})
+		Logf: func(f string, a ...any) { t.Logf("serve: "+f, a...) }, Limits: p.limits})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: s.Handler()}
-	go hs.Serve(ln)
 	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { s.Serve(ctx, ln); close(served) }()
 	ran := make(chan struct{})
 	go func() { s.Run(ctx); close(ran) }()
 	t.Cleanup(func() {
 		cancel()
 		<-ran
-		hs.Close()
+		<-served
 		s.Close()
 	})
 	deadline := time.Now().Add(60 * time.Second)

@@ -32,6 +32,9 @@ type Config struct {
 	Logf func(format string, args ...any)
 	// Location is the time zone of days (time.Local when nil).
 	Location *time.Location
+	// Limits bound the HTTP server (Serve); the zero value is the
+	// defaults.
+	Limits Limits
 }
 
 // A Server is the web app over one catalog. New makes it; Handler is
@@ -45,6 +48,7 @@ type Server struct {
 	use     atomic.Pointer[usageView]
 	opened  opened
 	events  broker
+	streams atomic.Int32 // event streams open (at most Limits.MaxStreams)
 
 	// The indexes, their markers (nil where another server keeps an
 	// index fresh) and whether the first refresh is done. Searches and
@@ -86,6 +90,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
+	cfg.Limits = cfg.Limits.withDefaults()
 	s := &Server{cfg: cfg, cat: cfg.Catalog, viewsKick: make(chan struct{}, 1), due: map[catalog.Harness]*pending{},
 		lists: map[catalog.Harness][]catalog.Row{}, failed: map[catalog.Harness]error{}, keys: map[string]harnessKey{}}
 	s.status.Store("Indexing…")
