@@ -16,10 +16,14 @@ import (
 )
 
 // TestThousandCalls sends 1,000 requests on the server's own transport
-// (as a client on stdin would), a fifth of them malformed (not JSON, cut
+// (as a client on stdin would), a third of them malformed (not JSON, cut
 // short, over MaxRequestBytes, unknown tools and methods, arguments of
-// the wrong types): every request with an id gets one answer with that
-// id, and the server answers a call after the last.
+// the wrong types; JSON that is no JSON-RPC 2.0 message the SDK takes: a
+// scalar, null, an array, a batch, another jsonrpc version, an id that
+// is an object, a bool or a fraction, a method that is not a string),
+// then closes stdin at once: every request with an id the client can
+// match gets one answer with that id, the last ones included, and the
+// server then ends.
 func TestThousandCalls(t *testing.T) {
 	m := newMachine(t)
 	srv := New(Options{Catalog: m.Catalog(t), Version: "test"})
@@ -55,10 +59,26 @@ func TestThousandCalls(t *testing.T) {
 		return string(b)
 	}
 	want := map[float64]bool{0: true}
+	notMessages := []string{`[]`, `null`, `12345`, `"str"`, `true`, `{}`, `[1,2]`,
+		`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, `{"jsonrpc":"2.0","id":true,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"method":"ping"}`,
+		`{"jsonrpc":"2.0","method":"notifications/bogus"}`, `{"jsonrpc":"2.0","id":"r1","result":{}}`}
 	for id := 1; id <= 1000; id++ {
 		var line string
 		answered := true
-		switch k := r.IntN(20); {
+		switch k := r.IntN(26); {
+		case k == 20:
+			line, answered = notMessages[r.IntN(len(notMessages))], false
+		case k == 21:
+			line = fmt.Sprintf(`[{"jsonrpc":"2.0","id":%d,"method":"ping"},{"jsonrpc":"2.0","id":"b%d","method":"ping"}]`, id, id)
+		case k == 22:
+			line = fmt.Sprintf(`{"jsonrpc":"1.0","id":%d,"method":"ping"}`, id)
+		case k == 23:
+			line = fmt.Sprintf(`{"id":%d,"method":"tools/list"}`, id)
+		case k == 24:
+			line = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":5}`, id)
+		case k == 25:
+			line = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id)
 		case k < 4:
 			line = call(id, "search_sessions", map[string]any{"query": corpus.Vocabulary(r.IntN(30)), "limit": 1 + r.IntN(5)})
 		case k < 7:
@@ -89,8 +109,11 @@ func TestThousandCalls(t *testing.T) {
 		}
 		send(line)
 	}
-	send(call(1001, "list_sessions", map[string]any{"limit": 1}))
-	want[1001] = true
+	for id := 1001; id <= 1005; id++ {
+		send(call(id, "search_sessions", map[string]any{"query": corpus.Vocabulary(id % 30)}))
+		want[float64(id)] = true
+	}
+	inW.Close() // the client is done writing: the calls in flight are still answered
 	got := map[float64]int{}
 	deadline := time.After(2 * time.Minute)
 	for len(got) < len(want) {
@@ -123,16 +146,18 @@ func TestThousandCalls(t *testing.T) {
 }
 
 // FuzzTransport: whatever the bytes on stdin, copyBounded ends and
-// passes on exactly the lines that are JSON within the bound, each as it
-// came (trimmed), with at most a refusal for each other line.
+// passes on exactly the lines that are JSON-RPC 2.0 messages the SDK
+// takes within the bound, each as it came (trimmed), with at most a
+// refusal for each other line.
 func FuzzTransport(f *testing.F) {
 	f.Add([]byte("{\"id\":1}\n{\"id\":2,\"x\":\""+strings.Repeat("y", 300)+"\"}\nshort"), 64)
 	f.Add([]byte("\n\n\n"), 1)
 	f.Add([]byte(`{"jsonrpc":"2.0","id":"a\"b","method":"m"}`+"\n"+`{"id":7,"cut`), 100)
+	f.Add([]byte("[]\nnull\n12345\n\"s\"\n[{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}]\n{\"jsonrpc\":\"1.0\",\"id\":6,\"method\":\"ping\"}\n"), 4096)
 	f.Fuzz(func(t *testing.T, in []byte, max int) {
 		max = 1 + abs(max)%4096
 		var out bytes.Buffer
-		if err := copyBounded(&out, bytes.NewReader(in), max); err != nil {
+		if err := copyBounded(&out, bytes.NewReader(in), max, newInflight()); err != nil {
 			t.Fatal(err)
 		}
 		var want, kept strings.Builder
@@ -140,7 +165,7 @@ func FuzzTransport(f *testing.F) {
 		for _, l := range strings.SplitAfter(string(in), "\n") {
 			v := bytes.TrimSpace([]byte(l))
 			switch {
-			case len(l) <= max && len(v) > 0 && json.Valid(v):
+			case len(l) <= max && len(v) > 0 && json.Valid(v) && isMessage(v):
 				want.Write(v)
 				want.WriteByte('\n')
 			case len(v) > 0:
@@ -180,4 +205,9 @@ func FuzzCursor(f *testing.F) {
 			t.Errorf("%q read as %d", c, n)
 		}
 	})
+}
+
+func isMessage(v []byte) bool {
+	_, _, ok := message(v)
+	return ok
 }
