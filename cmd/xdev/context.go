@@ -33,6 +33,30 @@ type contextJSON struct {
 	Tokens        int64        `json:"tokens"`
 	Malformed     int          `json:"malformedLines"`
 	Messages      []ai.Message `json:"messages"`
+
+	// The title, model and thinking level as omp holds them (a number
+	// stays a number, an object an object), which the JSON prints.
+	titleValue, modelValue, thinkingValue jsonx.Value
+}
+
+// contextHead is the head of a context's JSON: everything but the
+// messages, and the tokens (which read the messages).
+func contextHead(c *session.ContextReader, tokens int64) contextJSON {
+	title, src := c.Title()
+	return contextJSON{
+		LeafID: session.DisplayID(c.LeafID), Title: title, TitleSource: src.String(), Model: c.Model(),
+		ThinkingLevel: c.ThinkingLevel, Tokens: tokens, Malformed: c.Malformed(),
+		titleValue: c.TitleValue(), modelValue: c.ModelValue, thinkingValue: c.ThinkingValue,
+	}
+}
+
+// valueOr is v, or the string s when v says nothing (undefined or null,
+// which omp's context.ts prints as "").
+func valueOr(v jsonx.Value, s string) jsonx.Value {
+	if v.Nullish() {
+		return jsonx.Str(s)
+	}
+	return v
 }
 
 // contextOptions are the flags and arguments of `xdev context`.
@@ -78,19 +102,15 @@ func (o *contextOptions) print(e *env, s *session.Store) error {
 // printReader prints a context, a message at a time: a session whose
 // context is the whole of a long file is never held whole.
 func (o *contextOptions) printReader(e *env, c *session.ContextReader) error {
-	title, src := c.Title()
 	tokens, err := c.Tokens()
 	if err != nil {
 		return err
 	}
-	head := contextJSON{
-		LeafID: c.LeafID, Title: title, TitleSource: src.String(), Model: c.Model(),
-		ThinkingLevel: c.ThinkingLevel, Tokens: tokens, Malformed: c.Malformed(),
-	}
+	head := contextHead(c, tokens)
 	if o.asJSON {
 		return writeContextJSON(e, nil, head, leafValue(c.LeafID), c.Each)
 	}
-	fmt.Fprintf(e.Out, "%s (%s)  model %s  thinking %s  ~%d tokens\n\n", orNone(title), src, orNone(head.Model), head.ThinkingLevel, head.Tokens)
+	fmt.Fprintf(e.Out, "%s (%s)  model %s  thinking %s  ~%d tokens\n\n", orNone(head.Title), head.TitleSource, orNone(head.Model), head.ThinkingLevel, head.Tokens)
 	return c.Each(func(m *ai.Message) error {
 		_, err := fmt.Fprintf(e.Out, "[%s] %s\n\n", m.Role, summarize(m))
 		return err
@@ -148,8 +168,10 @@ func writeContextJSON(e *env, lead []jsonx.Member, c contextJSON, leaf jsonx.Val
 	num := func(name string, n float64) jsonx.Member { return jsonx.Member{Name: name, Value: jsonx.Num(n)} }
 	head := jsonx.ObjectOf(append(lead,
 		jsonx.Member{Name: "leafId", Value: leaf},
-		str("title", c.Title), str("titleSource", c.TitleSource), str("model", c.Model),
-		str("thinkingLevel", c.ThinkingLevel), num("tokens", float64(c.Tokens)), num("malformedLines", float64(c.Malformed)),
+		jsonx.Member{Name: "title", Value: valueOr(c.titleValue, c.Title)}, str("titleSource", c.TitleSource),
+		jsonx.Member{Name: "model", Value: valueOr(c.modelValue, c.Model)},
+		jsonx.Member{Name: "thinkingLevel", Value: valueOr(c.thinkingValue, c.ThinkingLevel)},
+		num("tokens", float64(c.Tokens)), num("malformedLines", float64(c.Malformed)),
 	)...).AppendIndent(nil, "  ")
 	w := bufio.NewWriterSize(e.RawOut, 1<<16)
 	w.Write(head[:len(head)-2]) // the object without its closing "\n}"

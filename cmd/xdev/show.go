@@ -156,15 +156,15 @@ func (o *showOptions) run(e *env) error {
 		}
 		defer c.Close()
 	}
-	title, src := c.Title()
+	title, _ := c.Title()
 	tokens, err := c.Tokens()
 	if err != nil {
 		return err
 	}
 	if o.asJSON {
-		return writeShowJSON(e, showJSON{ID: c.Header().ID, Path: r.Shown, Harness: string(r.Harness), contextJSON: contextJSON{
-			LeafID: session.DisplayID(c.LeafID), Title: title, TitleSource: src.String(), Model: c.Model(),
-			ThinkingLevel: c.ThinkingLevel, Tokens: tokens, Malformed: c.Malformed() + r.Skipped}}, c.Each)
+		head := contextHead(c, tokens)
+		head.Malformed += r.Skipped
+		return writeShowJSON(e, showJSON{ID: c.Header().ID, Path: r.Shown, Harness: string(r.Harness), contextJSON: head}, c.Each)
 	}
 	w := bufio.NewWriter(e.Out)
 	id := c.Header().ID

@@ -3,7 +3,6 @@ package ai
 import (
 	"strings"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/xdev/xdev/internal/jsonx"
@@ -57,12 +56,12 @@ func (c Content) Text() string {
 // MarshalJSON encodes the content as a string or an array of blocks.
 func (c Content) MarshalJSON() ([]byte, error) {
 	if c.IsString {
-		return json.Marshal(c.String)
+		return jsonx.Marshal(c.String)
 	}
 	if c.Blocks == nil {
 		return []byte("[]"), nil
 	}
-	return json.Marshal(c.Blocks)
+	return jsonx.Marshal(c.Blocks)
 }
 
 // UnmarshalJSON accepts a string or an array of blocks; any other value
@@ -144,9 +143,9 @@ func (b Block) MarshalJSON() ([]byte, error) {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		}
-		return json.Marshal(textBlock{b.Type, b.Text})
+		return jsonx.Marshal(textBlock{b.Type, b.Text})
 	}
-	return json.Marshal((*block)(&b))
+	return jsonx.Marshal((*block)(&b))
 }
 
 // UnmarshalJSON decodes a block and remembers its bytes.

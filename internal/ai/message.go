@@ -10,7 +10,6 @@
 package ai
 
 import (
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/xdev/xdev/internal/jsonx"
@@ -127,7 +126,7 @@ type message Message
 // built in Go encodes its typed fields.
 func (m Message) MarshalJSON() ([]byte, error) {
 	if m.raw == nil {
-		return json.Marshal((*message)(&m))
+		return jsonx.Marshal((*message)(&m))
 	}
 	return patchChanged(m.raw, (*message)(&m))
 }

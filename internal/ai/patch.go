@@ -4,8 +4,6 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/go-json-experiment/json"
-
 	"github.com/xdev/xdev/internal/jsonx"
 )
 
@@ -61,7 +59,7 @@ func patchChanged[T message | block](raw []byte, cur *T) ([]byte, error) {
 			ed.Remove(name)
 			continue
 		}
-		enc, err := json.Marshal(a.Interface())
+		enc, err := jsonx.Marshal(a.Interface())
 		if err != nil {
 			return nil, err
 		}

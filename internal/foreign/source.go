@@ -270,6 +270,9 @@ func Detect(path string) (string, error) {
 	objects := 0
 	for n := 0; n < detectRecords; n++ {
 		line, _, err := readLineBounded(br, session.DefaultMaxLineBytes)
+		if n == 0 {
+			line = session.TrimBOM(line) // as every UTF-8 reader of the harnesses drops it
+		}
 		if len(line) > 0 {
 			if v, perr := jsonx.Parse(line); perr == nil && v.Kind() == jsonx.Object {
 				objects++

@@ -59,7 +59,7 @@ func editMember(obj jsontext.Value, name string, value []byte) (jsontext.Value, 
 		if err != nil {
 			return nil, fmt.Errorf("edit member %q: %w", name, err)
 		}
-		keyJSON, _ := json.Marshal(key)
+		keyJSON, _ := Marshal(key)
 		if key != name {
 			emit(keyJSON, val)
 			continue
@@ -70,7 +70,7 @@ func editMember(obj jsontext.Value, name string, value []byte) (jsontext.Value, 
 		}
 	}
 	if !found && value != nil {
-		keyJSON, _ := json.Marshal(name)
+		keyJSON, _ := Marshal(name)
 		emit(keyJSON, value)
 	}
 	out.WriteByte('}')
@@ -93,7 +93,7 @@ func (e *Editor) Set(name string, v any) *Editor {
 	if e.err != nil {
 		return e
 	}
-	b, err := json.Marshal(v)
+	b, err := Marshal(v)
 	if err != nil {
 		e.err = fmt.Errorf("edit member %q: %w", name, err)
 		return e

@@ -60,3 +60,46 @@ func DecodeUTF8(b []byte) string {
 	}
 	return string(out)
 }
+
+// DecodeRuneInString decodes the first code point of s as a JavaScript
+// string holds it: a lone surrogate held as WTF-8 (ED A0–BF 80–BF) is one
+// code point, and an invalid sequence reads as U+FFFD for its maximal
+// invalid subpart, as TextDecoder reads it. It returns (RuneError, 0) for
+// an empty s.
+func DecodeRuneInString(s string) (rune, int) {
+	if s == "" {
+		return utf8.RuneError, 0
+	}
+	if s[0] < utf8.RuneSelf {
+		return rune(s[0]), 1
+	}
+	if len(s) >= 3 && s[0] == 0xED && s[1] >= 0xA0 && s[1] <= 0xBF && s[2] >= 0x80 && s[2] <= 0xBF {
+		return rune(s[1]&0x3F)<<6 | rune(s[2]&0x3F) | 0xD000, 3
+	}
+	if r, size := utf8.DecodeRuneInString(s); r != utf8.RuneError || size > 1 {
+		return r, size
+	}
+	n := min(len(s), 4)
+	return decodeRuneWHATWG([]byte(s[:n]))
+}
+
+// WellFormed returns s with every invalid sequence replaced by U+FFFD as
+// TextDecoder replaces it, keeping the lone surrogates a JavaScript string
+// may hold (as WTF-8): text from outside (a command line) made into what
+// Parse would have read. Valid input is returned as is.
+func WellFormed(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	out := make([]byte, 0, len(s)+8)
+	for i := 0; i < len(s); {
+		r, size := DecodeRuneInString(s[i:])
+		if r >= 0xD800 && r < 0xE000 {
+			out = append(out, s[i:i+size]...)
+		} else {
+			out = utf8.AppendRune(out, r)
+		}
+		i += size
+	}
+	return string(out)
+}

@@ -18,6 +18,11 @@ type Context struct {
 	// String() of it, as omp's template literals render it.
 	Models        map[string]string
 	ThinkingLevel string
+	// ModelValue and ThinkingValue are the main model and the thinking
+	// level as omp holds them: the value the entry gave, of whatever type
+	// (an object stays an object, 2 stays a number), where Models and
+	// ThinkingLevel give its String().
+	ModelValue, ThinkingValue jsonx.Value
 	// Tokens approximates the context size: the last assistant turn's
 	// reported usage plus about a token per four characters after it.
 	Tokens int64
@@ -327,6 +332,7 @@ func planContext(path contextPath, blobs *blobResolver) contextPlan {
 				ctx.Models[role.ToString()] = model.ToString()
 				if role.Is(DefaultRole) {
 					explicitDefault = true
+					ctx.ModelValue = model
 				}
 			}
 		case TypeCompaction:
@@ -348,11 +354,12 @@ func planContext(path contextPath, blobs *blobResolver) contextPlan {
 			}
 			if m := path.At(i).v.Get("message"); m.Get("role").Is("assistant") {
 				ctx.Models[DefaultRole] = m.Get("provider").ToString() + "/" + m.Get("model").ToString()
+				ctx.ModelValue = jsonx.Str(ctx.Models[DefaultRole])
 				break
 			}
 		}
 	}
-	ctx.ThinkingLevel = thinking.ToString()
+	ctx.ThinkingLevel, ctx.ThinkingValue = thinking.ToString(), thinking
 	if compIdx >= 0 {
 		// omp finds the compaction again by id: the first compaction on the
 		// path with the latest one's id.

@@ -70,12 +70,17 @@ func ContextOf(s *Store) *ContextReader {
 
 // readContext plans the context at the index's leaf from the lines.
 func (x *Index) readContext() (*ContextReader, error) {
+	return x.readContextAt(x.Leaf())
+}
+
+// readContextAt plans the context from the lines as if entry leaf were
+// the leaf.
+func (x *Index) readContextAt(leaf int) (*ContextReader, error) {
 	c := &ContextReader{x: x}
 	if x.Len() == 0 {
 		c.Context = Context{Models: map[string]string{}, ThinkingLevel: "off"}
 		return c, nil
 	}
-	leaf := x.Leaf()
 	for _, i := range x.PathTo(leaf) {
 		c.path = append(c.path, int32(i))
 	}
@@ -273,6 +278,18 @@ func (c *ContextReader) Title() (string, TitleSource) {
 		return c.store.Title()
 	}
 	return c.x.Title()
+}
+
+// TitleValue is the title as omp holds it (see Store.TitleValue).
+func (c *ContextReader) TitleValue() jsonx.Value {
+	s := c.store
+	if s == nil {
+		s = c.x.s
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, _ := s.titleValue()
+	return v
 }
 
 func (c *ContextReader) Malformed() int {

@@ -184,7 +184,8 @@ func (g *sessionGen) header() string {
 	}
 	o = append(o, kv{"id", id}, kv{"timestamp", isoTime(g.now)}, kv{"cwd", "/home/dev/proj"})
 	if g.p(0.1) {
-		o = append(o, kv{"title", "Header title"})
+		// Another writer's title may be of another type: omp keeps it.
+		o = append(o, kv{"title", g.pick("Header title", "Header title", 42, obj{{"t", 1}}, true, nil)})
 	}
 	return g.encode(o)
 }
@@ -285,13 +286,13 @@ func (g *sessionGen) entry() string {
 		o, id = g.messageEntryWithID()
 	case k < 60:
 		o, id = g.envelope("model_change")
-		o = append(o, kv{"model", g.pick("anthropic/claude-sonnet-4-5", "openai/gpt-5", "", nil, 5)})
+		o = append(o, kv{"model", g.pick("anthropic/claude-sonnet-4-5", "openai/gpt-5", "", nil, 5, obj{{"provider", "x"}, {"id", "y"}})})
 		if g.p(0.3) {
 			o = append(o, kv{"role", g.pick("default", "smol", "slow", nil, 7)})
 		}
 	case k < 64:
 		o, id = g.envelope("thinking_level_change")
-		o = append(o, kv{"thinkingLevel", g.pick("high", "low", "off", nil, 3)})
+		o = append(o, kv{"thinkingLevel", g.pick("high", "low", "off", nil, 3, false, obj{{"level", "high"}})})
 	case k < 70:
 		o, id = g.compaction()
 	case k < 74:

@@ -164,6 +164,8 @@ type ompDiffView struct {
 	Model         jsonx.Value
 	ThinkingLevel jsonx.Value
 	Messages      []jsonx.Value
+	TitleValue    jsonx.Value // the title as omp printed it (a number stays one)
+	NeedsRewrite  bool        // omp rewrites the whole file on its next write
 }
 
 func ompDiffViews(t *testing.T, agent, dir string) map[string]ompDiffView {
@@ -186,7 +188,8 @@ func ompDiffViewOf(v jsonx.Value) ompDiffView {
 		Error: v.Get("error").String(), LeafID: v.Get("leafId"),
 		Title: v.Get("title").String(), TitleSource: v.Get("titleSource").String(),
 		Model: v.Get("model"), ThinkingLevel: v.Get("thinkingLevel"),
-		Messages: v.Get("messages").Items(),
+		Messages: v.Get("messages").Items(), TitleValue: v.Get("title"),
+		NeedsRewrite: v.Get("needsRewrite").Truthy(),
 	}
 }
 
@@ -214,6 +217,9 @@ func compareDiff(file string, blobs *BlobStore, omp ompDiffView, c *diffCase) []
 	}
 	if verifySaysOmpRefuses(file, blobs) {
 		diffs = append(diffs, "verify says omp refuses a file omp reads")
+	}
+	if got := verifySaysOmpRewrites(file, blobs); got != omp.NeedsRewrite {
+		diffs = append(diffs, fmt.Sprintf("verify says omp rewrites the file on its next write: %v, omp: %v", got, omp.NeedsRewrite))
 	}
 	for _, full := range []bool{false, true} {
 		s, err := Open(file, &OpenOptions{Full: full, Blobs: blobs})
@@ -244,8 +250,27 @@ func compareDiff(file string, blobs *BlobStore, omp ompDiffView, c *diffCase) []
 		if want := omp.ThinkingLevel.ToString(); ctx.ThinkingLevel != want {
 			diffs = append(diffs, fmt.Sprintf("full=%v: thinking %q, omp %q", full, ctx.ThinkingLevel, want))
 		}
-		if title != omp.Title || src.wire() != omp.TitleSource && !(src == TitleSubagent && omp.TitleSource == "") {
+		// A title of another type than a string is compared as a value
+		// below; its text is JavaScript's String() of it.
+		textTitle := omp.TitleValue.Kind() == jsonx.String || omp.TitleValue.Nullish()
+		if textTitle && title != omp.Title || src.wire() != omp.TitleSource && !(src == TitleSubagent && omp.TitleSource == "") {
 			diffs = append(diffs, fmt.Sprintf("full=%v: title %q/%q, omp %q/%q", full, title, src.wire(), omp.Title, omp.TitleSource))
+		}
+		// The values themselves, as xdev context --json prints them.
+		for _, v := range []struct {
+			what      string
+			xdev, omp jsonx.Value
+		}{{"title", s.TitleValue(), omp.TitleValue}, {"model", ctx.ModelValue, omp.Model}, {"thinking level", ctx.ThinkingValue, omp.ThinkingLevel}} {
+			x, o := v.xdev, v.omp
+			if x.Nullish() {
+				x = jsonx.Str("")
+			}
+			if o.Nullish() {
+				o = jsonx.Str("")
+			}
+			if !bytes.Equal(x.JSON(), o.JSON()) {
+				diffs = append(diffs, fmt.Sprintf("full=%v: %s %s, omp %s", full, v.what, x.JSON(), o.JSON()))
+			}
 		}
 		if len(ctx.Messages) != len(omp.Messages) {
 			diffs = append(diffs, fmt.Sprintf("full=%v: %d messages, omp %d", full, len(ctx.Messages), len(omp.Messages)))
@@ -274,6 +299,23 @@ func verifySaysOmpRefuses(file string, blobs *BlobStore) bool {
 	}
 	for _, p := range probs {
 		if p.Kind == ProblemOmpRefuses {
+			return true
+		}
+	}
+	return false
+}
+
+// verifySaysOmpRewrites reports whether Verify says omp will rewrite the
+// whole file on its next write: an old format, or lines omp counts as
+// malformed.
+func verifySaysOmpRewrites(file string, blobs *BlobStore) bool {
+	probs, err := Verify(file, &VerifyOptions{Blobs: blobs})
+	if err != nil {
+		return false
+	}
+	for _, p := range probs {
+		switch p.Kind {
+		case ProblemOldVersion, ProblemMalformed, ProblemTrailingText, ProblemOmpRewrites:
 			return true
 		}
 	}

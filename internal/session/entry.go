@@ -7,8 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-json-experiment/json"
-
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/xdev/xdev/internal/ai"
 	"github.com/xdev/xdev/internal/jsonx"
 )
@@ -94,23 +93,21 @@ func encodeEntry(e *Entry) ([]byte, error) {
 	body := []byte("{}")
 	if e.Body != nil {
 		var err error
-		if body, err = json.Marshal(e.Body); err != nil {
+		if body, err = jsonx.Marshal(e.Body); err != nil {
 			return nil, fmt.Errorf("entry %s (%s): %w", e.ID, e.Type, err)
 		}
 	}
-	var parent any
-	if e.ParentID != "" {
-		parent = e.ParentID
-	}
-	env, err := json.Marshal(struct {
-		ID        string `json:"id"`
-		ParentID  any    `json:"parentId"`
-		Timestamp string `json:"timestamp"`
-	}{e.ID, parent, e.Timestamp})
+	// A parent is a key (ids.go): a numeric id is written back as the
+	// number it is, so that omp's Map finds it.
+	env, err := jsonx.Marshal(struct {
+		ID        string         `json:"id"`
+		ParentID  jsontext.Value `json:"parentId"`
+		Timestamp string         `json:"timestamp"`
+	}{e.ID, IDValue(e.ParentID).JSON(), e.Timestamp})
 	if err != nil {
 		return nil, err
 	}
-	typ, _ := json.Marshal(e.Type)
+	typ, _ := jsonx.Marshal(e.Type)
 
 	members := body[1 : len(body)-1] // between the braces
 	env = env[1 : len(env)-1]

@@ -29,6 +29,9 @@ type envelope struct {
 	size int
 	// fault is what omp's loader throws on in this entry (see ompfault.go).
 	fault ompFault
+	// copilotReplay marks a GitHub Copilot turn with replay history, which
+	// omp strips as it loads the file and so rewrites it on its next write.
+	copilotReplay bool
 	// bogus marks a line that is JSON but not an object (a number, a
 	// string, an array): omp keeps it as an entry without a type, an id or
 	// a parent, which as the last line is the leaf, of an empty context.
@@ -157,6 +160,7 @@ func (s *scanner) scan(line []byte) (envelope, error) {
 	env.id = IDKey(small(id))
 	env.parentID = parentKey(small(parent))
 	env.fault = ompLoadFault(env.typ, msg, m, usage)
+	env.copilotReplay = env.typ == TypeMessage && copilotReplay(m)
 	switch env.typ {
 	case TypeMessage:
 		env.assistant = small(m.role).Is("assistant")

@@ -113,6 +113,9 @@ func forkBranch(src, dst, dataDir, entryID string) (*Store, error) {
 	if !ok {
 		return nil, fmt.Errorf("branch %s: no entry %q", src, entryID)
 	}
+	if err := x.ompResumesAt(at); err != nil {
+		return nil, fmt.Errorf("branch %s: %w", src, err)
+	}
 	path := x.PathTo(at)
 	ids := make([]string, len(path))
 	for k, i := range path {

@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-json-experiment/json"
-
 	"github.com/xdev/xdev/internal/jsonx"
 )
 
@@ -151,7 +149,7 @@ func stringToNumber(s string) float64 {
 func encodeHeader(h Header) ([]byte, error) {
 	h.Type = "session"
 	h.Version = CurrentVersion
-	return json.Marshal(h)
+	return jsonx.Marshal(h)
 }
 
 // MarshalHeader encodes a header line (without newline) the way xdev

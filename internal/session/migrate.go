@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/xdev/xdev/internal/ai"
 	"github.com/xdev/xdev/internal/jsonx"
 )
 
@@ -16,18 +17,21 @@ import (
 // write migrates it: ids and parentIds appended (v1), firstKeptEntryIndex
 // replaced by firstKeptEntryId, the hookMessage role renamed custom.
 func migrateLine(version int, e *Entry) ([]byte, error) {
+	if t := bytes.TrimLeft(e.raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		// An array is an entry in omp too: its migration sets an id
+		// property JSON.stringify does not write, so the line stays.
+		return e.raw, nil
+	}
 	ed := jsonx.Edit(e.raw)
 	if version < 2 {
-		var parent any
-		if e.ParentID != "" {
-			parent = e.ParentID
-		}
-		ed.Set("id", e.ID).Set("parentId", parent)
+		ed.Set("id", e.ID).SetRaw("parentId", IDValue(e.ParentID).JSON())
 		if c, ok := e.Body.(*Compaction); ok && c.FirstKeptEntryID != nil {
 			ed.Remove("firstKeptEntryIndex").Set("firstKeptEntryId", *c.FirstKeptEntryID)
 		}
 	}
-	if m, ok := e.Body.(*Message); ok && bytes.Contains(e.raw, []byte(`"hookMessage"`)) {
+	// The load renamed the role (however the line spells it, escapes
+	// included); a custom message is written as it now reads.
+	if m, ok := e.Body.(*Message); ok && m.Message.Role == ai.RoleCustom {
 		ed.SetRaw("message", m.Message.Raw())
 	}
 	return ed.Bytes()

@@ -1,6 +1,9 @@
 package session
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/xdev/xdev/internal/jsonx"
 )
 
@@ -108,7 +111,7 @@ func ompLoadFault(typ string, msg []byte, m messageMembers, usage []byte) ompFau
 		if f := usageFault(m.usage); f != "" {
 			return f
 		}
-		if small(memberOf(m.payload, "type")).Is("openaiResponsesHistory") && small(m.provider).Is("github-copilot") && !blockList(m.content) {
+		if copilotReplay(m) && !blockList(m.content) {
 			return faultCopilotBlock
 		}
 	case r.Is("toolResult") && small(m.toolName).Is("task"):
@@ -120,6 +123,14 @@ func ompLoadFault(typ string, msg []byte, m messageMembers, usage []byte) ompFau
 		}
 	}
 	return ""
+}
+
+// copilotReplay reports whether the message whose members are m is a
+// GitHub Copilot assistant turn with OpenAI Responses replay history, which
+// omp's loader strips (sanitizeRehydratedOpenAIResponsesAssistantMessage,
+// session-manager.ts), marking the file for a whole rewrite.
+func copilotReplay(m messageMembers) bool {
+	return small(m.role).Is("assistant") && small(memberOf(m.payload, "type")).Is("openaiResponsesHistory") && small(m.provider).Is("github-copilot")
 }
 
 // usageFault is addUsage's throw: a truthy usage whose cost is null or
@@ -230,4 +241,24 @@ func emptyErrorTurn(m jsonx.Value) (empty bool, fault ompFault) {
 		}
 	}
 	return true, ""
+}
+
+// ErrOmpWouldRefuse is returned by a write that would leave a session omp
+// cannot resume where it could before: a branch, or a copy of a branch,
+// whose path runs through an entry omp throws on as it rebuilds the
+// context. Nothing is written.
+var ErrOmpWouldRefuse = errors.New("omp could not resume the session afterwards")
+
+// ompResumesAt returns nil when omp can rebuild the context with entry i
+// of x as the leaf, and an error wrapping ErrOmpWouldRefuse that names the
+// entry it would throw on when it cannot.
+func (x *Index) ompResumesAt(i int) error {
+	c, err := x.readContextAt(i)
+	if err != nil {
+		return err
+	}
+	if c.OmpRefuses != "" {
+		return fmt.Errorf("%w: line %d is %s, on the path to entry %s", ErrOmpWouldRefuse, c.OmpRefusesLine, c.OmpRefuses, DisplayID(x.ID(i)))
+	}
+	return nil
 }

@@ -258,7 +258,7 @@ func openAt(path string, r io.ReaderAt, fi file, opts *OpenOptions) (*Store, err
 // scanFile reads the slot, the header and the envelope of every entry.
 func (s *Store) scanFile(f io.Reader) ([]record, error) {
 	lr := newLineReader(f, 0, s.opts.MaxLineBytes)
-	fw := &forward{path: s.path, opts: &s.opts, max: lr.max, skip: s.skip}
+	fw := &forward{path: s.path, opts: &s.opts, max: lr.max, skip: s.skip, rewrite: s.noteRewrite}
 	var recs []record
 	for {
 		l, err := lr.next()
@@ -303,6 +303,17 @@ func (s *Store) skip(b BadLine) {
 }
 
 const maxBadLines = 100
+
+// noteRewrite counts a line that makes omp rewrite the file (see
+// forward.rewrite), keeping the first maxBadLines line numbers of each
+// reason.
+func (s *Store) noteRewrite(line int, why rewriteReason) {
+	n := &s.rewrites[why]
+	if len(n.lines) < maxBadLines {
+		n.lines = append(n.lines, line)
+	}
+	n.count++
+}
 
 // chooseWindow decides which records to keep and returns their indexes in
 // file order.

@@ -21,6 +21,10 @@ const (
 // utf8BOM is what some editors put before line 1; omp's TextDecoder drops it.
 var utf8BOM = []byte("\xef\xbb\xbf")
 
+// TrimBOM returns line 1 of a file without the UTF-8 byte order mark it
+// may start with, as omp's TextDecoder reads it.
+func TrimBOM(line []byte) []byte { return bytes.TrimPrefix(line, utf8BOM) }
+
 // readPreambleLine reads line num of a file whose header has not been met
 // yet: the one rule every reader (Open, Index, List, fork, verify) applies
 // before the entries. Line 1 may start with a BOM and may be the slot.
@@ -29,7 +33,7 @@ var utf8BOM = []byte("\xef\xbb\xbf")
 // session (ErrNoHeader), as omp refuses to resume it.
 func readPreambleLine(num int, data []byte) (kind preambleKind, slot TitleSlot, h Header, reason string, err error) {
 	if num == 1 {
-		data = bytes.TrimPrefix(data, utf8BOM)
+		data = TrimBOM(data)
 	}
 	if blank(data) {
 		return preBlank, slot, h, "", nil
@@ -71,13 +75,32 @@ type preamble struct {
 }
 
 // title is the session's title: the slot's, else the header's (a file
-// written before the slot existed). The one place that rule is written.
+// written before the slot existed), as text: a header title of another
+// type reads as JavaScript's String() of it, as omp renders it. The one
+// place that rule is written.
 func (p preamble) title() (string, TitleSource) {
+	v, src := p.titleValue()
+	if v.Nullish() || v.Kind() == jsonx.Bool && !v.Truthy() {
+		return "", src
+	}
+	return v.ToString(), src
+}
+
+// titleValue is the title as omp holds it: the slot's string, else the
+// header's "title" of whatever type (undefined when it has none).
+func (p preamble) titleValue() (jsonx.Value, TitleSource) {
 	if p.hasSlot {
-		return p.slot.Title, p.slot.Source
+		return jsonx.Str(p.slot.Title), p.slot.Source
 	}
 	src, _ := ParseTitleSource(p.header.TitleSource)
-	return p.header.Title, src
+	if p.header.raw == nil || p.header.Title != "" {
+		return jsonx.Str(p.header.Title), src
+	}
+	v, err := jsonx.Parse(p.header.raw)
+	if err != nil {
+		return jsonx.Str(""), src
+	}
+	return v.Get("title"), src
 }
 
 // readPreamble reads the slot and header of f as Open does.

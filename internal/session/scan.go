@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 )
 
 // forward is the rule the forward readers (Open's scan, Index, ReadFrom)
@@ -21,8 +22,22 @@ type forward struct {
 	slot    TitleSlot
 	hasSlot bool
 	skip    func(BadLine)
+	// rewrite, when set, is told of each line that makes omp rewrite the
+	// whole file on its next write though it reads the entry: one whose
+	// entry is followed by more than white space (Bun's JSONL reader keeps
+	// the entry, and omp counts the line as malformed), or a turn omp
+	// changes as it loads it.
+	rewrite func(line int, why rewriteReason)
 	near    string // the last entry's id (see newRecord)
 }
+
+// rewriteReason says why omp rewrites a file whose entries it reads.
+type rewriteReason uint8
+
+const (
+	rewriteTrailing      rewriteReason = iota // text after the entry on its line
+	rewriteCopilotReplay                      // a GitHub Copilot turn's replay history, stripped on load
+)
 
 // step reads line l. It returns the line's record and true when the line
 // is an entry.
@@ -44,6 +59,13 @@ func (fw *forward) step(l rawLine) (record, bool, error) {
 			fw.skip(BadLine{Line: l.num, Kind: BadNotJSON, Reason: reason})
 		case kind == preHeader:
 			fw.cur.Header, fw.cur.HeaderLine, fw.cur.Version = h, l.num, h.FormatVersion()
+			data := l.data
+			if l.num == 1 {
+				data = TrimBOM(data)
+			}
+			if fw.rewrite != nil && !jsWhiteSpace(data[len(h.raw):]) {
+				fw.rewrite(l.num, rewriteTrailing)
+			}
 		}
 		return record{}, false, nil
 	}
@@ -66,6 +88,14 @@ func (fw *forward) step(l rawLine) (record, bool, error) {
 		env.parentID = fw.cur.lastID
 		if env.keptIndex > 0 {
 			env.firstKept = v1ID(env.keptIndex)
+		}
+	}
+	if fw.rewrite != nil {
+		if env.size > 0 && !jsWhiteSpace(l.data[env.size:]) {
+			fw.rewrite(l.num, rewriteTrailing)
+		}
+		if env.copilotReplay {
+			fw.rewrite(l.num, rewriteCopilotReplay)
 		}
 	}
 	fw.cur.Entries++
@@ -204,3 +234,20 @@ func ReadFromReader(name string, r io.ReaderAt, size int64, c Cursor, opts *Open
 
 // errShrunk is ReadFrom's error for a file shorter than the cursor.
 var errShrunk = errors.New("file shrank")
+
+// jsWhiteSpace reports whether b is only what JavaScript's trim() removes:
+// the text omp's JSONL reader does not count against a line.
+func jsWhiteSpace(b []byte) bool {
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		switch r {
+		case '\t', '\n', '\v', '\f', '\r', ' ', 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
+		default:
+			if r < 0x2000 || r > 0x200A {
+				return false
+			}
+		}
+		b = b[size:]
+	}
+	return true
+}

@@ -10,8 +10,6 @@ import (
 	"syscall"
 	"unicode"
 
-	"github.com/go-json-experiment/json"
-
 	"github.com/xdev/xdev/internal/jsonx"
 )
 
@@ -99,15 +97,22 @@ type titleSlotWire struct {
 // omp writes subagent slots.
 func MarshalTitleSlot(title string, source TitleSource, updatedAt string) ([]byte, error) {
 	w := titleSlotWire{Type: "title", V: 1, Source: source.wire(), UpdatedAt: updatedAt}
-	runes := []rune(strings.ToValidUTF8(title, "\uFFFD"))
+	// The code points' ends, a lone surrogate one code point as in omp.
+	title = jsonx.WellFormed(title)
+	ends := []int{0}
+	for i := 0; i < len(title); {
+		_, size := jsonx.DecodeRuneInString(title[i:])
+		i += size
+		ends = append(ends, i)
+	}
 	fits := func(n int) ([]byte, bool) {
-		w.Title = string(runes[:n])
+		w.Title = title[:ends[n]]
 		w.Pad = ""
-		line, err := json.Marshal(w)
+		line, err := jsonx.Marshal(w)
 		return line, err == nil && len(line)+1 <= TitleSlotWidth
 	}
 	// The longest prefix that fits: binary search, as the line grows with n.
-	lo, hi := 0, len(runes)
+	lo, hi := 0, len(ends)-1
 	if _, ok := fits(0); !ok {
 		return nil, fmt.Errorf("title slot: updatedAt %q leaves no room for a title", updatedAt)
 	}
@@ -121,7 +126,7 @@ func MarshalTitleSlot(title string, source TitleSource, updatedAt string) ([]byt
 	}
 	line, _ := fits(lo)
 	w.Pad = strings.Repeat(" ", TitleSlotWidth-1-len(line))
-	out, err := json.Marshal(w)
+	out, err := jsonx.Marshal(w)
 	if err != nil {
 		return nil, err
 	}
@@ -211,20 +216,25 @@ func SlotWrittenAfter(a, b []byte) bool {
 
 // CleanTitle normalizes a title the way omp does before storing it: control
 // characters become spaces, runs of spaces collapse, the ends are trimmed.
+// A lone surrogate (held as WTF-8) is kept, as a JavaScript string keeps
+// it; other invalid UTF-8 becomes U+FFFD as TextDecoder decodes it.
 func CleanTitle(title string) string {
-	title = strings.ToValidUTF8(title, "\uFFFD")
+	title = jsonx.WellFormed(title)
 	var sb strings.Builder
 	space := false
-	for _, r := range title {
+	for i := 0; i < len(title); {
+		r, size := jsonx.DecodeRuneInString(title[i:])
 		if unicode.IsControl(r) || r == ' ' {
 			space = true
+			i += size
 			continue
 		}
 		if space && sb.Len() > 0 {
 			sb.WriteByte(' ')
 		}
 		space = false
-		sb.WriteRune(r)
+		sb.WriteString(title[i : i+size])
+		i += size
 	}
 	return sb.String()
 }
@@ -234,16 +244,17 @@ var ErrEmptyTitle = errors.New("title is empty")
 
 // SetTitle retitles the session the way omp does: it appends a
 // title_change entry, then overwrites the 256-byte slot at offset 0 in
-// place; no other byte of the file moves. A file without a slot gets one by
+// place; no other byte of the file moves. A file without a slot, or whose
+// line 1 is a slot of another width (CRLF line endings, another writer's
+// narrow slot), or that starts with a byte order mark, gets a new slot by
 // an atomic rewrite that keeps every other byte and adds the entry. An
 // automatic title never replaces a manual one (it reports false). A title
 // too long for the slot is cut there (Title returns what was kept); the
-// title_change entry keeps it whole.
+// title_change entry keeps it whole. A session whose last entry has no id
+// is refused (ErrLeafWithoutID).
 //
-// Either both the entry and the slot are written or neither: a file whose
-// line 1 is a slot of the wrong width (CRLF line endings, an editor's
-// doing) is refused before anything is written, and a slot write that
-// fails takes the entry back out.
+// Either both the entry and the slot are written or neither: a slot write
+// that fails takes the entry back out.
 func (s *Store) SetTitle(title string, source TitleSource) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -263,6 +274,9 @@ func (s *Store) SetTitle(title string, source TitleSource) (bool, error) {
 		prev, prevSource := s.titleLocked()
 		if source == TitleAuto && prevSource == TitleManual {
 			return nil
+		}
+		if s.leafWithoutID() {
+			return fmt.Errorf("%s: %w", s.path, ErrLeafWithoutID)
 		}
 		now := Now()
 		var err error
@@ -295,12 +309,12 @@ func (s *Store) SetTitle(title string, source TitleSource) (bool, error) {
 		if err := prepare(); err != nil || !changed {
 			return err
 		}
-		inPlace, old, err := s.slotPlan()
+		inPlace, old, replace, err := s.slotPlan()
 		if err != nil {
 			return err
 		}
 		if !inPlace {
-			return s.rewriteWithSlot(slot, e)
+			return s.rewriteWithSlot(slot, replace, e)
 		}
 		size, lines, torn := s.size, s.lines, s.tornTail
 		if err := s.appendLines(e.raw); err != nil {
@@ -322,37 +336,37 @@ func (s *Store) SetTitle(title string, source TitleSource) (bool, error) {
 
 // slotPlan reads line 1 and says how a new slot goes in: in place over a
 // 256-byte slot (old is its bytes, to put back should the write fail), or
-// by a rewrite when the file has no slot. A slot of another width is
-// refused: overwriting 256 bytes of it would damage the header, and
-// rewriting the file to fix it is a repair (xdev verify --repair), not a
-// retitle. It runs inside lockedWrite.
-func (s *Store) slotPlan() (inPlace bool, old []byte, err error) {
+// by a rewrite, which replaces the first replace bytes of the file: none
+// when the file has no slot, a byte order mark, or line 1 when it is a
+// slot of another width (a CRLF file's, a narrow one another writer
+// made), which overwriting 256 bytes in place would damage. It runs
+// inside lockedWrite.
+func (s *Store) slotPlan() (inPlace bool, old []byte, replace int64, err error) {
 	buf := make([]byte, 4096)
 	n, err := s.w.f.ReadAt(buf, 0)
 	if err != nil && err != io.EOF {
-		return false, nil, fmt.Errorf("%s: reading the slot: %w", s.path, err)
+		return false, nil, 0, fmt.Errorf("%s: reading the slot: %w", s.path, err)
 	}
 	buf = buf[:n]
 	width := bytes.IndexByte(buf, '\n') + 1
 	if width == TitleSlotWidth {
 		if _, ok := ParseTitleSlot(buf[:width]); ok {
-			return true, buf[:width], nil
+			return true, buf[:width], 0, nil
 		}
 	}
 	if !s.hasSlot {
-		return false, nil, nil
+		// A byte order mark belongs before line 1, which is now the slot:
+		// it goes, as omp's own rewrite (from what its TextDecoder read)
+		// drops it.
+		if bytes.HasPrefix(buf, utf8BOM) {
+			return false, nil, int64(len(utf8BOM)), nil
+		}
+		return false, nil, 0, nil
 	}
-	what := fmt.Sprintf("%d bytes", width)
 	if width == 0 {
-		what = "more than 4 KiB"
+		return false, nil, 0, fmt.Errorf("%s: line 1 is a title slot longer than 4 KiB; nothing was changed. 'xdev verify --repair %s' writes a repaired copy", s.path, s.path)
 	}
-	head := buf
-	crlf := ""
-	if width > 1 && head[width-2] == '\r' {
-		crlf = " (it ends in CRLF: the file's line endings were converted)"
-	}
-	return false, nil, fmt.Errorf("%s: line 1 is a title slot of %s, not %d%s; retitling in place would damage the header, so nothing was changed. 'xdev verify --repair %s' writes a repaired copy",
-		s.path, what, TitleSlotWidth, crlf, s.path)
+	return false, nil, int64(width), nil
 }
 
 // writeSlotInPlace overwrites line 1 with slot through a descriptor of its
@@ -375,10 +389,11 @@ func (s *Store) writeSlotInPlace(slot, old []byte) error {
 	return nil
 }
 
-// rewriteWithSlot replaces a slot-less file by one with slot in front, the
-// file's bytes, then e: one atomic step, so a failure changes nothing. It
-// runs inside lockedWrite.
-func (s *Store) rewriteWithSlot(slot []byte, e *Entry) error {
+// rewriteWithSlot replaces the file by one with slot in front, the
+// file's bytes after the first skip (a byte order mark, or a slot that
+// cannot be rewritten in place), then e: one atomic step, so a failure
+// changes nothing. It runs inside lockedWrite.
+func (s *Store) rewriteWithSlot(slot []byte, skip int64, e *Entry) error {
 	f := s.w.f
 	size := s.size
 	// Asked before the copy, so a refusal costs nothing, and again just
@@ -388,18 +403,21 @@ func (s *Store) rewriteWithSlot(slot []byte, e *Entry) error {
 	if err := refuseOpenWriters(s.path, f); err != nil {
 		return err
 	}
+	newline := int64(0) // after a torn last line
+	if size > 0 && s.tornTail {
+		newline = 1
+	}
 	err := replaceFileIf(s.path, func(w io.Writer) error {
 		if _, err := w.Write(slot); err != nil {
 			return err
 		}
-		if _, err := io.Copy(w, io.NewSectionReader(f, 0, size)); err != nil {
+		if _, err := io.Copy(w, io.NewSectionReader(f, skip, size-skip)); err != nil {
 			return err
 		}
-		if size > 0 && s.tornTail {
+		if newline > 0 {
 			if _, err := w.Write([]byte{'\n'}); err != nil {
 				return err
 			}
-			size++
 		}
 		_, err := w.Write(append(e.raw, '\n'))
 		return err
@@ -420,9 +438,13 @@ func (s *Store) rewriteWithSlot(slot []byte, e *Entry) error {
 		return err
 	}
 	s.ino = fi.Sys().(*syscall.Stat_t).Ino
-	s.size = size + int64(len(slot)) + int64(len(e.raw)) + 1
-	s.headerLine++
-	s.lines += 2
+	s.size = size - skip + newline + int64(len(slot)) + int64(len(e.raw)) + 1
+	if !s.hasSlot {
+		s.headerLine++
+		s.lines++
+	}
+	s.lines++ // e
+	s.entriesOff += int64(len(slot)) - skip
 	s.tornTail = false
 	e.line = s.lines
 	s.addAll([]*Entry{e})

@@ -58,6 +58,13 @@ type diag struct {
 	firstNull int
 	tornTail  bool
 	stats     WindowStats
+	// rewrites are the lines that make omp rewrite the whole file on its
+	// next write though it reads their entries, by reason (a forward scan
+	// sees them): how many, and the first maxBadLines line numbers.
+	rewrites [2]struct {
+		count int
+		lines []int
+	}
 }
 
 // file is the file as this store last read or wrote it; a writer compares
@@ -112,6 +119,16 @@ func (s *Store) Title() (string, TitleSource) {
 }
 
 func (s *Store) titleLocked() (string, TitleSource) { return s.title() }
+
+// TitleValue returns the title as omp holds it: the slot's string, else
+// the header's "title" of whatever type it has there (a number stays a
+// number; undefined when there is none). Title gives its text.
+func (s *Store) TitleValue() jsonx.Value {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, _ := s.titleValue()
+	return v
+}
 
 // Slot returns the decoded title slot and whether the file has one.
 func (s *Store) Slot() (TitleSlot, bool) {

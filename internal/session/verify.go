@@ -8,11 +8,10 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/go-json-experiment/json"
 
 	"github.com/xdev/xdev/internal/ai"
 	"github.com/xdev/xdev/internal/jsonx"
@@ -50,6 +49,8 @@ const (
 	ProblemOldVersion     ProblemKind = "old-version"     // v1/v2: omp re-ids or rewrites it on its next write
 	ProblemTornTail       ProblemKind = "torn-tail"       // the last line has no newline: an interrupted write
 	ProblemMalformed      ProblemKind = "malformed-line"  // a line that is not an entry; both programs skip it
+	ProblemTrailingText   ProblemKind = "trailing-text"   // text after an entry on its line: both read the entry, omp rewrites the whole file on its next write
+	ProblemOmpRewrites    ProblemKind = "omp-rewrites"    // an entry omp changes as it loads it, so its next write rewrites the whole file
 	ProblemDanglingParent ProblemKind = "dangling-parent" // parentId names no entry: history above it is lost
 	ProblemDuplicateID    ProblemKind = "duplicate-id"    // two entries share an id: the later one wins
 	ProblemTextBlobRef    ProblemKind = "text-blob-ref"   // a blob ref in text: omp hands it to the model verbatim
@@ -108,11 +109,29 @@ func Verify(path string, opts *VerifyOptions) ([]Problem, error) {
 	}
 	if v := x.Version(); v < CurrentVersion {
 		add(x.HeaderLine(), ProblemOldVersion, fmt.Sprintf("format v%d: omp rewrites the whole file (new ids for v1) on its next write", v), "migrate to v3 as omp would")
+	} else if math.IsNaN(x.Header().version) {
+		// `version >= 3` is false for NaN, so omp's migration runs, changes
+		// nothing, and still reports the file migrated.
+		add(x.HeaderLine(), ProblemOmpRewrites, "the header's version is not a number: omp reads the file as v3 but takes it for migrated, and rewrites the whole file on its next write", "")
 	}
 	listed := 0
 	for _, b := range x.BadLines() {
 		add(b.Line, ProblemMalformed, b.Reason, "drop the line (the original keeps it)")
 		listed++
+	}
+	trailing := x.s.rewrites[rewriteTrailing]
+	for _, line := range trailing.lines {
+		add(line, ProblemTrailingText, "text after the entry's JSON on its line: both programs read the entry, but omp counts the line as malformed and rewrites the whole file on its next write", "drop the text after the entry")
+	}
+	if more := trailing.count - len(trailing.lines); more > 0 {
+		add(0, ProblemTrailingText, fmt.Sprintf("%d more lines with text after their entry not listed", more), "drop the text")
+	}
+	if r := x.s.rewrites[rewriteCopilotReplay]; r.count > 0 {
+		more := ""
+		if r.count > 1 {
+			more = fmt.Sprintf(" (and %d more such turns)", r.count-1)
+		}
+		add(r.lines[0], ProblemOmpRewrites, "a GitHub Copilot turn with replay history"+more+": omp strips it as it loads the file, and rewrites the whole file on its next write", "")
 	}
 	if x.TornTail() {
 		add(0, ProblemTornTail, "the file does not end in a newline: the last write was interrupted", "drop the partial line")
@@ -374,7 +393,7 @@ func Repair(path, dst string) ([]Problem, error) {
 			}
 			parent := []byte("null")
 			if i > 0 {
-				parent, _ = json.Marshal(x.ID(i - 1))
+				parent, _ = jsonx.Marshal(x.ID(i - 1))
 			}
 			return jsonx.ReplaceMember(line, "parentId", parent)
 		})
@@ -385,7 +404,31 @@ func Repair(path, dst string) ([]Problem, error) {
 	if err != nil {
 		return nil, fmt.Errorf("repair %s: %w", path, err)
 	}
+	// Re-parenting moves entries onto the leaf's path; one omp throws on
+	// would make a file omp resumed one it cannot. The copy goes then.
+	if !slices.ContainsFunc(probs, func(p Problem) bool { return p.Kind == ProblemOmpRefuses }) {
+		if err := ompResumes(dst); err != nil {
+			if rerr := os.Remove(dst); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+			return nil, fmt.Errorf("repair %s: re-parenting the entries whose parent is missing: %w; nothing was written", path, err)
+		}
+	}
 	return changes, nil
+}
+
+// ompResumes returns nil when omp can rebuild the context at the leaf of
+// the session file at path (see ErrOmpWouldRefuse).
+func ompResumes(path string) error {
+	x, err := OpenIndex(path, nil)
+	if err != nil {
+		return err
+	}
+	defer x.Close()
+	if x.Len() == 0 {
+		return nil
+	}
+	return x.ompResumesAt(x.Leaf())
 }
 
 // parseTitleSlotLenient reads line 1 as a slot if it is meant as one: a

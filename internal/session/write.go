@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/uuid"
 
@@ -213,6 +212,9 @@ func (s *Store) appendBody(body Body, parent *string) (*Entry, error) {
 	}
 	e := &Entry{Type: body.EntryType(), Timestamp: Now(), Body: body}
 	err := s.commit([]*Entry{e}, func() error {
+		if parent == nil && s.leafWithoutID() {
+			return fmt.Errorf("%s: %w", s.path, ErrLeafWithoutID)
+		}
 		e.ParentID = s.leaf
 		if parent != nil && *parent != "" {
 			found, err := s.exist([]string{*parent})
@@ -221,6 +223,9 @@ func (s *Store) appendBody(body Body, parent *string) (*Entry, error) {
 			}
 			if !found[*parent] {
 				return fmt.Errorf("%s: no entry %q", s.path, *parent)
+			}
+			if err := s.ompResumesAt(*parent); err != nil {
+				return err
 			}
 		}
 		if parent != nil {
@@ -446,6 +451,9 @@ func (s *Store) AppendJSONLines(objs [][]byte) ([]*Entry, error) {
 				e.ID = s.freshID(batch)
 			}
 			if !it.hasParent {
+				if i == 0 && s.leafWithoutID() {
+					return &AppendError{Index: i, Err: ErrLeafWithoutID}
+				}
 				e.ParentID = leaf
 			} else if e.ParentID != "" && !exists[e.ParentID] && !batch[e.ParentID] {
 				return &AppendError{Index: i, Err: fmt.Errorf("parent %q is not in the session", e.ParentID)}
@@ -539,11 +547,7 @@ func setMembers(v jsontext.Value, setID bool, id string, setParent bool, parent 
 		ed.Set("id", id)
 	}
 	if setParent {
-		var p any
-		if parent != "" {
-			p = parent
-		}
-		ed.Set("parentId", p)
+		ed.SetRaw("parentId", IDValue(parent).JSON()) // a key: see ids.go
 	}
 	if setTS {
 		ed.Set("timestamp", ts)
@@ -561,9 +565,9 @@ const BranchMarker = "branch"
 func (s *Store) Branch(targetID string) (*Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	data, _ := json.Marshal(struct {
-		To string `json:"to"`
-	}{targetID})
+	data, _ := jsonx.Marshal(struct {
+		To jsontext.Value `json:"to"`
+	}{IDValue(targetID).JSON()})
 	if targetID == "" {
 		return nil, fmt.Errorf("%s: no entry to branch to", s.path)
 	}
@@ -590,6 +594,43 @@ var ErrOldVersion = errors.New("file is in an old format version; fork it to get
 // a format newer than v3: xdev reads it as v3 (as omp does) but does not
 // know what a writer of that version expects, so it does not write.
 var ErrNewerVersion = errors.New("file is in a newer format version than this xdev writes")
+
+// ompResumesAt returns nil when omp can rebuild the context at entry id,
+// which a write is about to make the leaf's parent, and why not otherwise
+// (see ErrOmpWouldRefuse). It reads the file through an Index, so a
+// windowed store can check a path it does not hold; a session not yet on
+// disk has nothing of another writer's to throw on. s.mu must be held.
+func (s *Store) ompResumesAt(id string) error {
+	if s.memoryOnly {
+		return nil
+	}
+	x, err := OpenIndex(s.path, &s.opts)
+	if err != nil {
+		return err
+	}
+	defer x.Close()
+	i, ok := x.Lookup(id)
+	if !ok {
+		return fmt.Errorf("%s: no entry %q", s.path, id)
+	}
+	if err := x.ompResumesAt(i); err != nil {
+		return fmt.Errorf("%s: %w", s.path, err)
+	}
+	return nil
+}
+
+// ErrLeafWithoutID is returned when appending after the session's last
+// entry, which has no id (a line from another writer): the new entry
+// could not name it as its parent, so it would start a new root, and omp,
+// which resumes at the last line, would resume that alone. Branching to an
+// entry first (Branch) gives the appends a parent.
+var ErrLeafWithoutID = errors.New("the session's last entry has no id, so an entry appended after it would start a new conversation that omp resumes alone; branch to an entry first (xdev branch)")
+
+// leafWithoutID reports whether the leaf is an entry without an id. s.mu
+// must be held, and the store be up to date with the file.
+func (s *Store) leafWithoutID() bool {
+	return s.leaf == "" && len(s.entries) > 0
+}
 
 // maxCatchUp is how many bytes another writer may have appended before a
 // write reads them in as entries; beyond it the store reloads the file
@@ -789,9 +830,13 @@ func (s *Store) findOnDisk(ids []string) (map[string]bool, error) {
 	defer f.Close()
 	quoted := make([][]byte, len(ids))
 	for i, id := range ids {
-		quoted[i], _ = json.Marshal(id)
+		quoted[i] = IDValue(id).JSON()
 	}
-	lr := newLineReader(f, 0, s.opts.MaxLineBytes)
+	// Every JSON object after the header is an entry, typed or not.
+	if _, err := f.Seek(s.entriesOff, io.SeekStart); err != nil {
+		return nil, err
+	}
+	lr := newLineReader(f, s.entriesOff, s.opts.MaxLineBytes)
 	var sc scanner
 	for len(found) < len(ids) {
 		l, err := lr.next()
@@ -801,10 +846,13 @@ func (s *Store) findOnDisk(ids []string) (map[string]bool, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.path, err)
 		}
-		if l.tooLong || !slices.ContainsFunc(quoted, func(q []byte) bool { return bytes.Contains(l.data, q) }) {
+		// A line that names none of the ids as written is passed over,
+		// unless it spells something with escapes ("\u0061…"): then only
+		// its envelope can tell.
+		if l.tooLong || !slices.ContainsFunc(quoted, func(q []byte) bool { return bytes.Contains(l.data, q) }) && bytes.IndexByte(l.data, '\\') < 0 {
 			continue
 		}
-		if env, err := sc.scan(l.data); err == nil && env.typ != "" && env.typ != "session" && env.typ != "title" {
+		if env, err := sc.scan(l.data); err == nil && !env.bogus {
 			if slices.Contains(ids, env.id) {
 				found[env.id] = true
 			}

@@ -1,5 +1,6 @@
 // Prints omp's own view of session files, as JSON, one object per file:
-// {file, leafId, title, titleSource, model, thinkingLevel, messages, error?}.
+// {file, leafId, title, titleSource, model, thinkingLevel, messages,
+// needsRewrite, error?}.
 // Usage: bun scripts/context.ts FILE...
 //        bun scripts/context.ts --dir DIR   (every *.jsonl in DIR, sorted)
 // The file is opened with omp's SessionManager.open exactly as `omp --resume`
@@ -34,6 +35,9 @@ for (const file of files) {
 			model: ctx.models?.default ?? "",
 			thinkingLevel: ctx.thinkingLevel,
 			messages: ctx.messages,
+			// omp rewrites the whole file on its next write (a migration,
+			// malformed lines, sanitized replay metadata).
+			needsRewrite: sm.captureState().needsRewrite,
 		};
 	} catch (err) {
 		view = { file, error: String((err as Error)?.message ?? err) };
