@@ -43,7 +43,7 @@ type forkOptions struct {
 }
 
 func (o *forkOptions) define(fs *flag.FlagSet) {
-	o.store = addStoreFlags(fs)
+	o.store = addDestinationFlags(fs)
 	o.sources = addSourceFlags(fs)
 	fs.StringVar(&o.at, "at", "", "copy only the branch from the root to this entry")
 	fs.StringVar(&o.title, "title", "", "the new session's title (default: the source's)")

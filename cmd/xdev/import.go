@@ -30,7 +30,7 @@ type importOptions struct {
 }
 
 func (o *importOptions) define(fs *flag.FlagSet) {
-	o.store = addStoreFlags(fs)
+	o.store = addDestinationFlags(fs)
 	o.sources = addSourceFlags(fs)
 	fs.BoolVar(&o.again, "again", false, "import even if the session was imported before")
 	fs.StringVar(&o.cwd, "cwd", "", "the session's working `directory`, when the transcript names none")

@@ -21,12 +21,25 @@ import (
 type storeFlags struct {
 	dataDir string
 	omp     bool
+	// destination: the data dir is where the command writes (fork,
+	// import), not where it looks. The session named is found anywhere,
+	// and the data dir need not exist yet.
+	destination bool
 }
 
 func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	f := &storeFlags{}
 	fs.StringVar(&f.dataDir, "data-dir", "", "data dir (default $XDEV_DATA_DIR or ~/.xdev/agent)")
 	fs.BoolVar(&f.omp, "omp", false, "read omp's data dir ($PI_CODING_AGENT_DIR or ~/.omp/agent)")
+	return f
+}
+
+// addDestinationFlags are the store flags of a command that writes a new
+// session into the data dir: they say where it goes.
+func addDestinationFlags(fs *flag.FlagSet) *storeFlags {
+	f := &storeFlags{destination: true}
+	fs.StringVar(&f.dataDir, "data-dir", "", "the data dir to write into, made if need be (default $XDEV_DATA_DIR or ~/.xdev/agent)")
+	fs.BoolVar(&f.omp, "omp", false, "write into omp's data dir ($PI_CODING_AGENT_DIR or ~/.omp/agent)")
 	return f
 }
 
@@ -43,9 +56,10 @@ func (f *storeFlags) dir() (string, error) {
 	return session.DefaultDataDir()
 }
 
-// explicit reports whether a flag chose the data dir: a session not found
-// there is not looked for elsewhere.
-func (f *storeFlags) explicit() bool { return f.dataDir != "" || f.omp }
+// explicit reports whether a flag chose the data dir to read: a session
+// not found there is not looked for elsewhere. A destination is never
+// that.
+func (f *storeFlags) explicit() bool { return !f.destination && (f.dataDir != "" || f.omp) }
 
 // existingDir returns the data dir the flags choose, failing when it has
 // no sessions directory: every command that reads a data dir says so the
