@@ -95,7 +95,9 @@ func TestDatabaseSecretEveryShape(t *testing.T) {
 	forms := []func(pw string) string{
 		func(pw string) string { return "postgres://me:" + pw + "@127.0.0.1:1/db" },
 		func(pw string) string { return "postgres://me:" + pw + "@127.0.0.1:1/db?connect_timeout=3" },
-		func(pw string) string { return "postgresql://me:" + pw + "@127.0.0.1:1/db?sslmode=disable&application_name=a" },
+		func(pw string) string {
+			return "postgresql://me:" + pw + "@127.0.0.1:1/db?sslmode=disable&application_name=a"
+		},
 		func(pw string) string { return "postgres://me:" + pw + "@127.0.0.1:1" },
 		func(pw string) string { return "postgres://me:" + pw + "@[::1]:1/db" },
 		func(pw string) string { return "postgres://me:" + pw + "@127.0.0.1:1,127.0.0.1:2/db" },
