@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -261,6 +262,80 @@ func TestUsageMatchesCcusageGenerated(t *testing.T) {
 			if got := ours[day]; !closeRows(got, want) {
 				t.Errorf("run %d, %s:\n got %v\nwant %v (ccusage)", run, day, got, want)
 			}
+		}
+	}
+}
+
+// TestUsageAgentProgress: Claude Code copies each turn of a subagent into
+// its parent's transcript as it runs (progress records of type
+// agent_progress, a streamed response in several); the subagent's own
+// transcript may hold all of those turns, some, or be gone. Whatever it
+// holds, each call is counted once: from the subagent's transcript where
+// it is there, from the progress records where it is not. 40 draws of
+// which calls the subagent's transcript keeps and which are streamed.
+func TestUsageAgentProgress(t *testing.T) {
+	const sid = "b1111111-0000-4000-8000-000000000001"
+	r := rand.New(rand.NewPCG(18, 38))
+	line := func(v map[string]any) string { b, _ := json.Marshal(v); return string(b) }
+	assistant := func(id string, in, out int, ts string, sidechain bool) map[string]any {
+		return map[string]any{"parentUuid": nil, "isSidechain": sidechain, "cwd": "/work/ap", "sessionId": sid, "version": "2.1.30",
+			"type": "assistant", "uuid": "u-" + id + ts, "timestamp": ts, "requestId": "req_" + id,
+			"message": map[string]any{"id": id, "type": "message", "role": "assistant", "model": "claude-haiku-4-5-20251001",
+				"content": []any{map[string]any{"type": "text", "text": "ok"}},
+				"usage":   map[string]any{"input_tokens": in, "output_tokens": out, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}}}
+	}
+	for draw := range 40 {
+		home := t.TempDir()
+		claude := filepath.Join(home, ".claude")
+		t.Setenv("HOME", home)
+		t.Setenv("CLAUDE_CONFIG_DIR", claude)
+		t.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
+		t.Setenv("XDEV_DATA_DIR", filepath.Join(home, "agent"))
+		dir := filepath.Join(claude, "projects", "-work-ap")
+		os.MkdirAll(filepath.Join(dir, sid, "subagents"), 0o700)
+		parent := []string{line(map[string]any{"parentUuid": nil, "isSidechain": false, "cwd": "/work/ap", "sessionId": sid,
+			"type": "user", "uuid": "u0", "timestamp": "2026-11-20T10:00:00.000Z", "message": map[string]any{"role": "user", "content": "go"}})}
+		parent = append(parent, line(assistant("msg_parent", 1000, 100, "2026-11-20T10:00:01.000Z", false)))
+		var sub []string
+		n := 1 + r.IntN(6)
+		wantIn, wantOut := 1000, 100
+		for k := 1; k <= n; k++ {
+			id := fmt.Sprintf("msg_sub%d", k)
+			in, out := 100*k, 10*k
+			wantIn, wantOut = wantIn+in, wantOut+out
+			ts := fmt.Sprintf("2026-11-20T10:0%d:00.000Z", k)
+			final := assistant(id, in, out, ts, true)
+			if r.IntN(2) == 0 { // streamed: an earlier line of the response, fewer tokens
+				early := assistant(id, in, 1, ts, true)
+				parent = append(parent, line(map[string]any{"type": "progress", "sessionId": sid, "cwd": "/work/ap", "timestamp": ts,
+					"uuid": "p0-" + id, "data": map[string]any{"type": "agent_progress", "agentId": "a6047be", "message": early}}))
+			}
+			parent = append(parent, line(map[string]any{"type": "progress", "sessionId": sid, "cwd": "/work/ap", "timestamp": ts,
+				"uuid": "p-" + id, "parentToolUseID": "toolu_1", "data": map[string]any{"type": "agent_progress", "agentId": "a6047be", "message": final}}))
+			if r.IntN(2) == 0 {
+				sub = append(sub, line(final))
+			}
+		}
+		os.WriteFile(filepath.Join(dir, sid+".jsonl"), []byte(strings.Join(parent, "\n")+"\n"), 0o600)
+		if len(sub) > 0 {
+			os.WriteFile(filepath.Join(dir, sid, "subagents", "agent-a6047be.jsonl"), []byte(strings.Join(sub, "\n")+"\n"), 0o600)
+		}
+		out, errOut, code := xdev(t, "", "usage", "--from", "claude", "-z", "UTC", "--json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var got struct {
+			Totals struct {
+				InputTokens, OutputTokens float64
+				Calls                     int
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Totals.InputTokens != float64(wantIn) || got.Totals.OutputTokens != float64(wantOut) || got.Totals.Calls != n+1 {
+			t.Errorf("draw %d (%d subagent calls, %d kept in its transcript): %+v; want %d calls, %d in, %d out",
+				draw, n, len(sub), got.Totals, n+1, wantIn, wantOut)
 		}
 	}
 }

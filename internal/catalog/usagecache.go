@@ -91,7 +91,7 @@ func tailHash(path string, size int64) uint64 {
 	return max(h.Sum64(), 1)
 }
 
-const usageCacheMagic = "xdev usage cache 8\n"
+const usageCacheMagic = "xdev usage cache 9\n" // 9: Claude Code agent_progress calls
 
 // maxUsageCache bounds the cache file read: past it, it is rebuilt.
 const maxUsageCache = 1 << 30

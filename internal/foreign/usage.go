@@ -168,7 +168,12 @@ func claudeCallsFrom(u *usage.Session, from int64) error {
 		case "summary":
 			summary = cmp.Or(r.summary, summary)
 		}
-		if r.typ != "assistant" || !r.message || r.usage == nil || r.model == "<synthetic>" {
+		if r.typ == "progress" && r.data != nil {
+			r.readAgentProgress()
+		}
+		// Any record whose message has a usage is a call, whatever its
+		// type, as ccusage reads them (a progress record may carry one).
+		if !r.message || r.usage == nil || r.model == "<synthetic>" {
 			return true, nil
 		}
 		if len(r.usage) == 0 || r.usage[0] != '{' {
@@ -231,6 +236,38 @@ type claudeUsageRecord struct {
 	time                                               float64
 	id, model                                          string
 	usage                                              []byte // the message's usage, as it is in the line
+	data                                               []byte // a progress record's data
+}
+
+// readAgentProgress reads a subagent's call from a progress record of its
+// parent's transcript ({"type":"progress","data":{"type":"agent_progress",
+// "message":{"type":"assistant","message":{"id","model","usage",…}}}}):
+// Claude Code copies each of a subagent's turns there as it runs, as well
+// as into the subagent's own transcript when it keeps one. r then reads
+// as that assistant record. The call's key is its message id, as in the
+// subagent's transcript, so a ledger that has both counts it once; where
+// the subagent's transcript is gone, these lines are its only record.
+func (r *claudeUsageRecord) readAgentProgress() {
+	var kind, msg []byte
+	jsonx.Members(r.data, func(name, v []byte) {
+		switch string(name) {
+		case "type":
+			kind = v
+		case "message":
+			msg = v
+		}
+	})
+	if string(kind) != `"agent_progress"` || len(msg) == 0 || msg[0] != '{' {
+		return
+	}
+	inner := claudeUsageRecord{time: r.time}
+	if !inner.read(msg) || inner.typ != "assistant" {
+		return
+	}
+	r.typ, r.message, r.id, r.model, r.usage = inner.typ, inner.message, inner.id, inner.model, inner.usage
+	if inner.time != 0 {
+		r.time = inner.time
+	}
 }
 
 // read reads the record of line b; false for a line that is not a JSON
@@ -273,6 +310,8 @@ func (r *claudeUsageRecord) read(b []byte) bool {
 			r.summary = text(v)
 		case "isSidechain":
 			r.sidechain = string(v) == "true"
+		case "data":
+			r.data = v
 		case "message":
 			r.message = len(v) > 0 && v[0] == '{'
 		case "timestamp":

@@ -162,12 +162,16 @@ type Table struct {
 	byID map[string][]int // a model id's models, by their place in Models
 }
 
-// PricesVersion names the built-in table without reading it: a hash of
-// its bytes, for a cache of costs computed from it.
+// PricesVersion names the built-in table and the rule that reads it
+// (Lookup) without reading it: a hash of both, for a cache of costs
+// computed from it.
 var PricesVersion = sync.OnceValue(func() string {
-	sum := sha256.Sum256(pricesGz)
+	sum := sha256.Sum256(append([]byte(lookupRule), pricesGz...))
 	return hex.EncodeToString(sum[:8])
 })
+
+// lookupRule names Lookup's rule; a change of the rule changes it.
+const lookupRule = "lookup 2: all-zero and resellers' disagreeing prices are no price\n"
 
 // Prices is the built-in table, read on first use.
 var Prices = sync.OnceValue(func() *Table {
@@ -200,11 +204,18 @@ func readTable(gz []byte) (*Table, error) {
 
 // Lookup is the price of model as provider serves it: that provider's
 // entry; else, for a model a session names without the catalog's
-// provider (Claude Code's "claude-…", Codex's "gpt-…", or a provider
-// the catalog calls otherwise), the entry of the model's first-party
-// provider (anthropic, openai, google, then the others by name) among
-// those that have its id. A model given as "provider/model" is looked
-// up as such. ok is false for a model the table does not have.
+// provider (Claude Code's "claude-…", Codex's "gpt-…", or a provider the
+// catalog calls otherwise), the entry of the model's first-party provider
+// (anthropic, openai, google) among those that have its id, or the one
+// price every other provider agrees on. A model given as "provider/model"
+// is looked up as such.
+//
+// ok is false where the table says no price: a model it does not have;
+// an entry whose rates are all zero (the catalog's way of saying a
+// subscription, a free tier or that it does not know, never what a call
+// cost); and a model named without its provider that several resellers
+// price differently, none its maker: which one served the call is not
+// known, so neither is its cost. Such calls are unpriced, never $0.
 func (t *Table) Lookup(provider, model string) (Price, bool) {
 	if provider == "" {
 		if p, m, cut := strings.Cut(model, "/"); cut {
@@ -214,6 +225,12 @@ func (t *Table) Lookup(provider, model string) (Price, bool) {
 		}
 	}
 	ks := t.byID[strings.ToLower(model)]
+	for _, k := range ks {
+		if provider != "" && t.Models[k].Provider == provider {
+			return t.Models[k].Price, !t.Models[k].Price.zero()
+		}
+	}
+	ks = slices.DeleteFunc(slices.Clone(ks), func(k int) bool { return t.Models[k].Price.zero() })
 	if len(ks) == 0 {
 		return Price{}, false
 	}
@@ -221,7 +238,37 @@ func (t *Table) Lookup(provider, model string) (Price, bool) {
 		return cmp.Or(rank(t.Models[a].Provider, provider)-rank(t.Models[b].Provider, provider),
 			strings.Compare(t.Models[a].Provider, t.Models[b].Provider))
 	})
+	if rank(t.Models[best].Provider, provider) < 4 {
+		return t.Models[best].Price, true
+	}
+	for _, k := range ks {
+		if !t.Models[k].Price.same(t.Models[best].Price) {
+			return Price{}, false // resellers' prices that disagree
+		}
+	}
 	return t.Models[best].Price, true
+}
+
+// zero reports whether every rate of p is zero.
+func (p Price) zero() bool {
+	if p.Rates != (Rates{}) || p.LongContext != nil && p.LongContext.Rates != (Rates{}) {
+		return false
+	}
+	if p.TimeBased != nil {
+		for _, e := range p.TimeBased.EffectiveRates {
+			if e.Rates != (Rates{}) || e.LongContext != nil && e.LongContext.Rates != (Rates{}) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// same reports whether p and q charge alike.
+func (p Price) same(q Price) bool {
+	a, _ := json.Marshal(p)
+	b, _ := json.Marshal(q)
+	return bytes.Equal(a, b)
 }
 
 // rank orders the providers of a model id: the one asked for, then the

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -57,11 +58,40 @@ func TestLookup(t *testing.T) {
 		{"", "anthropic/claude-sonnet-4-5", true},
 		{"claude-code", "claude-sonnet-4-5", true}, // a provider the catalog calls otherwise
 		{"openai", "no-such-model-anywhere", false},
+		// Resellers only, at different prices, and all-zero entries:
+		// which served the call is not known (issue 38: it was $0).
+		{"", "qwen3.7-plus", false},
+		{"anthropic", "qwen3.7-plus", false},
+		{"aimlapi", "qwen3.7-plus", false},  // the provider's own entry is all zeros
+		{"fireworks", "qwen3.7-plus", true}, // the provider named: its price
+		{"github-copilot", "gpt-5", false},  // a subscription's zeros
+		{"", "gpt-5", true},                 // its maker's price
+		{"", "claude-haiku-4-5", true},      // maker and reseller agree
 	}
 	for _, c := range cases {
 		p, ok := tab.Lookup(c.provider, c.model)
 		if ok != c.ok || ok && p.Input == 0 && p.Output == 0 {
 			t.Errorf("Lookup(%q, %q) = %+v, %v", c.provider, c.model, p, ok)
+		}
+	}
+	// Every model of the table, named without a provider: a price is never
+	// all zeros, and is its maker's or the one every reseller charges.
+	for id, ks := range tab.byID {
+		p, ok := tab.Lookup("", id)
+		if !ok || strings.Contains(id, "/") { // "maker/model" is the maker's
+			continue
+		}
+		if p.zero() {
+			t.Errorf("Lookup(%q): an all-zero price", id)
+		}
+		agree, maker := true, false
+		for _, k := range ks {
+			m := tab.Models[k]
+			maker = maker || rank(m.Provider, "") < 4 && !m.Price.zero()
+			agree = agree && (m.Price.zero() || m.Price.same(p))
+		}
+		if !maker && !agree {
+			t.Errorf("Lookup(%q): a reseller's price where resellers disagree", id)
 		}
 	}
 	a, _ := tab.Lookup("", "claude-sonnet-4-5")
