@@ -15,7 +15,7 @@ import (
 
 // realClaude is the Claude Code project of real sessions nobody here wrote
 // (their README says where they come from).
-const realClaude = "../../../shared/fixtures/real/claude/sample-project"
+var realClaude = realfixtures.Join("claude", "sample-project")
 
 // claudeRoot copies the real Claude sessions into a new Claude data dir
 // (projects/sample-project/), so that both converters read the same files

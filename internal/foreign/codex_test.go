@@ -18,7 +18,7 @@ import (
 
 // realCodex holds real Codex rollouts nobody here wrote (their README says
 // where they come from), in Codex's sessions/YYYY/MM/DD layout.
-const realCodex = "../../../shared/fixtures/real/codex"
+var realCodex = realfixtures.Join("codex")
 
 // codexRoot builds a Codex data dir in a temp dir: the real rollouts, and
 // hand-made ones for what they lack (images, every tool kind, events

@@ -15,15 +15,16 @@ import (
 	"github.com/xdev/xdev/internal/realfixtures"
 )
 
-const realOpencode = "../../../shared/fixtures/real/opencode-sqlite"
+var realOpencode = realfixtures.Join("opencode-sqlite")
 
 // opencodeRoot is an opencode data dir holding a copy of the real
-// database (the fixture stays untouched).
+// database (the fixture stays untouched); without the real fixtures the
+// test is skipped (failed under CI): its schema is the real one's.
 func opencodeRoot(t testing.TB) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(realOpencode, opencodeDB))
+	b, err := os.ReadFile(realfixtures.Path(t, "opencode-sqlite", opencodeDB))
 	if err != nil {
-		realfixtures.Absent(t, "the real opencode database at "+realOpencode)
+		t.Fatal(err)
 	}
 	root := filepath.Join(t.TempDir(), "opencode")
 	os.MkdirAll(root, 0o700)
@@ -203,9 +204,7 @@ func names(m map[string]string) []string {
 // titles, cwds, times and first prompts, read in place: its directory
 // holds the same names and bytes after (no -wal, no -shm).
 func TestOpencodeList(t *testing.T) {
-	if _, err := os.Stat(filepath.Join(realOpencode, opencodeDB)); err != nil {
-		realfixtures.Absent(t, "the real opencode database at "+realOpencode)
-	}
+	realfixtures.Path(t, "opencode-sqlite", opencodeDB)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	before := dirState(t, realOpencode)
 	src, _ := NewSource(HarnessOpencode, realOpencode)

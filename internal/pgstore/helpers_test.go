@@ -12,6 +12,7 @@ import (
 
 	"github.com/xdev/xdev/internal/corpus"
 	"github.com/xdev/xdev/internal/pgtest"
+	"github.com/xdev/xdev/internal/realfixtures"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -64,7 +65,7 @@ func shapes(t testing.TB, n int) string {
 		data, _ := os.ReadFile(b)
 		os.WriteFile(filepath.Join(session.BlobsDir(dir), filepath.Base(b)), data, 0o600)
 	}
-	real, _ := filepath.Glob("../../../shared/fixtures/real/pi-*.jsonl")
+	real, _ := filepath.Glob(realfixtures.Join("pi-*.jsonl"))
 	copyInto("--pi--", real)
 	if len(golden) < 20 || len(omp) == 0 {
 		t.Fatalf("sample sessions missing: %d goldens, %d omp samples", len(golden), len(omp))

@@ -15,7 +15,7 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files")
 
 // realDir is where the two real pi sessions live (see shared/fixtures/real).
-const realDir = "../../../shared/fixtures/real"
+var realDir = realfixtures.Join()
 
 func realFixture(t testing.TB, name string) string {
 	t.Helper()
