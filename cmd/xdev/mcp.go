@@ -6,6 +6,8 @@ import (
 	"flag"
 	"io"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/xdev/xdev/internal/catalog"
@@ -13,7 +15,7 @@ import (
 )
 
 var mcpCommand = &command{
-	name: "mcp", args: "[--claude-dir DIR …]",
+	name: "mcp", args: "[--allow DIR] [--claude-dir DIR …]",
 	summary: "An MCP server on stdin/stdout: agents search and read earlier sessions",
 	example: `  claude mcp add xdev -- xdev mcp          Claude Code
   codex mcp add xdev -- xdev mcp           Codex
@@ -24,12 +26,28 @@ var mcpCommand = &command{
 type mcpOptions struct {
 	store   *storeFlags
 	sources *sourceFlags
+	allow   dirList
 	args    []string
 }
 
 func (o *mcpOptions) define(fs *flag.FlagSet) {
 	o.store = addStoreFlags(fs)
 	o.sources = addSourceFlags(fs)
+	fs.Var(&o.allow, "allow", "also answer for sessions named by a path under `DIR` (repeatable); by default only the data dir's and the harnesses' are read")
+}
+
+// dirList is a repeatable flag of directories, made absolute.
+type dirList []string
+
+func (d *dirList) String() string { return strings.Join(*d, ",") }
+
+func (d *dirList) Set(s string) error {
+	abs, err := filepath.Abs(s)
+	if err != nil {
+		return err
+	}
+	*d = append(*d, abs)
+	return nil
 }
 
 func (o *mcpOptions) setArgs(args []string) { o.args = args }
@@ -49,7 +67,7 @@ func (o *mcpOptions) run(e *env) error {
 	if err != nil {
 		return err
 	}
-	srv := recall.New(recall.Options{Catalog: c, UsageCache: catalog.UsageCacheDir(), Version: versionString(), Now: e.Now})
+	srv := recall.New(recall.Options{Catalog: c, UsageCache: catalog.UsageCacheDir(), Version: versionString(), Now: e.Now, Allow: o.allow})
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer cancel()
 	// JSON-RPC goes out unfiltered: escaping is for a person's terminal.

@@ -455,6 +455,29 @@ func rootOf(h Harness, path string) string {
 
 // within reports whether path is root or lies under it, comparing the
 // two as they are and through their symlinks.
+// Holds reports whether path lies in one of the places the catalog
+// reads: the data dir's sessions, the other data dir it knows (omp's or
+// xdev's), or a harness's directory. A path elsewhere can still be
+// resolved (a file a person names is read by its format wherever it
+// lies); a server that answers for the catalog's places only (an MCP
+// server an agent steers) asks this first.
+func (c *Catalog) Holds(path string) bool {
+	if c.cfg.DataDir != "" && within(path, session.SessionsDir(c.cfg.DataDir)) {
+		return true
+	}
+	for _, h := range []Harness{Omp, Xdev} {
+		if d := c.otherDataDir(h); d != "" && within(path, session.SessionsDir(d)) {
+			return true
+		}
+	}
+	for _, root := range c.Roots() {
+		if within(path, root) {
+			return true
+		}
+	}
+	return false
+}
+
 func within(path, root string) bool {
 	if root == "" {
 		return false

@@ -25,14 +25,21 @@ type machine struct {
 	cs *mcp.ClientSession
 }
 
-func newMachine(t testing.TB) *machine {
+func newMachine(t testing.TB) *machine { return newMachineWith(t, nil) }
+
+// newMachineWith is newMachine with the server's options changed by opts.
+func newMachineWith(t testing.TB, opts func(*Options)) *machine {
 	t.Helper()
 	p := testplace.New(t)
 	testplace.CopyRealFixtures(t, p.Roots)
 	if _, err := corpus.WriteDir(p.Data, generated, 7); err != nil {
 		t.Fatal(err)
 	}
-	srv := New(Options{Catalog: p.Catalog(t), UsageCache: filepath.Join(p.Cache, "xdev", "usage"), Version: "test"})
+	o := Options{Catalog: p.Catalog(t), UsageCache: filepath.Join(p.Cache, "xdev", "usage"), Version: "test"}
+	if opts != nil {
+		opts(&o)
+	}
+	srv := New(o)
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := srv.Connect(ctx, st, nil)

@@ -22,12 +22,18 @@ type Options struct {
 	Version string
 	// Now is the time; time.Now when nil.
 	Now func() time.Time
+	// Allow are directories outside the catalog's places whose sessions
+	// the tools may read when named by path (absolute). Any other path
+	// outside the places is refused: text in a transcript or a web page
+	// can steer an agent to name any file on the machine.
+	Allow []string
 }
 
 // A server is the tools' shared state: what Options give, and the
 // search indexes it keeps open between searches.
 type server struct {
 	cat   *catalog.Catalog
+	allow []string // directories beyond the catalog's places (Options.Allow)
 	cache string
 	now   func() time.Time
 	ix    *indexes
@@ -48,7 +54,7 @@ const Instructions = `xdev recalls earlier coding-agent sessions of every harnes
 
 // New makes the MCP server and its tools.
 func New(opts Options) *mcp.Server {
-	s := &server{cat: opts.Catalog, cache: opts.UsageCache, now: opts.Now, ix: &indexes{cat: opts.Catalog},
+	s := &server{cat: opts.Catalog, cache: opts.UsageCache, now: opts.Now, ix: &indexes{cat: opts.Catalog}, allow: opts.Allow,
 		rest: time.AfterFunc(time.Hour, debug.FreeOSMemory)}
 	s.rest.Stop()
 	if s.now == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -138,12 +139,42 @@ func (s *server) open(ctx context.Context, arg string) (catalog.Ref, catalog.Rea
 	if strings.TrimSpace(arg) == "" {
 		return catalog.Ref{}, catalog.Readable{}, errors.New("session is empty: give an id, an id prefix, a file name or a path")
 	}
+	outside := fmt.Errorf("%s is not in the places this server reads (the data dir and every harness's directory); xdev mcp --allow DIR adds a directory", arg)
+	if strings.ContainsRune(arg, filepath.Separator) {
+		// A path: refused before a byte of the file is read.
+		if abs, err := filepath.Abs(arg); err != nil || !s.serves(abs) {
+			return catalog.Ref{}, catalog.Readable{}, outside
+		}
+	}
 	ref, err := s.cat.Resolve(arg)
 	if err != nil {
 		return ref, catalog.Readable{}, err
 	}
+	if !s.serves(ref.Path) {
+		return catalog.Ref{}, catalog.Readable{}, outside
+	}
 	rd, err := s.cat.Open(ctx, ref)
 	return ref, rd, err
+}
+
+// serves reports whether the session file at path is one the server
+// answers for: in the catalog's places, or under a directory Allow names.
+func (s *server) serves(path string) bool {
+	if s.cat.Holds(path) {
+		return true
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return false
+	}
+	for _, dir := range s.allow {
+		if d, err := filepath.EvalSymlinks(dir); err == nil {
+			if rel, err := filepath.Rel(d, real); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // maxLinks is how many forks and subagents a summary names.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -299,5 +300,51 @@ func TestResultsBounded(t *testing.T) {
 	key := func(h Hit) string { return fmt.Sprint(h.Path, h.EntryID) }
 	if len(whole.Hits) == 0 || !slices.EqualFunc(paged[:min(len(paged), len(whole.Hits))], whole.Hits, func(a, b Hit) bool { return key(a) == key(b) }) {
 		t.Errorf("paged: %d hits, one page %d; not the same", len(paged), len(whole.Hits))
+	}
+}
+
+// TestOnlyItsPlaces: a session named by path is read only where the
+// server reads sessions (the data dir, every harness's directory) or
+// under a directory --allow names: copies of a served session put
+// elsewhere on the machine, named by absolute path, by a path through
+// "..", through a symbolic link, are refused by get_session and
+// get_context alike, and read once allowed; the originals always are.
+func TestOnlyItsPlaces(t *testing.T) {
+	allowed := t.TempDir()
+	m := newMachineWith(t, func(o *Options) { o.Allow = []string{allowed} })
+	var list ListResult
+	m.must(t, "list_sessions", map[string]any{"limit": 5, "harness": "xdev"}, &list)
+	outside := t.TempDir()
+	var refused, served []string
+	for i, s := range list.Sessions {
+		b, err := os.ReadFile(s.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("copy%d.jsonl", i)
+		for _, dir := range []string{outside, filepath.Join(m.Home, "elsewhere"), allowed} {
+			os.MkdirAll(dir, 0o700)
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		link := filepath.Join(outside, "link"+name)
+		os.Symlink(filepath.Join(m.Home, "elsewhere", name), link)
+		rel, _ := filepath.Rel(filepath.Dir(s.Path), filepath.Join(outside, name))
+		refused = append(refused, filepath.Join(outside, name), filepath.Join(m.Home, "elsewhere", name), link,
+			filepath.Dir(s.Path)+string(filepath.Separator)+rel)
+		served = append(served, s.Path, filepath.Join(allowed, name))
+	}
+	for _, tool := range []string{"get_session", "get_context"} {
+		for _, p := range refused {
+			if _, err := m.call(t, tool, map[string]any{"session": p}); err == nil || !strings.Contains(err.Error(), "not in the places") {
+				t.Errorf("%s %s: %v, want a refusal", tool, p, err)
+			}
+		}
+		for _, p := range served {
+			if _, err := m.call(t, tool, map[string]any{"session": p}); err != nil {
+				t.Errorf("%s %s: %v", tool, p, err)
+			}
+		}
 	}
 }
