@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,16 +55,19 @@ func TestEverySessionEveryName(t *testing.T) {
 	os.MkdirAll(filepath.Join(data, "sessions"), 0o700)
 	tmp := filepath.Join(work, "tmp")
 	os.MkdirAll(tmp, 0o700)
-	env := []string{"HOME=" + home, "XDEV_DATA_DIR=" + data, "TMPDIR=" + tmp, "XDG_CACHE_HOME=" + filepath.Join(work, "cache"),
-		"CLAUDE_CONFIG_DIR=", "CODEX_HOME=", "XDEV_FORCE_TTY=0"}
+	for k, v := range map[string]string{"HOME": home, "XDEV_DATA_DIR": data, "TMPDIR": tmp, "XDG_CACHE_HOME": filepath.Join(work, "cache"),
+		"CLAUDE_CONFIG_DIR": "", "CODEX_HOME": "", "XDEV_FORCE_TTY": "0"} {
+		t.Setenv(k, v)
+	}
+	t.Chdir(work)
+	// In this process, as main runs it: a process a command would cost a
+	// second under the race detector, and the walk runs hundreds.
 	run := func(args ...string) (string, error) {
-		cmd := xdevCommand(t, env, args...)
-		cmd.Dir = work
-		out, err := cmd.Output()
-		if ee, ok := err.(*exec.ExitError); ok {
-			return string(out), &cmdError{args, string(ee.Stderr)}
+		out, errOut, code := xdev(t, "", args...)
+		if code != 0 {
+			return out, &cmdError{args, errOut}
 		}
-		return string(out), err
+		return out, nil
 	}
 	out, err := run("list", "--from", "all", "--all", "--subagents", "--json")
 	if err != nil {

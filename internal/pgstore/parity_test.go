@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xdev/xdev/internal/testscale"
+
 	"github.com/xdev/xdev/internal/ai"
 	"github.com/xdev/xdev/internal/corpus"
 	"github.com/xdev/xdev/internal/search"
@@ -82,10 +84,11 @@ func TestSearchMeansTheSame(t *testing.T) {
 		"parse_config", "parse_config()", "src/app/main.go", "--dry-run", "dry", "https://example.com", "a-b-c",
 		`"the café"`, `"東日本"`, "café OR 日本", "café -naïve", "Über*", "pars*", "日*",
 		`"unclosed`, "OR", "-alone", "a OR", strings.Repeat("word ", 1000)}
-	for range 60 {
+	k := testscale.N(1, 4) // a quarter of the generated queries unless $XDEV_TEST_LONG
+	for range 15 * k {
 		queries = append(queries, word())
 	}
-	for range 40 {
+	for range 10 * k {
 		toks := searchtext.Tokenize(texts[r.IntN(len(texts))])
 		if len(toks) < 3 {
 			continue
@@ -93,14 +96,14 @@ func TestSearchMeansTheSame(t *testing.T) {
 		i := r.IntN(len(toks) - 2)
 		queries = append(queries, `"`+strings.Join(toks[i:i+2+r.IntN(2)], " ")+`"`)
 	}
-	for range 40 {
+	for range 10 * k {
 		w := word()
 		queries = append(queries, w[:max(1, min(len(w), 1+r.IntN(4)))]+"*")
 	}
-	for range 40 {
+	for range 10 * k {
 		queries = append(queries, word()+" OR "+word(), word()+" -"+word(), word()+" "+word())
 	}
-	for range 20 {
+	for range 5 * k {
 		w := []rune(word())
 		w[0] = []rune(strings.ToUpper(string(w[0])))[0]
 		queries = append(queries, string(w))

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xdev/xdev/internal/testscale"
+
 	"github.com/xdev/xdev/internal/corpus"
 	"github.com/xdev/xdev/internal/filelock"
 )
@@ -81,7 +83,7 @@ func TestDamagedIndexNeverAnswers(t *testing.T) {
 	}
 	probes, rebuilt := 0, 0
 	for _, d := range damage {
-		for k := range 24 {
+		for k := range testscale.N(6, 24) {
 			probes++
 			path := filepath.Join(t.TempDir(), "index.db")
 			os.WriteFile(path, d.fn(slices.Clone(pristine)), 0o600)

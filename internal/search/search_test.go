@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xdev/xdev/internal/testscale"
+
 	"github.com/xdev/xdev/internal/corpus"
 	"github.com/xdev/xdev/internal/searchtext"
 	"github.com/xdev/xdev/internal/session"
@@ -34,7 +36,7 @@ func TestBruteForce(t *testing.T) {
 	refresh(t, db, RefreshOptions{})
 	ct := readCorpus(t, dir, false)
 	r := rand.New(rand.NewPCG(20261130, 14))
-	n := 300
+	n := testscale.N(100, 300)
 	if testing.Short() {
 		n = 60
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/xdev/xdev/internal/testscale"
 )
 
 // loadView is what a load gives, to compare two loads of one file.
@@ -55,7 +57,7 @@ func TestCheckpoint(t *testing.T) {
 	g := newSessionGen(7, filepath.Join(dir, "blobs"))
 	r := rand.New(rand.NewPCG(7, 9))
 	used := 0
-	for i := range 400 {
+	for i := range testscale.N(120, 400) {
 		c := g.file(fmt.Sprintf("c%04d", i))
 		ckDir := filepath.Join(dir, fmt.Sprintf("ck%04d", i))
 		path := filepath.Join(dir, c.name+".jsonl")

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xdev/xdev/internal/testscale"
+
 	"github.com/xdev/xdev/internal/ai"
 )
 
@@ -56,7 +58,7 @@ func TestContextStreamEqualsBuild(t *testing.T) {
 	g := newSessionGen(41, filepath.Join(agent, "blobs"))
 	gen := filepath.Join(agent, "sessions", "gen")
 	os.MkdirAll(gen, 0o700)
-	for i := range 1500 {
+	for i := range testscale.N(400, 1500) {
 		c := g.file(fmt.Sprintf("f%05d", i))
 		p := filepath.Join(gen, c.name+".jsonl")
 		if err := os.WriteFile(p, c.bytes(), 0o600); err != nil {

@@ -17,10 +17,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xdev/xdev/internal/testscale"
+
 	"github.com/xdev/xdev/internal/ai"
 )
 
-var kills = flag.Int("kills", 200, "SIGKILLs in TestCrashAppends (the documented long run: -kills 2000)")
+var kills = flag.Int("kills", 0, "SIGKILLs in TestCrashAppends (0: 60, or 200 with $XDEV_TEST_LONG; the documented long run: -kills 2000)")
 
 // The helper processes: this test binary, run again with one of these set.
 const (
@@ -117,8 +119,12 @@ func helper(t *testing.T, env string) *exec.Cmd {
 // A long run (-kills 2000) works in rounds of 200 kills on a fresh file
 // each, so that no file grows past what one round writes.
 func TestCrashAppends(t *testing.T) {
-	for round := 0; round*200 < *kills; round++ {
-		crashRun(t, min(200, *kills-round*200))
+	n := *kills
+	if n == 0 {
+		n = testscale.N(60, 200)
+	}
+	for round := 0; round*200 < n; round++ {
+		crashRun(t, min(200, n-round*200))
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/xdev/xdev/internal/testscale"
 )
 
 // Fuzz targets for every parser. Seeds: the corpus in testdata/fuzz plus
@@ -180,7 +182,7 @@ func checkTree(t *testing.T, spec []byte) {
 // every test run (the fuzz engine explores further).
 func TestWindowedEqualsFullRandomTrees(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	n := 3000
+	n := testscale.N(1000, 3000)
 	if testing.Short() {
 		n = 300
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xdev/xdev/internal/testscale"
+
 	"github.com/xdev/xdev/internal/ai"
 	"github.com/xdev/xdev/internal/fileshape"
 	"github.com/xdev/xdev/internal/jsonx"
@@ -36,7 +38,7 @@ import (
 // it names (a format version it does not write, a slot of the wrong
 // width).
 var (
-	writersN    = flag.Int("writers.n", 150, "writers' differential test: files")
+	writersN    = flag.Int("writers.n", 0, "writers' differential test: files (0: 60, or 300 with $XDEV_TEST_LONG)")
 	writersSeed = flag.Uint64("writers.seed", 0, "writers' differential test: seed (0: the fixed seed and a fresh one)")
 	writersKeep = flag.String("writers.keep", "", "writers' differential test: directory for the files a write failed on")
 )
@@ -53,11 +55,15 @@ func TestInteropWriters(t *testing.T) {
 	if *writersSeed == 0 {
 		seeds = []uint64{writersFixedSeed, uint64(time.Now().UnixNano())}
 	}
+	n := *writersN
+	if n == 0 {
+		n = testscale.N(60, 300)
+	}
 	for _, seed := range seeds {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			t.Logf("seed %d, %d files (replay: go test ./internal/session -run TestInteropWriters -writers.seed %d -writers.n %d)",
-				seed, *writersN, seed, *writersN)
-			runWriters(t, seed, *writersN)
+				seed, n, seed, n)
+			runWriters(t, seed, n)
 		})
 	}
 }
