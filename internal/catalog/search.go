@@ -1,16 +1,22 @@
 package catalog
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/xdev/xdev/internal/foreign"
 	"github.com/xdev/xdev/internal/live"
 	"github.com/xdev/xdev/internal/search"
+	"github.com/xdev/xdev/internal/searchtext"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -348,10 +354,85 @@ func (p Place) toSource(h *search.Hit) {
 		f.Close()
 		if line, ok := foreign.SourceLineOf(head[:n]); ok {
 			h.Line = line
+			if strings.HasSuffix(src, ".json") {
+				h.Line = matchLine(src, line, matched(h))
+			}
 		}
 	}
 	h.Path, h.Modified = src, modified
 }
+
+// matched are the tokens a hit's snippet highlights: what the query
+// matched in the entry.
+func matched(h *search.Hit) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range h.Highlights {
+		if r[0] >= 0 && r[1] <= len(h.Snippet) && r[0] < r[1] {
+			for _, tok := range searchtext.Tokenize(h.Snippet[r[0]:r[1]]) {
+				out[tok] = true
+			}
+		}
+	}
+	return out
+}
+
+// matchLine refines the line of a hit in a document that spreads an entry
+// over many lines (a Gemini CLI chat, pretty-printed JSON): from the
+// entry's first line, the first line whose string values hold one of the
+// tokens matched, within maxMatchLines; the entry's first line when none
+// does. A JSONL transcript needs none: its entry is one line.
+func matchLine(path string, from int, tokens map[string]bool) int {
+	if len(tokens) == 0 {
+		return from
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return from
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	for n := 1; n < from+maxMatchLines; n++ {
+		line, err := br.ReadSlice('\n')
+		if n >= from && lineHolds(line, tokens) {
+			return n
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			for errors.Is(err, bufio.ErrBufferFull) { // a line longer than the buffer: skipped
+				_, err = br.ReadSlice('\n')
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	return from
+}
+
+// maxMatchLines bounds how far matchLine looks past an entry's first line.
+const maxMatchLines = 20000
+
+// lineHolds reports whether a line of pretty-printed JSON holds, in a
+// string value (not a member's name), one of tokens.
+func lineHolds(line []byte, tokens map[string]bool) bool {
+	s := string(line)
+	if k := strings.Index(s, `": `); k >= 0 && strings.HasPrefix(strings.TrimSpace(s), `"`) {
+		s = s[k+3:] // the value of a "name": value line
+	}
+	for _, lit := range jsonStrings.FindAllString(s, -1) {
+		var v string
+		if json.Unmarshal([]byte(lit), &v) != nil {
+			continue
+		}
+		for _, tok := range searchtext.Tokenize(v) {
+			if tokens[tok] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var jsonStrings = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 
 // sessionToSource is toSource for a session with hits.
 func (p Place) sessionToSource(s *search.Session) {

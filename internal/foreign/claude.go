@@ -396,7 +396,7 @@ func StreamClaude(path, fallbackCwd string, purpose Purpose, begin func(*Convert
 			if isTrue(r.v, "isCompactSummary") && r.v.Get("type").Is("user") {
 				if p, ok := stringField(r.v, "parentUuid"); ok {
 					if _, dup := summaries[p]; !dup {
-						summaries[p] = summaryRecord{uuid, compactSummaryText(r.v.Get("message"))}
+						summaries[p] = summaryRecord{uuid, compactSummaryText(r.v.Get("message")), r.line}
 					}
 				}
 			}
@@ -438,7 +438,7 @@ func StreamClaude(path, fallbackCwd string, purpose Purpose, begin func(*Convert
 	folded := map[string]bool{}
 	for p, sr := range summaries {
 		if b, ok := boundaries[p]; ok {
-			b.summary = sr.text
+			b.summary, b.summaryLine = sr.text, sr.line
 			boundaries[p] = b
 			folded[sr.uuid] = true
 		}
@@ -475,12 +475,19 @@ func StreamClaude(path, fallbackCwd string, purpose Purpose, begin func(*Convert
 				return fmt.Errorf("%s: line %d: %w", path, r.line, err)
 			}
 			id := uniqueID("claude-"+uuid+"-compaction", used)
+			// The entry is named by the summary's line, whose text it
+			// holds (a search hit in it must point there), or else by the
+			// boundary's.
+			line := r.line
+			if b.summaryLine > 0 {
+				line = b.summaryLine
+			}
 			// firstKeptEntryId is the entry itself: nothing before the
 			// boundary is kept, as Claude Code resumes after one.
 			if err := emitLine(id, jsonx.ObjectOf(member("type", jsonx.Str("compaction")), member("id", jsonx.Str(id)),
 				member("parentId", parentValue(parent)), member("timestamp", jsonx.Str(ts)),
 				member("summary", jsonx.Str(b.summary)), member("firstKeptEntryId", jsonx.Str(id)),
-				member("tokensBefore", jsonx.Num(b.tokensBefore))).JSON(), r.line); err != nil {
+				member("tokensBefore", jsonx.Num(b.tokensBefore))).JSON(), line); err != nil {
 				return err
 			}
 			tails[uuid] = id
@@ -535,11 +542,14 @@ type boundary struct {
 	logicalParent string
 	tokensBefore  float64
 	summary       string
+	summaryLine   int // the line of the summary folded in, 0 for none
 }
 
-// summaryRecord is an isCompactSummary user record: its uuid and text.
+// summaryRecord is an isCompactSummary user record: its uuid, text and
+// line.
 type summaryRecord struct {
 	uuid, text string
+	line       int
 }
 
 // compactBoundary reads r as a compaction boundary: a system record of

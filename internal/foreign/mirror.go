@@ -96,9 +96,10 @@ func DefaultMirrorDir(harness, root string) (string, error) {
 const mirrorSub = "mirror" // the one project directory under sessions/
 
 // mirrorFormat is the version of what a mirror file holds: 2 is a
-// conversion for reading (ForReading), each entry naming its source line.
-// A change to the conversion that a mirror shows bumps it.
-const mirrorFormat = 2
+// conversion for reading (ForReading), each entry naming its source line;
+// 3 names a Claude Code compaction by its summary's line. A change to the
+// conversion that a mirror shows bumps it.
+const mirrorFormat = 3
 
 // Refresh brings the mirror up to date with the harness's sessions,
 // subagent transcripts included. Two refreshes of one mirror run one
