@@ -2,6 +2,7 @@ package export
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"html"
 	"math/rand/v2"
@@ -390,4 +391,61 @@ func TestFenceGenerated(t *testing.T) {
 			t.Fatalf("fence(%q) = %q, want %q", s, got, want)
 		}
 	}
+}
+
+// TestNothingLoadsFromElsewhere: of every way Markdown names an image
+// (inline, reference, with a title, nested in a link, autolinks, raw
+// HTML <img>, <picture>, srcset, CSS url()), × each kind of address
+// (http, https, scheme-relative, data:, javascript:, a path), nothing in
+// the rendered HTML makes a browser fetch anything: the only <img> a
+// page holds is a data: URI of the session's own image bytes. And the
+// session's images render only when their bytes are what their type
+// says: bad bytes, a type that is no raster image, a reference to a blob
+// that is missing show "not available".
+func TestNothingLoadsFromElsewhere(t *testing.T) {
+	urls := []string{"http://evil.example/t.png", "https://evil.example/t.png", "//evil.example/t.png",
+		"data:image/png;base64,iVBORw0KGgo=", "javascript:alert(1)", "t.png", "/etc/passwd", "HTTP://EVIL.EXAMPLE/X"}
+	forms := []func(u string) string{
+		func(u string) string { return "![alt](" + u + ")" },
+		func(u string) string { return `![alt](` + u + ` "a title")` },
+		func(u string) string { return "![alt][r]\n\n[r]: " + u },
+		func(u string) string { return "[![alt](" + u + ")](https://example.com)" },
+		func(u string) string { return "<" + u + ">" },
+		func(u string) string { return `<img src="` + u + `">` },
+		func(u string) string { return `<picture><source srcset="` + u + `"><img src="` + u + `"></picture>` },
+		func(u string) string { return `<img srcset="` + u + ` 2x">` },
+		func(u string) string { return `<div style="background:url(` + u + `)">x</div>` },
+		func(u string) string { return `<video poster="` + u + `"></video><audio src="` + u + `"></audio>` },
+		func(u string) string { return `<link rel="stylesheet" href="` + u + `">` },
+	}
+	n := 0
+	for _, f := range forms {
+		for _, u := range urls {
+			got := strings.ToLower(string(renderMarkdown("text\n\n" + f(u) + "\n")))
+			n++
+			for _, bad := range []string{"<img", "srcset", "url(", "<video", "<audio", "<source", "<link", "poster=", "=\"javascript:"} {
+				if strings.Contains(got, bad) {
+					t.Errorf("%q renders %q: %s", f(u), bad, got)
+				}
+			}
+		}
+	}
+	png := base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR rest of a picture"))
+	for _, c := range []struct {
+		img Image
+		ok  bool
+	}{
+		{Image{MimeType: "image/png", Data: png}, true},
+		{Image{MimeType: "image/jpeg", Data: png}, false}, // a PNG said to be a JPEG
+		{Image{MimeType: "image/png", Data: base64.StdEncoding.EncodeToString([]byte("not a picture at all, no"))}, false},
+		{Image{MimeType: "image/svg+xml", Data: png}, false},
+		{Image{MimeType: "image/png", Data: "blob:sha256:0000000000000000000000000000000000000000000000000000000000000001"}, false},
+		{Image{MimeType: "image/png", Data: "iVBO"}, false},
+		{Image{MimeType: "image/gif", Data: base64.StdEncoding.EncodeToString([]byte("GIF89a\x01\x00\x01\x00 and more bytes"))}, true},
+	} {
+		if got := imgSrc(c.img) != ""; got != c.ok {
+			t.Errorf("%s %.20s…: shown %v, want %v", c.img.MimeType, c.img.Data, got, c.ok)
+		}
+	}
+	t.Logf("%d Markdown images", n)
 }

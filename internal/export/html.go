@@ -136,7 +136,7 @@ func renderMarkdown(s string) template.HTML {
 		return template.HTML("<pre>" + template.HTMLEscapeString(s) + "</pre>")
 	}
 	markdownOnce.Do(func() {
-		md = goldmark.New(goldmark.WithExtensions(extension.GFM))
+		md = goldmark.New(goldmark.WithExtensions(extension.GFM), goldmark.WithRendererOptions(markdownImages))
 		sanitizer = bluemonday.UGCPolicy()
 	})
 	var b bytes.Buffer
@@ -144,21 +144,6 @@ func renderMarkdown(s string) template.HTML {
 		return template.HTML("<pre>" + template.HTMLEscapeString(s) + "</pre>")
 	}
 	return template.HTML(sanitizer.SanitizeBytes(b.Bytes()))
-}
-
-// imgSrc allows a data: URI for an image of a known raster type only.
-func imgSrc(img Image) template.URL {
-	switch img.MimeType {
-	case "image/png", "image/jpeg", "image/gif", "image/webp":
-	default:
-		return ""
-	}
-	for _, c := range img.Data {
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=') {
-			return ""
-		}
-	}
-	return template.URL("data:" + img.MimeType + ";base64," + img.Data)
 }
 
 func classRune(r rune) rune {

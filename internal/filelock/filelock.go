@@ -13,8 +13,11 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Options tune Lock. The zero value waits until the context ends and says
@@ -95,8 +98,53 @@ func Lock(ctx context.Context, path string, opts *Options) (unlock func(), err e
 	}
 }
 
-// holder is the pid the lock's holder wrote into it, 0 if none.
+// holder is the pid of the process that holds the lock on f: the
+// kernel's word for it (/proc/locks), else the pid the holder wrote into
+// the file when that process is alive, else 0. The file alone can be
+// wrong: a holder that is not xdev (flock(1), another tool) writes
+// nothing, and what is there is the last xdev's.
 func holder(f *os.File) int {
+	if pid := kernelHolder(f); pid > 0 {
+		return pid
+	}
+	pid := writtenHolder(f)
+	if pid > 0 && syscall.Kill(pid, 0) != nil && !errors.Is(syscall.Kill(pid, 0), syscall.EPERM) {
+		return 0 // gone: not the holder
+	}
+	return pid
+}
+
+// kernelHolder is the pid /proc/locks gives for the flock on f's inode,
+// 0 when it says none (or there is no /proc).
+func kernelHolder(f *os.File) int {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return 0
+	}
+	// "1: FLOCK  ADVISORY  WRITE 21697 fe:00:9978373 0 EOF"; a line that
+	// starts "1: -> " is a request waiting, not the holder.
+	want := fmt.Sprintf("%02x:%02x:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev)), st.Ino)
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		f := strings.Fields(string(line))
+		if len(f) >= 6 && f[1] == "FLOCK" && f[5] == want {
+			if pid, err := strconv.Atoi(f[4]); err == nil && pid > 0 {
+				return pid
+			}
+		}
+	}
+	return 0
+}
+
+// writtenHolder is the pid the lock's holder wrote into it, 0 if none.
+func writtenHolder(f *os.File) int {
 	b := make([]byte, 32)
 	n, err := f.ReadAt(b, 0)
 	if err != nil && err != io.EOF {
