@@ -67,7 +67,7 @@ func TestEveryHitNamesItsLine(t *testing.T) {
 			}
 			return nil
 		})
-		drawFrom(text, testscale.N(20, 80))
+		drawFrom(text, testscale.N(6, 60))
 	}
 	drawFrom(b, 10)
 

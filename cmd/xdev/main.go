@@ -115,8 +115,9 @@ func main() {
 		// Every command is built to hold only what it works on, a few MiB
 		// to a few tens; a soft limit makes the collector return garbage
 		// before the heap doubles rather than after. A command that truly
-		// needs more still gets it.
-		debug.SetMemoryLimit(memoryLimit)
+		// needs more still gets it, without the collector running back to
+		// back (guardMemoryLimit).
+		guardMemoryLimit(memoryLimit)
 	}
 	stop := startProfile()
 	code := run(osEnv(), os.Args[1:])

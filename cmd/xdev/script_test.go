@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	_ "github.com/xdev/xdev/internal/testscale" // GORACE for the processes the scripts start
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,6 +54,7 @@ func TestScripts(t *testing.T) {
 			e.Setenv("HOME", filepath.Join(e.WorkDir, "home"))
 			e.Setenv("XDEV_FORCE_TTY", "0")
 			e.Setenv("REAL", real)
+			e.Setenv("GORACE", os.Getenv("GORACE")) // a quick exit under -race (testscale)
 			return nil
 		},
 		// [real] holds when ../shared/fixtures/real, the real sessions of

@@ -3,6 +3,7 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	_ "github.com/xdev/xdev/internal/testscale" // GORACE for the helper processes
 	"io"
 	"io/fs"
 	"os"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	_ "github.com/xdev/xdev/internal/testscale" // GORACE for the helper processes
 	"net/http"
 	"os"
 	"os/exec"

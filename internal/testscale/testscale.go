@@ -22,3 +22,14 @@ func N(normal, long int) int {
 	}
 	return normal
 }
+
+// A test that starts processes of its own binary (the command under test,
+// a helper to kill) built with -race waits a second in each as it exits:
+// the race runtime's atexit_sleep_ms, which lets other goroutines report
+// a race. Hundreds of such processes make minutes of sleep. Importing
+// this package sets it to 0 for them, unless $GORACE says otherwise.
+func init() {
+	if os.Getenv("GORACE") == "" {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
+}
