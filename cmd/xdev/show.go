@@ -174,8 +174,12 @@ func (o *showOptions) run(e *env) error {
 	case r.Harness == catalog.Pi:
 		id += " · pi session"
 	}
+	thinking := orDash(c.ThinkingLevel)
+	if r.Converted && !c.ThinkingSet {
+		thinking = "not recorded" // the harness keeps no level; "off" would be omp's default, not the session's
+	}
 	fmt.Fprintf(w, "%s\n%s · %s · model %s · thinking %s · ~%d tokens\n", orUntitled(title), id, term.HomePath(r.Shown),
-		orDash(c.Model()), orDash(c.ThinkingLevel), tokens)
+		orDash(c.Model()), thinking, tokens)
 	if r.Skipped > 0 {
 		fmt.Fprintf(w, "%s of the %s transcript skipped as unreadable (torn, junk or too long), as omp's import skips them\n",
 			term.Plural(r.Skipped, "line"), string(r.Harness))

@@ -287,7 +287,7 @@ func historyModified(h *claudeHistory) float64 {
 // or its text blocks; a record of tool results only has none.
 func claudePromptText(v jsonx.Value) string {
 	if s, ok := v.Text(); ok {
-		return strings.Join(strings.Fields(s), " ")
+		return claudeDisplayText(s)
 	}
 	var parts []string
 	for _, b := range v.Items() {
@@ -295,5 +295,46 @@ func claudePromptText(v jsonx.Value) string {
 			parts = append(parts, t)
 		}
 	}
-	return strings.Join(strings.Fields(strings.Join(parts, " ")), " ")
+	return claudeDisplayText(strings.Join(parts, " "))
+}
+
+// claudeDisplayText is a prompt as Claude Code shows it, in one line: a
+// slash command's markup (<command-message>init is analyzing…
+// </command-message><command-name>/init</command-name><command-args>…)
+// as the command and its arguments ("/init …"), and the notes Claude
+// Code wraps in tags for the model (<system-reminder>, a hook's output)
+// left out.
+func claudeDisplayText(s string) string {
+	if name, ok := claudeTag(s, "command-name"); ok {
+		args, _ := claudeTag(s, "command-args")
+		s = strings.TrimSpace(name + " " + args)
+	}
+	for _, tag := range []string{"command-message", "system-reminder", "user-prompt-submit-hook", "local-command-caveat"} {
+		for {
+			i := strings.Index(s, "<"+tag+">")
+			if i < 0 {
+				break
+			}
+			j := strings.Index(s[i:], "</"+tag+">")
+			if j < 0 {
+				s = s[:i]
+				break
+			}
+			s = s[:i] + " " + s[i+j+len(tag)+3:]
+		}
+	}
+	if body, ok := claudeTag(s, "local-command-stdout"); ok {
+		s = body
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// claudeTag is the text inside <tag>…</tag> in s.
+func claudeTag(s, tag string) (string, bool) {
+	_, rest, ok := strings.Cut(s, "<"+tag+">")
+	if !ok {
+		return "", false
+	}
+	body, _, _ := strings.Cut(rest, "</"+tag+">")
+	return strings.TrimSpace(body), true
 }

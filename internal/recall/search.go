@@ -42,7 +42,7 @@ type Hit struct {
 	Title     string   `json:"title,omitempty"`
 	Project   string   `json:"project,omitempty"`
 	Path      string   `json:"path"`
-	EntryID   string   `json:"entry_id,omitempty" jsonschema:"the entry's id: get_session's around"`
+	EntryID   string   `json:"entry_id,omitempty" jsonschema:"the entry's id: get_session's around; absent for a hit on the session's title, which is no entry"`
 	Line      int      `json:"line,omitempty"`
 	Time      string   `json:"time,omitempty"`
 	Role      string   `json:"role"`
@@ -132,6 +132,12 @@ func hitText(h *Hit) string {
 	title := h.Title
 	if title == "" {
 		title = "(untitled)"
+	}
+	if h.EntryID == "" {
+		// A hit on the session's title, which is no entry (the slot, a
+		// header): the session is read from its start.
+		return fmt.Sprintf("- %s · %s · %s\n  session %s, its title (get_session with no around reads it from the start): %s\n",
+			h.Harness, oneLine(title), h.Project, h.SessionID, oneLine(h.Snippet))
 	}
 	return fmt.Sprintf("- %s · %s · %s\n  session %s, entry %s (%s, %s): %s\n", h.Harness, oneLine(title), h.Project,
 		h.SessionID, h.EntryID, h.Role, h.Time, oneLine(h.Snippet))

@@ -21,6 +21,7 @@ var funcs = template.FuncMap{
 	"tokens": tokensText,
 	"sel":    func(a, b string) bool { return a == b },
 	"add":    func(a, b int) int { return a + b },
+	"list":   func(n ...int) []int { return n },
 }
 
 // costText is a cost in dollars; unpriced calls make it a lower bound

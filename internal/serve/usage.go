@@ -36,11 +36,6 @@ type sessionCost struct {
 	Model    string // the model of most cost
 }
 
-// usageDays is how many days the usage page's daily chart covers: the
-// last ones up to today, or up to the last day with calls when that is
-// longer ago.
-const usageDays = 60
-
 // rebuildUsage builds the usage view and keeps it, vouches for the cache
 // it wrote (usageLive), and tells the pages. It returns the view, and
 // the generation of changes it began at.

@@ -57,7 +57,8 @@ func TestCheckpoint(t *testing.T) {
 	g := newSessionGen(7, filepath.Join(dir, "blobs"))
 	r := rand.New(rand.NewPCG(7, 9))
 	used := 0
-	for i := range testscale.N(120, 400) {
+	files := testscale.N(120, 400)
+	for i := range files {
 		c := g.file(fmt.Sprintf("c%04d", i))
 		ckDir := filepath.Join(dir, fmt.Sprintf("ck%04d", i))
 		path := filepath.Join(dir, c.name+".jsonl")
@@ -134,7 +135,7 @@ func TestCheckpoint(t *testing.T) {
 			}
 		}
 	}
-	if used < 200 {
+	if used < files {
 		t.Errorf("only %d loads read through a checkpoint", used)
 	}
 	t.Logf("%d loads read through a checkpoint", used)

@@ -23,6 +23,10 @@ type Context struct {
 	// (an object stays an object, 2 stays a number), where Models and
 	// ThinkingLevel give its String().
 	ModelValue, ThinkingValue jsonx.Value
+	// ThinkingSet: an entry on the path set the thinking level; without
+	// one it is omp's default, "off", whatever the turns did (a
+	// transcript of another harness converted records none).
+	ThinkingSet bool
 	// Tokens approximates the context size: the last assistant turn's
 	// reported usage plus about a token per four characters after it.
 	Tokens int64
@@ -318,6 +322,7 @@ func planContext(path contextPath, blobs *blobResolver) contextPlan {
 	for i := range path.Len() {
 		switch path.Type(i) {
 		case TypeThinkingLevelChange:
+			ctx.ThinkingSet = true
 			thinking = path.At(i).v.Get("thinkingLevel")
 			if thinking.Nullish() {
 				thinking = jsonx.Str("off")

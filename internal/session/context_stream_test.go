@@ -58,7 +58,8 @@ func TestContextStreamEqualsBuild(t *testing.T) {
 	g := newSessionGen(41, filepath.Join(agent, "blobs"))
 	gen := filepath.Join(agent, "sessions", "gen")
 	os.MkdirAll(gen, 0o700)
-	for i := range testscale.N(400, 1500) {
+	generated := testscale.N(400, 1500)
+	for i := range generated {
 		c := g.file(fmt.Sprintf("f%05d", i))
 		p := filepath.Join(gen, c.name+".jsonl")
 		if err := os.WriteFile(p, c.bytes(), 0o600); err != nil {
@@ -118,7 +119,7 @@ func TestContextStreamEqualsBuild(t *testing.T) {
 		compared++
 	}
 	t.Logf("%d files compared", compared)
-	if compared < 1000 {
+	if compared < generated*2/3 {
 		t.Errorf("only %d files compared", compared)
 	}
 }
