@@ -245,9 +245,16 @@ func TestClaudeReadingCompaction(t *testing.T) {
 		if !ok || n < 1 || int(n) > len(lines) {
 			t.Fatalf("%s: source line %v", id, v.Get(SourceLine).JSON())
 		}
-		// The entry's source line is the record it came from.
+		// The entry's source line is the record it came from; a
+		// compaction's, the summary folded into it (whose text it holds).
 		rec, _ := jsonx.Parse([]byte(lines[int(n)-1]))
-		if uuid, _ := rec.Get("uuid").Text(); !strings.HasPrefix(id, "claude-"+uuid+"-") {
+		uuid, _ := rec.Get("uuid").Text()
+		switch {
+		case v.Get("type").Is("compaction"):
+			if !rec.Get("isCompactSummary").Truthy() {
+				t.Errorf("%s names line %d, the record %s, not the summary", id, int(n), uuid)
+			}
+		case !strings.HasPrefix(id, "claude-"+uuid+"-"):
 			t.Errorf("%s names line %d, the record %s", id, int(n), uuid)
 		}
 	}
