@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sync"
 
 	"github.com/xdev/xdev/internal/jsonx"
 	"github.com/xdev/xdev/internal/regularfile"
@@ -261,15 +262,23 @@ func importSource(path string, marker []byte, src Provenance) (Provenance, bool,
 	return byID, found, nil
 }
 
+// scanBuffers are the read buffers of fileContains.
+var scanBuffers = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
+
 // fileContains reports whether the file at path holds b, reading it a
 // block at a time.
 func fileContains(path string, b []byte) (bool, error) {
-	f, _, err := regularfile.Open(path, 0)
+	f, fi, err := regularfile.Open(path, 0)
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
-	buf := make([]byte, 1<<20)
+	// A buffer of the file's size, up to 1 MiB, from a pool: a check of
+	// every file of a data dir of 10,000 sessions of tens of KB must not
+	// allocate and clear a MiB for each.
+	bp := scanBuffers.Get().(*[]byte)
+	defer scanBuffers.Put(bp)
+	buf := (*bp)[:max(min(fi.Size()+1, 1<<20), int64(2*len(b)))]
 	keep := 0 // the end of the last block, which may begin b
 	for {
 		n, err := io.ReadFull(f, buf[keep:])

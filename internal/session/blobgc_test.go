@@ -1,8 +1,11 @@
 package session
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -54,5 +57,30 @@ func TestScanBlobs(t *testing.T) {
 	}
 	if _, err := RemoveBlobs(data, []BlobInfo{{Path: "/etc/passwd"}}); err == nil {
 		t.Error("removed a file outside the blob store")
+	}
+}
+
+// TestScanBlobsCostsWhatTheFilesHold: ScanBlobs reads each file in a
+// buffer of its own size (pooled), so that 10,000 small sessions do not
+// cost a MiB each (a data dir of 10,500 took 21 s; now 0.4 s).
+func TestScanBlobsCostsWhatTheFilesHold(t *testing.T) {
+	data := t.TempDir()
+	dir := filepath.Join(SessionsDir(data), "--w--")
+	os.MkdirAll(dir, 0o700)
+	var size int64
+	for i := range 400 {
+		b := bytes.Repeat([]byte(`{"type":"message","message":{"role":"user","content":"x"}}`+"\n"), 20+i*10)
+		size += int64(len(b))
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("s%04d.jsonl", i)), b, 0o600)
+	}
+	ScanBlobs(data, nil) // warm the pool
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := ScanBlobs(data, nil); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(size)/4+4<<20 {
+		t.Errorf("scanning %d files (%d KB) allocated %d KB", 400, size>>10, alloc>>10)
 	}
 }
