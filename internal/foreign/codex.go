@@ -188,7 +188,7 @@ func codexEntry(it *codexItem, id, parent string, fallback float64) ([]byte, err
 			member("model", jsonx.Str("openai-codex/"+it.model)))
 	case it.compaction != nil:
 		e = append(append([]jsonx.Member{member("type", jsonx.Str("compaction"))}, head...),
-			member("summary", jsonx.Str(it.compaction.summary)), member("shortSummary", jsonx.Str("Imported Codex compaction")),
+			member("summary", jsonx.Str(it.compaction.summary)),
 			member("firstKeptEntryId", jsonx.Str(id)), member("tokensBefore", jsonx.Num(0)))
 		if it.compaction.history.Defined() {
 			remote := []jsonx.Member{member("provider", jsonx.Str("openai-codex")), member("replacementHistory", it.compaction.history)}
