@@ -147,7 +147,7 @@ func (c *Catalog) OpenIndexes(ctx context.Context, places []Place, opts IndexOpt
 		if db.Notice != "" {
 			tell(opts.Notice, db.Notice)
 		}
-		st, err := ix.refreshIndex(ctx, len(ix.dbs)-1, opts.Reindex)
+		st, err := ix.refreshIndex(ctx, len(ix.dbs)-1, opts.Reindex, nil)
 		if err != nil {
 			return ix, stats, err
 		}
@@ -176,12 +176,21 @@ func (ix *Indexes) IndexPath(k int) string { return ix.dbs[k].Path() }
 // OpenIndexes did: for a process that keeps indexes open and fresh
 // (xdev serve). Queries must not run on the indexes meanwhile.
 func (ix *Indexes) Refresh(ctx context.Context, k int) (search.RefreshStats, error) {
+	return ix.RefreshPaths(ctx, k, nil)
+}
+
+// RefreshPaths is Refresh told which files changed (a watcher's paths;
+// nil for unknown): of a data dir, only they are read, with no walk of
+// it (search.RefreshOptions.Paths). A mirror's place is refreshed whole:
+// its files are conversions of others.
+func (ix *Indexes) RefreshPaths(ctx context.Context, k int, paths []string) (search.RefreshStats, error) {
 	if p := ix.places[k]; p.mirror != nil {
 		if err := ix.refreshMirror(ctx, p, false); err != nil {
 			return search.RefreshStats{}, err
 		}
+		paths = nil
 	}
-	return ix.refreshIndex(ctx, k, false)
+	return ix.refreshIndex(ctx, k, false, paths)
 }
 
 // Freshen brings every index up to date again as OpenIndexes did, for a
@@ -239,7 +248,7 @@ func (ix *Indexes) refreshMirror(ctx context.Context, p Place, reindex bool) err
 }
 
 // refreshIndex reads what changed of the k-th index's data dir.
-func (ix *Indexes) refreshIndex(ctx context.Context, k int, reindex bool) (search.RefreshStats, error) {
+func (ix *Indexes) refreshIndex(ctx context.Context, k int, reindex bool, paths []string) (search.RefreshStats, error) {
 	p, db, opts := ix.places[k], ix.dbs[k], ix.opts
 	notice := db.Notice
 	var update func(search.Progress)
@@ -247,7 +256,7 @@ func (ix *Indexes) refreshIndex(ctx context.Context, k int, reindex bool) (searc
 	if opts.Progress != nil {
 		update, done = opts.Progress(p)
 	}
-	st, err := db.Refresh(ctx, search.RefreshOptions{Harness: string(p.Harness), Reindex: reindex, Progress: update})
+	st, err := db.Refresh(ctx, search.RefreshOptions{Harness: string(p.Harness), Reindex: reindex, Progress: update, Paths: paths})
 	done()
 	if db.Notice != notice {
 		tell(opts.Notice, db.Notice)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -306,17 +307,28 @@ func TestIncrementalEqualsRebuilt(t *testing.T) {
 				m.create()
 			}
 			inc := openTemp(t, dir)
+			// byPaths is refreshed with the paths that changed only, as a
+			// watcher names them (RefreshOptions.Paths).
+			byPaths := openTemp(t, dir)
+			refresh(t, byPaths, RefreshOptions{})
+			before := treeStat(dir)
 			var did []string
 			for i := range steps {
 				did = append(did, m.step())
 				if m.r.IntN(2) == 0 || i == steps-1 {
 					refresh(t, inc, RefreshOptions{})
+					now := treeStat(dir)
+					refresh(t, byPaths, RefreshOptions{Paths: changedPaths(before, now)})
+					before = now
 				}
 			}
 			fresh := openTemp(t, dir)
 			refresh(t, fresh, RefreshOptions{})
 			if a, b := dump(t, inc), dump(t, fresh); a != b {
 				t.Fatalf("after %v:\nincremental:\n%s\nrebuilt:\n%s", did, a, b)
+			}
+			if a, b := dump(t, byPaths), dump(t, fresh); a != b {
+				t.Fatalf("after %v:\nrefreshed by the changed paths:\n%s\nrebuilt:\n%s", did, a, b)
 			}
 			for k := range 20 {
 				q := Query{Text: corpus.Vocabulary(k), Thinking: k%2 == 0}
@@ -398,4 +410,47 @@ func TestConcurrentRefresh(t *testing.T) {
 	if a, b := dump(t, db), dump(t, fresh); a != b {
 		t.Fatalf("concurrent:\n%s\nrebuilt:\n%s", a, b)
 	}
+}
+
+// treeStat is every path under dir with what says it changed.
+func treeStat(dir string) map[string]string {
+	out := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if fi, err := os.Lstat(p); err == nil {
+			st := fi.Sys().(*syscall.Stat_t)
+			out[p] = fmt.Sprint(fi.Mode(), fi.Size(), fi.ModTime().UnixNano(), st.Ino)
+		}
+		return nil
+	})
+	return out
+}
+
+// changedPaths are the paths a watcher would name between two treeStats:
+// files made, changed or gone, directories made or gone (a directory gone
+// is named, not its files).
+func changedPaths(before, after map[string]string) []string {
+	paths := []string{}
+	for p, s := range after {
+		b, ok := before[p]
+		if ok && strings.HasPrefix(b, "d") && strings.HasPrefix(s, "d") {
+			continue // a directory whose entries changed: those are named
+		}
+		if b != s {
+			paths = append(paths, p)
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; !ok {
+			if _, parentGone := before[filepath.Dir(p)]; parentGone {
+				if _, still := after[filepath.Dir(p)]; !still {
+					continue
+				}
+			}
+			paths = append(paths, p)
+		}
+	}
+	return paths
 }

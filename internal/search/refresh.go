@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
 
 	"github.com/ncruces/go-sqlite3"
 
@@ -24,6 +26,11 @@ type RefreshOptions struct {
 	Reindex bool
 	// Progress, when not nil, is called as files are read.
 	Progress func(Progress)
+	// Paths, when not nil, are the only files that may have changed (a
+	// watcher's events): only they are looked at, and no walk of the data
+	// dir is made. A path that is a directory of the tree makes it a
+	// refresh of everything.
+	Paths []string
 }
 
 // Progress is how far a refresh is: files looked at, and bytes read of
@@ -93,7 +100,7 @@ func (db *DB) Refresh(ctx context.Context, opts RefreshOptions) (RefreshStats, e
 		opts.Harness = "xdev"
 	}
 	db.last = opts
-	db.last.Reindex = false
+	db.last.Reindex, db.last.Paths = false, nil // a rebuild refreshes everything
 	if opts.Reindex {
 		if err := db.rebuild(rebuildReason{}); err != nil {
 			return RefreshStats{}, err
@@ -133,12 +140,28 @@ func (db *DB) refresh(ctx context.Context, opts RefreshOptions) (RefreshStats, e
 	var st RefreshStats
 	// Subagent transcripts are always indexed, and left out of hits unless
 	// a query asks for them: flipping the choice costs no re-reading.
-	found, err := session.Files(db.dataDir)
-	if err != nil {
-		return st, fmt.Errorf("listing %s: %w", session.SessionsDir(db.dataDir), err)
+	var found []session.SessionFile
+	only := false // the paths named only
+	if opts.Paths != nil {
+		found, only = session.FilesAt(db.dataDir, opts.Paths)
+	}
+	if !only {
+		var err error
+		if found, err = session.Files(db.dataDir); err != nil {
+			return st, fmt.Errorf("listing %s: %w", session.SessionsDir(db.dataDir), err)
+		}
 	}
 	st.Files = len(found)
-	snap, err := db.statRows()
+	var snap map[string]statRow
+	var err error
+	fromBlob := false
+	if only {
+		// The rows of the paths named (and of files under one gone, a
+		// directory removed): the only ones that can have changed.
+		snap, err = db.statRowsOf(opts.Paths)
+	} else {
+		snap, fromBlob, err = db.statRows()
+	}
 	if err != nil {
 		return st, err
 	}
@@ -173,7 +196,9 @@ func (db *DB) refresh(ctx context.Context, opts RefreshOptions) (RefreshStats, e
 	}
 	gone := stats // what is left was not found
 
-	w := &writer{db: db, harness: opts.Harness, snap: snap}
+	// A whole refresh writes the snapshot where there was none (a
+	// refresh of paths dropped it).
+	w := &writer{db: db, harness: opts.Harness, snap: snap, partial: only, snapDirty: !only && !fromBlob}
 	if err := w.begin(); err != nil {
 		return st, err
 	}
@@ -239,25 +264,53 @@ type statRow struct {
 // writer keeps in step with the files table in every transaction (10,500
 // rows read one by one took 30 ms here; the blob, 14), else from the
 // table.
-func (db *DB) statRows() (map[string]statRow, error) {
+func (db *DB) statRows() (rows map[string]statRow, fromBlob bool, err error) {
 	st, _, err := db.conn.Prepare(`SELECT value FROM blobs WHERE key = 'stats'`)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer st.Close()
 	if st.Step() {
 		if rows, ok := decodeStats(st.ColumnRawBlob(0)); ok {
-			return rows, nil
+			return rows, true, nil
 		}
 	}
 	if err := st.Err(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	t, _, err := db.conn.Prepare(`SELECT path, id, ino, size, mtime, subagent FROM files`)
+	rows, err = db.statRowsWhere("", nil)
+	return rows, false, err
+}
+
+// statRowsOf returns the stat of the files rows of paths, and of every
+// row under a path that is gone (a directory removed).
+func (db *DB) statRowsOf(paths []string) (map[string]statRow, error) {
+	rows := map[string]statRow{}
+	for _, p := range paths {
+		p = filepath.Clean(p)
+		where, args := "path = ?", []any{p}
+		if _, err := os.Lstat(p); err != nil {
+			where, args = `path = ? OR path LIKE ? ESCAPE '\'`, []any{p, likeEscape(p+string(filepath.Separator)) + "%"}
+		}
+		got, err := db.statRowsWhere(" WHERE "+where, args)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(rows, got)
+	}
+	return rows, nil
+}
+
+// statRowsWhere reads the stat of the files rows the condition keeps.
+func (db *DB) statRowsWhere(where string, args []any) (map[string]statRow, error) {
+	t, _, err := db.conn.Prepare(`SELECT path, id, ino, size, mtime, subagent FROM files` + where)
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
+	if err := bind(t, args...); err != nil {
+		return nil, err
+	}
 	rows := map[string]statRow{}
 	for t.Step() {
 		rows[t.ColumnText(0)] = statRow{t.ColumnInt64(1), t.ColumnInt64(2), t.ColumnInt64(3), t.ColumnInt64(4), t.ColumnBool(5)}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -119,6 +120,14 @@ func retryDamaged[T any](db *DB, ctx context.Context, query func() (T, error)) (
 	return query()
 }
 
+// RankedMatches bounds the matches a search ranks by relevance for a
+// page of hits: the newest that many (by when the index read them), of
+// which the best come first. A word with fewer matches is ranked whole.
+const RankedMatches = 2000
+
+// rankedMatches is RankedMatches, which a test lowers.
+var rankedMatches = RankedMatches
+
 func (db *DB) search(ctx context.Context, q Query) ([]Hit, error) {
 	if db.conn == nil {
 		return nil, errClosed
@@ -138,12 +147,23 @@ func (db *DB) search(ctx context.Context, q Query) ([]Hit, error) {
 	if q.Newest {
 		order = "e.ts DESC, f.created, f.path, e.id DESC"
 	}
-	sql := `SELECT e.id, e.entry_id, e.role, e.tool, e.model, e.ts, e.off, e.line, e.digest, e.on_branch, e.in_context,
-		f.path, f.harness, f.session_id, f.title, f.cwd, f.subagent, f.mtime, f.version, f.header_line, rank
-		` + from + " ORDER BY " + order + " LIMIT ?"
+	const cols = `e.id, e.entry_id, e.role, e.tool, e.model, e.ts, e.off, e.line, e.digest, e.on_branch, e.in_context,
+		f.path, f.harness, f.session_id, f.title, f.cwd, f.subagent, f.mtime, f.version, f.header_line`
+	sql := `SELECT ` + cols + `, rank ` + from + " ORDER BY " + order + " LIMIT ?"
 	// Forks hold the same entries: ask for more rows than hits, to fill
 	// the limit once copies are folded.
-	args = append(args, limit*4+16)
+	rows := limit*4 + 16
+	if !q.Newest && rows < rankedMatches {
+		// A page ranked by relevance ranks at most the newest
+		// RankedMatches matches (FTS5 walks a word's matches by rowid
+		// without scoring them): bm25 of every match of a word in most
+		// sessions took seconds for a page of 20.
+		sql = `SELECT ` + cols + `, m.rk FROM (SELECT docs.rowid AS r, rank AS rk ` + from +
+			` ORDER BY docs.rowid DESC LIMIT ` + strconv.Itoa(rankedMatches) + `) m
+			JOIN entries e ON e.id = m.r JOIN files f ON f.id = e.file
+			ORDER BY m.rk, f.created, f.path LIMIT ?`
+	}
+	args = append(args, rows)
 
 	old := db.conn.SetInterrupt(ctx)
 	defer db.conn.SetInterrupt(old)

@@ -239,3 +239,53 @@ func writeSession(t testing.TB, dataDir, cwd string, texts ...string) string {
 	}
 	return path
 }
+
+// TestPageOfAnyWord: a page of hits ranked by relevance, for words of
+// every frequency (in a few entries to in most of them, past
+// RankedMatches): a full page whenever there are that many matches, each
+// hit holding the word, in rank order; and for a word with at most
+// RankedMatches matches, exactly the first hits of the whole ranking.
+func TestPageOfAnyWord(t *testing.T) {
+	dir := writeDir(t, 120, 31)
+	db := openTemp(t, dir)
+	refresh(t, db, RefreshOptions{})
+	ctx := context.Background()
+	defer func(n int) { rankedMatches = n }(rankedMatches)
+	rankedMatches = 300 // past it, and within it, in a small corpus
+	capped := 0
+	for _, k := range []int{0, 1, 2, 3, 5, 8, 13, 30, 60, 150, 400, 1200, 3000} {
+		w := corpus.Vocabulary(k)
+		all, err := db.Search(ctx, Query{Text: w, Limit: 1 << 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := db.Search(ctx, Query{Text: w, Limit: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := min(20, len(all)); len(page) != want {
+			t.Errorf("%q: %d hits on the page, want %d (%d in all)", w, len(page), want, len(all))
+		}
+		for i, h := range page {
+			if !strings.Contains(strings.ToLower(h.Snippet), w) {
+				t.Errorf("%q: hit %d does not hold it: %q", w, i, h.Snippet)
+			}
+			if i > 0 && h.Rank < page[i-1].Rank {
+				t.Errorf("%q: hit %d ranks before hit %d", w, i, i-1)
+			}
+		}
+		if len(all) > rankedMatches {
+			capped++
+			continue
+		}
+		for i := range page {
+			if page[i].Path != all[i].Path || page[i].EntryID != all[i].EntryID {
+				t.Errorf("%q: hit %d is %s %s, the whole ranking's %s %s", w, i, page[i].Path, page[i].EntryID, all[i].Path, all[i].EntryID)
+				break
+			}
+		}
+	}
+	if capped == 0 {
+		t.Error("no word had more matches than rankedMatches: the test tests half of it")
+	}
+}

@@ -21,6 +21,10 @@ type writer struct {
 	// row and written with each commit.
 	snap      map[string]statRow
 	snapDirty bool
+	// partial: snap holds only the rows of the files a refresh was told
+	// of (RefreshOptions.Paths); the snapshot is then dropped where it
+	// changed, not written, and the next whole refresh writes it anew.
+	partial bool
 	// next is the rowid the next entry of the file being indexed takes
 	// (see rowid.go).
 	next int64
@@ -36,7 +40,13 @@ func (w *writer) begin() error {
 
 func (w *writer) commit() error {
 	if w.inTx && w.snapDirty {
-		if err := w.exec(`INSERT OR REPLACE INTO blobs(key, value) VALUES('stats', ?)`, encodeStats(w.snap)); err != nil {
+		var err error
+		if w.partial {
+			err = w.exec(`DELETE FROM blobs WHERE key = 'stats'`)
+		} else {
+			err = w.exec(`INSERT OR REPLACE INTO blobs(key, value) VALUES('stats', ?)`, encodeStats(w.snap))
+		}
+		if err != nil {
 			return err
 		}
 		w.snapDirty = false

@@ -225,13 +225,13 @@ func (s *Server) openIndexes(ctx context.Context, places []catalog.Place) error 
 
 // refreshIndex refreshes the k-th index, and reports whether it did
 // without an error.
-func (s *Server) refreshIndex(ctx context.Context, k int) bool {
+func (s *Server) refreshIndex(ctx context.Context, k int, paths []string) bool {
 	s.ixMu.Lock()
 	defer s.ixMu.Unlock()
 	if s.ix == nil || k >= s.ix.Len() {
 		return false
 	}
-	if _, err := s.ix.Refresh(ctx, k); err != nil {
+	if _, err := s.ix.RefreshPaths(ctx, k, paths); err != nil {
 		s.cfg.Logf("%v", err)
 		return false
 	}

@@ -175,7 +175,7 @@ func (s *Server) Run(ctx context.Context) error {
 					// answer, then list and tell the pages.
 					timer.Stop()
 					dirty[k] = true
-					failed := s.refreshIndexes(ctx, dirty, whole)
+					failed := s.refreshIndexes(ctx, dirty, whole, seen)
 					for d := range dirty {
 						stale[d] = failed[d]
 					}
@@ -227,7 +227,7 @@ func (s *Server) Run(ctx context.Context) error {
 			wait := min(settle, time.Until(first.Add(maxWait)))
 			timer.Reset(max(wait, 0))
 		case <-timer.C:
-			failed := s.refreshIndexes(ctx, dirty, whole)
+			failed := s.refreshIndexes(ctx, dirty, whole, seen)
 			for k := range dirty {
 				if stale[k] = failed[k]; failed[k] {
 					if m := s.marker(k); m != nil {
@@ -246,11 +246,18 @@ func (s *Server) Run(ctx context.Context) error {
 // refreshIndexes refreshes the dirty places' indexes and marks them
 // clean, and returns those it could not refresh. A change made while a
 // place is read comes as an event after it, and marks it dirty again.
-func (s *Server) refreshIndexes(ctx context.Context, dirty map[int]bool, whole []bool) (failed map[int]bool) {
+// Where the watcher named the files that changed (seen), only they are
+// read: an append costs what the appended line costs, not a walk of
+// every session.
+func (s *Server) refreshIndexes(ctx context.Context, dirty map[int]bool, whole []bool, seen map[int]*pending) (failed map[int]bool) {
 	defer s.usedIndexes(idleAfter)
 	failed = map[int]bool{}
 	for k := range dirty {
-		ok := s.refreshIndex(ctx, k)
+		var paths []string
+		if p := seen[k]; p != nil && !p.whole && len(p.paths) > 0 {
+			paths = p.list()
+		}
+		ok := s.refreshIndex(ctx, k, paths)
 		if !ok {
 			failed[k] = true
 			continue

@@ -5,6 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // ListPaths describes the files at paths as List(dataDir, opts) would
@@ -101,4 +104,28 @@ func candidateAt(root, p string) (c candidate, listed, ok bool) {
 func isRealDir(dir string) bool {
 	fi, err := os.Lstat(dir)
 	return err == nil && fi.IsDir()
+}
+
+// FilesAt is Files for the named paths only: the session files among
+// them, as Files would find them now, each with its stat. ok is false
+// when only a walk can tell (see ListPaths); a path gone, outside the
+// sessions directory or not a session file has no SessionFile.
+func FilesAt(dataDir string, paths []string) (files []SessionFile, ok bool) {
+	root := filepath.Clean(SessionsDir(dataDir))
+	for _, p := range paths {
+		c, listed, ok := candidateAt(root, filepath.Clean(p))
+		if !ok {
+			return nil, false
+		}
+		if !listed || c.symlink || c.irregular {
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(c.path, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			continue
+		}
+		files = append(files, SessionFile{Path: c.path, Subagent: c.subagent, Size: st.Size,
+			ModTime: time.Unix(st.Mtim.Unix()), Ino: st.Ino})
+	}
+	return files, true
 }
