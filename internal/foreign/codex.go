@@ -103,7 +103,7 @@ func StreamCodex(path string, info CodexInfo, purpose Purpose, begin func(*Conve
 		}
 		next++
 		id := "codex-" + formatBase36(next)
-		e, err := codexEntry(it, id, parent, fallback)
+		e, err := codexEntry(it, id, parent, fallback, purpose)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
@@ -169,7 +169,10 @@ func codexPass(path string, info CodexInfo, canon codexCanon, visit func(*codexI
 
 // codexEntry is the omp entry an item becomes, or nil for an item that
 // becomes none. Its time is the item's, else fallback (omp's last).
-func codexEntry(it *codexItem, id, parent string, fallback float64) ([]byte, error) {
+// omp's import labels a compaction "Imported Codex compaction"; a
+// conversion for reading leaves the label out: it is text the rollout
+// never held, and a search for "codex" found it at a line without it.
+func codexEntry(it *codexItem, id, parent string, fallback float64, purpose Purpose) ([]byte, error) {
 	ms := fallback
 	if it.hasTS {
 		ms = it.ts
@@ -188,8 +191,11 @@ func codexEntry(it *codexItem, id, parent string, fallback float64) ([]byte, err
 			member("model", jsonx.Str("openai-codex/"+it.model)))
 	case it.compaction != nil:
 		e = append(append([]jsonx.Member{member("type", jsonx.Str("compaction"))}, head...),
-			member("summary", jsonx.Str(it.compaction.summary)),
-			member("firstKeptEntryId", jsonx.Str(id)), member("tokensBefore", jsonx.Num(0)))
+			member("summary", jsonx.Str(it.compaction.summary)))
+		if purpose != ForReading {
+			e = append(e, member("shortSummary", jsonx.Str("Imported Codex compaction")))
+		}
+		e = append(e, member("firstKeptEntryId", jsonx.Str(id)), member("tokensBefore", jsonx.Num(0)))
 		if it.compaction.history.Defined() {
 			remote := []jsonx.Member{member("provider", jsonx.Str("openai-codex")), member("replacementHistory", it.compaction.history)}
 			if it.compaction.item.Defined() {

@@ -97,9 +97,9 @@ const mirrorSub = "mirror" // the one project directory under sessions/
 
 // mirrorFormat is the version of what a mirror file holds: 2 is a
 // conversion for reading (ForReading), each entry naming its source line;
-// 3 names a Claude Code compaction by its summary's line; 4 drops the
-// shortSummary a Codex compaction was given, text its file never held. A
-// change to the conversion that a mirror shows bumps it.
+// 3 names a Claude Code compaction by its summary's line; 4 leaves out
+// the label omp's import gives a Codex compaction, text its file never
+// held. A change to the conversion that a mirror shows bumps it.
 const mirrorFormat = 4
 
 // Refresh brings the mirror up to date with the harness's sessions,
