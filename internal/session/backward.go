@@ -80,6 +80,15 @@ func (s *Store) openBackward(f io.ReaderAt, size int64) (ok bool, err error) {
 			envs := ep.parse(lines)
 			for i := range lines {
 				l, env := &lines[i], &envs[i]
+				if l.blanks > 0 {
+					wl = walkLine{kind: ckBlank}
+					for range l.blanks {
+						if !take(&wl) {
+							return false, nil
+						}
+					}
+					continue
+				}
 				switch {
 				case l.tooLong:
 					wl = walkLine{kind: ckBad, bad: lineTooLong(0, rl.max)}

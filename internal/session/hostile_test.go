@@ -192,3 +192,55 @@ func TestLongLineReadOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestBlankLineRuns: runs of blank lines of every kind, anywhere among the
+// entries, are counted as lines (the entries keep their line numbers, the
+// context its messages) and cost a backward Open about a block, not a
+// record and a parse a line: a megabyte of newlines took 256 MB before.
+func TestBlankLineRuns(t *testing.T) {
+	kinds := []string{"\n", "\r\n", " \n", "\t \r\n"}
+	dir := t.TempDir()
+	for i, kind := range kinds {
+		for _, n := range []int{1, 2, 1000, 300_000} {
+			for _, where := range []string{"between", "after"} {
+				name := fmt.Sprintf("%d-%d-%s.jsonl", i, n, where)
+				run := strings.Repeat(kind, n)
+				body := testHeader + testUser("00000001", "", "hi") + run + testUser("00000002", "00000001", "there")
+				if where == "after" {
+					body += run
+				}
+				path := writeFile(t, dir, name, body)
+				var s *Store
+				var err error
+				grew := allocatedBy(func() { s, err = Open(path, nil) })
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if got := len(s.BuildContext().Messages); got != 2 {
+					t.Errorf("%s: %d messages, want 2", name, got)
+				}
+				x, err := OpenIndex(path, nil)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if l := x.Line(x.Len() - 1); l != 3+n {
+					t.Errorf("%s: the last entry is on line %d, want %d", name, l, 3+n)
+				}
+				x.Close()
+				if bound := uint64(8 << 20); !raceEnabled && grew > bound {
+					t.Errorf("%s: Open allocated %d MiB for %d KiB of blank lines", name, grew>>20, len(run)>>10)
+				}
+			}
+		}
+	}
+}
+
+// allocatedBy is how many bytes f allocated.
+func allocatedBy(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}

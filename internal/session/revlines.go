@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"io"
+	"slices"
 )
 
 // revLines yields the lines of a byte range of a file from the last to the
@@ -21,7 +22,7 @@ type revLines struct {
 	// the file once it is (see flush), never assembled from copies.
 	pendingLen int64
 	pending    bool
-	nls        []int
+	nls        []int32 // the newlines of the block being split
 }
 
 // lineBatch is one block's worth of lines, with the buffers they point
@@ -33,10 +34,14 @@ type lineBatch struct {
 }
 
 // revLine is one line: its bytes (without the newline or a trailing '\r';
-// nil when longer than max) and the offset of its first byte.
+// nil when longer than max) and the offset of its first byte; or, when
+// blanks is above zero, that many blank lines in a row (data empty). A
+// run is one element so that a block of newlines costs a few bytes, not
+// a line record (and a parse) for each of its million lines.
 type revLine struct {
 	data    []byte
 	off     int64
+	blanks  int
 	tooLong bool
 }
 
@@ -60,8 +65,8 @@ func newRevLinesSize(f io.ReaderAt, start, end int64, max, block int) *revLines 
 // io.EOF.
 func (r *revLines) batch(b *lineBatch) error {
 	b.lines = b.lines[:0]
-	if len(b.blk) < r.block {
-		b.blk = make([]byte, r.block)
+	if want := int(min(int64(r.block), r.lo-r.start)); len(b.blk) < want {
+		b.blk = make([]byte, want) // no more than the range: most files are small
 	}
 	for len(b.lines) == 0 {
 		if r.lo <= r.start {
@@ -70,7 +75,7 @@ func (r *revLines) batch(b *lineBatch) error {
 				if err != nil {
 					return err
 				}
-				b.lines = append(b.lines, l)
+				b.lines = r.add(b.lines, l)
 				continue
 			}
 			return io.EOF
@@ -81,14 +86,16 @@ func (r *revLines) batch(b *lineBatch) error {
 		if _, err := r.f.ReadAt(blk, r.lo); err != nil && err != io.EOF {
 			return err
 		}
-		// Newlines found forward: IndexByte is vectorized, LastIndexByte not.
-		r.nls = r.nls[:0]
+		// Newlines found forward: IndexByte is vectorized, LastIndexByte
+		// not. Counted first (Count is vectorized too), for a block of
+		// newlines not to grow the list by doubling.
+		r.nls = slices.Grow(r.nls[:0], bytes.Count(blk, []byte{'\n'}))
 		for i := 0; ; {
 			j := bytes.IndexByte(blk[i:], '\n')
 			if j < 0 {
 				break
 			}
-			r.nls = append(r.nls, i+j)
+			r.nls = append(r.nls, int32(i+j))
 			i += j + 1
 		}
 		if len(r.nls) == 0 {
@@ -96,28 +103,42 @@ func (r *revLines) batch(b *lineBatch) error {
 			continue
 		}
 		// The block's last line ends in what earlier batches left pending.
-		last := r.nls[len(r.nls)-1]
+		last := int(r.nls[len(r.nls)-1])
 		if r.pending {
 			r.push(len(blk) - last - 1)
 			l, err := r.flush(r.lo + int64(last) + 1)
 			if err != nil {
 				return err
 			}
-			b.lines = append(b.lines, l)
+			b.lines = r.add(b.lines, l)
 		} else {
-			b.lines = append(b.lines, r.line(blk[last+1:], r.lo+int64(last)+1))
+			b.lines = r.add(b.lines, r.line(blk[last+1:], r.lo+int64(last)+1))
 		}
 		for k := len(r.nls) - 1; k > 0; k-- {
-			i, j := r.nls[k-1]+1, r.nls[k]
-			b.lines = append(b.lines, r.line(blk[i:j], r.lo+int64(i)))
+			i, j := int(r.nls[k-1])+1, int(r.nls[k])
+			b.lines = r.add(b.lines, r.line(blk[i:j], r.lo+int64(i)))
 		}
 		if r.lo == r.start {
-			b.lines = append(b.lines, r.line(blk[:r.nls[0]], r.start))
+			b.lines = r.add(b.lines, r.line(blk[:r.nls[0]], r.start))
 		} else {
-			r.push(r.nls[0])
+			r.push(int(r.nls[0]))
 		}
 	}
 	return nil
+}
+
+// add appends l to lines, a blank line to the run of blank lines that
+// ends lines, if there is one. The run's offset is its earliest line's.
+func (r *revLines) add(lines []revLine, l revLine) []revLine {
+	if l.tooLong || !blank(l.data) {
+		return append(lines, l)
+	}
+	if n := len(lines); n > 0 && lines[n-1].blanks > 0 {
+		lines[n-1].blanks++
+		lines[n-1].off = l.off
+		return lines
+	}
+	return append(lines, revLine{off: l.off, blanks: 1})
 }
 
 // push counts n more bytes of the line whose start is still to be found.

@@ -11,7 +11,7 @@ import (
 
 // TestRevLines: reading backward in blocks of any size gives the lines a
 // forward split gives, in reverse, with their offsets; long lines are
-// flagged, not held.
+// flagged, not held; blank lines in a row come as one run.
 func TestRevLines(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for iter := range 2000 {
@@ -41,22 +41,39 @@ func TestRevLines(t *testing.T) {
 		type line struct {
 			data    string
 			off     int64
+			blanks  int
 			tooLong bool
 		}
-		var want []line
+		// add appends l, merging runs of blank lines (the batches may
+		// split a run; the lines they stand for are the same).
+		add := func(lines []line, l line) []line {
+			if n := len(lines); l.blanks > 0 && n > 0 && lines[n-1].blanks > 0 {
+				lines[n-1].blanks += l.blanks
+				lines[n-1].off = l.off
+				return lines
+			}
+			return append(lines, l)
+		}
+		var fwd []line
 		if end > start {
 			off := start
 			for _, l := range bytes.Split(data[start:end], []byte("\n")) {
-				if len(l) > max {
-					want = append(want, line{"", off, true})
-				} else {
-					want = append(want, line{string(bytes.TrimSuffix(l, []byte("\r"))), off, false})
+				switch d := bytes.TrimSuffix(l, []byte("\r")); {
+				case len(l) > max:
+					fwd = append(fwd, line{"", off, 0, true})
+				case len(d) == 0:
+					fwd = append(fwd, line{"", off, 1, false})
+				default:
+					fwd = append(fwd, line{string(d), off, 0, false})
 				}
 				off += int64(len(l)) + 1
 			}
 		}
-		slices.Reverse(want)
-		var got []line
+		slices.Reverse(fwd)
+		var want, got []line
+		for _, l := range fwd {
+			want = add(want, l)
+		}
 		rl := newRevLinesSize(bytes.NewReader(data), start, end, max, block)
 		var lb lineBatch
 		for {
@@ -68,7 +85,7 @@ func TestRevLines(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, l := range lb.lines {
-				got = append(got, line{string(l.data), l.off, l.tooLong})
+				got = add(got, line{string(l.data), l.off, l.blanks, l.tooLong})
 			}
 		}
 		if !slices.Equal(got, want) {
