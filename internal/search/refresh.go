@@ -82,6 +82,13 @@ type fileRow struct {
 // then finds nothing to do; queries run meanwhile on the last committed
 // state. It never writes to the data dir.
 //
+// A refresh ctx stops commits what it read, to the entry (a file read
+// in part is read on from there by the next refresh, as a file still
+// being written is), and returns ctx's error: a caller with a deadline
+// searches what is indexed and the next refresh goes on. It reads at
+// least one entry, however little time it is given, for refreshes on
+// any deadline to get on.
+//
 // Reindex makes the index anew, a new file, whatever state the old one is
 // in. An index SQLite finds damaged is set aside and rebuilt (see
 // damage.go), once. A first build (of an empty index) that fails for
@@ -210,14 +217,22 @@ func (db *DB) refresh(ctx context.Context, opts RefreshOptions) (RefreshStats, e
 		st.Removed++
 	}
 	prog := Progress{FilesTotal: len(jobs), BytesTotal: total}
-	for _, j := range jobs {
-		if err := ctx.Err(); err != nil {
-			return st, err
+	for i, j := range jobs {
+		// Looked at once a file is read, for a refresh to get on however
+		// little time it is given.
+		if err := ctx.Err(); i > 0 && err != nil {
+			// What was read stands: a refresh on a deadline (xdev mcp's)
+			// goes on from here next time rather than from the start.
+			return st, errors.Join(err, w.commit())
 		}
-		n, err := w.file(j.f, j.row, &st)
+		n, err := w.file(ctx, j.f, j.row, &st)
 		if err != nil {
 			if isSQLiteErr(err) {
 				return st, err
+			}
+			if ctx.Err() != nil {
+				st.Bytes += n
+				return st, errors.Join(ctx.Err(), w.commit())
 			}
 			st.Errors = append(st.Errors, err)
 		}

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"hash/fnv"
 
 	"github.com/ncruces/go-sqlite3"
@@ -123,8 +124,9 @@ func (w *writer) dropFile(path string, id int64, row bool) error {
 
 // file brings one file's part of the index up to date and returns the
 // bytes it read. An error that is not the database's is the file's: what
-// the index held of it stays.
-func (w *writer) file(f session.SessionFile, row *fileRow, st *RefreshStats) (int64, error) {
+// the index held of it stays. When ctx is done the read stops at the
+// entry, what was read is kept, and ctx's error is returned.
+func (w *writer) file(ctx context.Context, f session.SessionFile, row *fileRow, st *RefreshStats) (int64, error) {
 	info := session.Stat(f.Path)
 	if info.Err != nil {
 		// Not a session, or unreadable: remembered with its stat, so that
@@ -181,7 +183,13 @@ func (w *writer) file(f session.SessionFile, row *fileRow, st *RefreshStats) (in
 	linear := true
 	prev := r.cur.LastID()
 	start := r.cur.Offset
+	k := 0
 	cur, rs, err := session.ReadFrom(f.Path, r.cur, searchtext.ReadOptions, func(rd session.Read) error {
+		// Looked at once an entry is in, for a refresh to get on however
+		// little time it is given.
+		if k++; k > 1 && k%ctxEvery == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		var n node
 		var d searchtext.Doc
 		if rd.Entry != nil {
@@ -241,6 +249,10 @@ func (w *writer) file(f session.SessionFile, row *fileRow, st *RefreshStats) (in
 	}
 	return read, readErr
 }
+
+// ctxEvery is how many entries a file's read goes between looks at its
+// context.
+var ctxEvery = 256 // a var: tests look at every entry
 
 // saveFile writes a files row, giving a new one its id.
 func (w *writer) saveFile(r *fileRow) error {
