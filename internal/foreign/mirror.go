@@ -105,7 +105,9 @@ const mirrorFormat = 4
 // Refresh brings the mirror up to date with the harness's sessions,
 // subagent transcripts included. Two refreshes of one mirror run one
 // after the other (an flock beside the manifest). A mirror file whose
-// stat is not the one it was written with is converted again.
+// stat is not the one it was written with is converted again. A refresh
+// ctx stops keeps what it converted (and the mirrors it did not reach)
+// and returns ctx's error; the next one goes on from there.
 func (m *Mirror) Refresh(ctx context.Context) (MirrorStats, error) {
 	return m.refresh(ctx, false)
 }
@@ -138,10 +140,8 @@ func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error)
 	st.Sessions = len(list)
 	rows := make([]mirrorRow, 0, len(list))
 	keep := map[string]bool{}
-	for _, s := range list {
-		if err := ctx.Err(); err != nil {
-			return st, err
-		}
+	var stopped error
+	for i, s := range list {
 		if s.Err != nil {
 			st.Errors = append(st.Errors, s.Err)
 			continue
@@ -157,6 +157,22 @@ func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error)
 			rows = append(rows, prev)
 			keep[prev.Mirror] = prev.Err == ""
 			continue
+		}
+		// Looked at once a session is converted, for a refresh to get on
+		// however little time it is given.
+		if st.Converted+len(st.Errors) > 0 {
+			if stopped = ctx.Err(); stopped != nil {
+				// What was converted stands, and the mirrors of the
+				// sessions not reached stay as they were: the next
+				// refresh goes on.
+				for _, s := range list[i:] {
+					if prev, ok := old[s.Path]; ok {
+						rows = append(rows, prev)
+						keep[prev.Mirror] = prev.Err == ""
+					}
+				}
+				break
+			}
 		}
 		if row.Skipped, err = m.convert(s, target); err != nil {
 			row.Err = err.Error()
@@ -182,7 +198,7 @@ func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error)
 		return st, err
 	}
 	m.index(rows)
-	return st, nil
+	return st, stopped
 }
 
 // Ensure brings the mirror file of one session up to date and returns its

@@ -2,6 +2,7 @@ package foreign
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -95,4 +96,56 @@ func snapshotTree(t *testing.T, dir string) string {
 		return nil
 	})
 	return string(out)
+}
+
+// stopAfter is a context that is done from its n-th look at Err on: a
+// deadline at a chosen point of a refresh.
+type stopAfter struct {
+	context.Context
+	n int
+}
+
+func (c *stopAfter) Err() error {
+	if c.n--; c.n < 0 {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// TestMirrorStoppedGoesOn stops refreshes at every point between two
+// conversions: each keeps what it converted, the next goes on from
+// there, and once one finishes the mirror is what one refresh makes,
+// every session converted once across the rounds.
+func TestMirrorStoppedGoesOn(t *testing.T) {
+	root := codexRoot(t)
+	src, _ := NewSource(HarnessCodex, root)
+	whole := &Mirror{Dir: filepath.Join(t.TempDir(), "whole"), Source: src}
+	want, err := whole.Refresh(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for after := 1; after <= want.Sessions; after++ {
+		m := &Mirror{Dir: filepath.Join(t.TempDir(), "m"), Source: src}
+		converted, rounds := 0, 0
+		for ; ; rounds++ {
+			st, err := m.Refresh(&stopAfter{Context: context.Background(), n: after})
+			converted += st.Converted
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, context.DeadlineExceeded) || rounds > want.Sessions {
+				t.Fatalf("stopped after %d: round %d: %v", after, rounds, err)
+			}
+		}
+		if converted != want.Converted {
+			t.Errorf("stopped after %d: %d conversions in %d rounds, want %d", after, converted, rounds, want.Converted)
+		}
+		files, _ := session.Files(m.Dir)
+		if len(files) != want.Sessions {
+			t.Errorf("stopped after %d: %d mirror files, want %d", after, len(files), want.Sessions)
+		}
+		if st, err := m.Refresh(context.Background()); err != nil || st.Converted != 0 {
+			t.Errorf("stopped after %d: a refresh after the finished one: %+v, %v", after, st, err)
+		}
+	}
 }
