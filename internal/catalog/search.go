@@ -97,6 +97,13 @@ type IndexOptions struct {
 	// NoLive refreshes every index, whatever a server says of it: the
 	// server's own.
 	NoLive bool
+	// Stale, when set, makes a refresh that ctx stops no error: the
+	// index is left as far as the refresh read (search.DB.Refresh keeps
+	// it), Stale is told of its place and of each place after it, which
+	// is opened unrefreshed, and the indexes answer from what they hold.
+	// For a caller on a deadline that would rather answer in part than
+	// not at all (xdev mcp); the next refresh goes on where this stopped.
+	Stale func(p Place)
 }
 
 // Indexes are the open, fresh indexes of some places. Close them.
@@ -130,9 +137,10 @@ func (c *Catalog) OpenIndexes(ctx context.Context, places []Place, opts IndexOpt
 			stats = append(stats, search.RefreshStats{})
 			continue
 		}
+		var stopped error // the mirror's refresh ran out of time
 		if p.mirror != nil {
-			if err := ix.refreshMirror(ctx, p, opts.Reindex); err != nil {
-				return ix, stats, err
+			if stopped = ix.refreshMirror(ctx, p, opts.Reindex); stopped != nil && !ix.outOfTime(ctx) {
+				return ix, stats, stopped
 			}
 		}
 		db, err := search.Open(path, p.Dir, &search.OpenOptions{Waiting: func(holder int) {
@@ -147,13 +155,26 @@ func (c *Catalog) OpenIndexes(ctx context.Context, places []Place, opts IndexOpt
 		if db.Notice != "" {
 			tell(opts.Notice, db.Notice)
 		}
+		// Refreshed even out of time: a refresh reads at least an entry
+		// (a mirror converts at least a session), so that refreshes on
+		// any deadline get on.
 		st, err := ix.refreshIndex(ctx, len(ix.dbs)-1, opts.Reindex, nil)
+		if (err != nil || stopped != nil) && ix.outOfTime(ctx) {
+			tell(opts.Stale, p)
+			err = nil
+		}
 		if err != nil {
 			return ix, stats, err
 		}
 		stats = append(stats, st)
 	}
 	return ix, stats, nil
+}
+
+// outOfTime reports whether ctx is done and the caller asked for what
+// is indexed then rather than an error (IndexOptions.Stale).
+func (ix *Indexes) outOfTime(ctx context.Context) bool {
+	return ix.opts.Stale != nil && ctx.Err() != nil
 }
 
 // liveWait is how long OpenIndexes and Usage wait for a running server's
@@ -184,19 +205,25 @@ func (ix *Indexes) Refresh(ctx context.Context, k int) (search.RefreshStats, err
 // it (search.RefreshOptions.Paths). A mirror's place is refreshed whole:
 // its files are conversions of others.
 func (ix *Indexes) RefreshPaths(ctx context.Context, k int, paths []string) (search.RefreshStats, error) {
+	var stopped error // the mirror's refresh ran out of time
 	if p := ix.places[k]; p.mirror != nil {
-		if err := ix.refreshMirror(ctx, p, false); err != nil {
-			return search.RefreshStats{}, err
+		if stopped = ix.refreshMirror(ctx, p, false); stopped != nil && !ix.outOfTime(ctx) {
+			return search.RefreshStats{}, stopped
 		}
 		paths = nil
 	}
-	return ix.refreshIndex(ctx, k, false, paths)
+	st, err := ix.refreshIndex(ctx, k, false, paths)
+	if err == nil {
+		err = stopped
+	}
+	return st, err
 }
 
 // Freshen brings every index up to date again as OpenIndexes did, for a
 // process that keeps indexes open between queries (xdev mcp): one a
 // running xdev serve keeps fresh is asked (internal/live) and not
-// walked, the others are refreshed. Queries must not run meanwhile.
+// walked, the others are refreshed, or as far as ctx lets them when
+// IndexOptions.Stale is set. Queries must not run meanwhile.
 func (ix *Indexes) Freshen(ctx context.Context) error {
 	for k, db := range ix.dbs {
 		if !ix.opts.NoLive && live.Fresh(live.MarkerPath(db.Path()), liveWait) {
@@ -204,6 +231,10 @@ func (ix *Indexes) Freshen(ctx context.Context) error {
 			continue
 		}
 		if _, err := ix.Refresh(ctx, k); err != nil {
+			if ix.outOfTime(ctx) {
+				tell(ix.opts.Stale, ix.places[k])
+				continue
+			}
 			return err
 		}
 	}
