@@ -203,15 +203,25 @@ func (c *ContextReader) Len() int {
 // context reads, makes and decodes each from its line as it goes: fn may
 // keep m, but the reader holds none of them.
 func (c *ContextReader) Each(fn func(m *ai.Message) error) error {
+	return c.EachFrom(0, fn)
+}
+
+// EachFrom is Each from the k-th message on (from 0): a page of a long
+// context reads its own messages' lines only, not those before it.
+func (c *ContextReader) EachFrom(k int, fn func(m *ai.Message) error) error {
+	k = max(k, 0)
 	if c.store != nil {
-		for i := range c.Context.Messages {
+		for i := k; i < len(c.Context.Messages); i++ {
 			if err := fn(&c.Context.Messages[i]); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	return c.each(c.plan.msgs, fn)
+	if k >= len(c.plan.msgs) {
+		return nil
+	}
+	return c.each(c.plan.msgs[k:], fn)
 }
 
 // each reads, makes and decodes the planned messages msgs.
