@@ -9,13 +9,14 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/recall"
 )
 
 var mcpCommand = &command{
-	name: "mcp", args: "[--allow DIR] [--claude-dir DIR …]",
+	name: "mcp", args: "[--allow DIR] [--time-limit D] [--claude-dir DIR …]",
 	summary: "An MCP server on stdin/stdout: agents search and read earlier sessions",
 	example: `  claude mcp add xdev -- xdev mcp          Claude Code
   codex mcp add xdev -- xdev mcp           Codex
@@ -27,6 +28,7 @@ type mcpOptions struct {
 	store   *storeFlags
 	sources *sourceFlags
 	allow   dirList
+	limit   time.Duration
 	args    []string
 }
 
@@ -34,6 +36,7 @@ func (o *mcpOptions) define(fs *flag.FlagSet) {
 	o.store = addStoreFlags(fs)
 	o.sources = addSourceFlags(fs)
 	fs.Var(&o.allow, "allow", "also answer for sessions named by a path under `DIR` (repeatable); by default only the data dir's and the harnesses' are read")
+	fs.DurationVar(&o.limit, "time-limit", recall.DefaultTimeLimit, "how long a call may take: one that cannot finish answers with what it has and says so (keep it under the client's request timeout, omp's 30s)")
 }
 
 // dirList is a repeatable flag of directories, made absolute.
@@ -56,6 +59,9 @@ func (o *mcpOptions) run(e *env) error {
 	if len(o.args) != 0 {
 		return usagef("unexpected argument %q (the server speaks MCP on stdin and stdout)", o.args[0])
 	}
+	if o.limit <= 0 {
+		return usagef("--time-limit is a duration above zero, such as 20s, not %v", o.limit)
+	}
 	cfg, err := o.sources.config(e, o.store)
 	if err != nil {
 		return err
@@ -67,7 +73,8 @@ func (o *mcpOptions) run(e *env) error {
 	if err != nil {
 		return err
 	}
-	srv := recall.New(recall.Options{Catalog: c, UsageCache: catalog.UsageCacheDir(), Version: versionString(), Now: e.Now, Allow: o.allow})
+	srv := recall.New(recall.Options{Catalog: c, UsageCache: catalog.UsageCacheDir(), Version: versionString(), Now: e.Now, Allow: o.allow,
+		TimeLimit: o.limit})
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer cancel()
 	// JSON-RPC goes out unfiltered: escaping is for a person's terminal.

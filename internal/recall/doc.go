@@ -30,6 +30,15 @@
 // gives next_cursor, an opaque string the next call passes as cursor; a
 // cursor is bound to the tool that gave it and refused elsewhere.
 //
+// Every call answers within the server's time limit (Options.TimeLimit,
+// DefaultTimeLimit). A search refreshes the indexes for refreshShare of
+// it and answers from what is indexed when the refresh is stopped,
+// naming the harnesses still being indexed (SearchResult.Indexing); the
+// refresh keeps what it read and the next search goes on. get_session
+// and get_context stop a page at the limit (at least one item) and say
+// so, with the cursor that goes on. A handler still busy past the limit
+// is answered for with an error (addTool), its work dropped.
+//
 // The content is the sessions' own text, quoted: each result says so
 // (Quoted), and nothing of it is an instruction of this server's.
 //

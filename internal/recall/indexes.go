@@ -17,18 +17,24 @@ import (
 type indexes struct {
 	cat *catalog.Catalog
 
-	mu   sync.Mutex
-	ix   *catalog.Indexes
-	idle *time.Timer
+	mu    sync.Mutex
+	ix    *catalog.Indexes
+	idle  *time.Timer
+	stale []catalog.Place // the places this search's refresh did not finish
 }
 
 // idleClose is how long open indexes wait for the next search.
 const idleClose = 30 * time.Second
 
 // use runs fn on fresh indexes of every place here; searches take turns.
-func (x *indexes) use(ctx context.Context, fn func(*catalog.Indexes) error) error {
+// The indexes are refreshed under refresh, a context that ends before
+// the call's: fn is then given the places whose refresh it stopped,
+// searched as far as they are indexed (catalog.IndexOptions.Stale); the
+// next search's refresh goes on from there.
+func (x *indexes) use(ctx, refresh context.Context, fn func(ix *catalog.Indexes, stale []catalog.Place) error) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.stale = nil
 	places, err := x.cat.PlacesEvery()
 	if err != nil {
 		return err
@@ -39,13 +45,13 @@ func (x *indexes) use(ctx context.Context, fn func(*catalog.Indexes) error) erro
 		x.ix = nil
 	}
 	if x.ix == nil {
-		ix, _, err := x.cat.OpenIndexes(ctx, places, catalog.IndexOptions{})
+		ix, _, err := x.cat.OpenIndexes(refresh, places, catalog.IndexOptions{Stale: func(p catalog.Place) { x.stale = append(x.stale, p) }})
 		if err != nil {
 			ix.Close()
 			return err
 		}
 		x.ix = ix
-	} else if err := x.ix.Freshen(ctx); err != nil {
+	} else if err := x.ix.Freshen(refresh); err != nil {
 		x.ix.Close()
 		x.ix = nil
 		return err
@@ -55,7 +61,10 @@ func (x *indexes) use(ctx context.Context, fn func(*catalog.Indexes) error) erro
 	} else {
 		x.idle.Reset(idleClose)
 	}
-	return fn(x.ix)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return fn(x.ix, x.stale)
 }
 
 func (x *indexes) closeIdle() {

@@ -30,9 +30,12 @@ type SearchArgs struct {
 
 // SearchResult is search_sessions' output.
 type SearchResult struct {
-	Note   string `json:"note"`
-	Hits   []Hit  `json:"hits"`
-	Budget Budget `json:"budget"`
+	Note string `json:"note"`
+	Hits []Hit  `json:"hits"`
+	// Indexing are the harnesses whose index the call's time limit left
+	// unfinished.
+	Indexing []string `json:"indexing,omitempty" jsonschema:"harnesses whose sessions are still being indexed (the call's time ran out): the hits are from what is indexed so far; search again for the rest"`
+	Budget   Budget   `json:"budget"`
 }
 
 // A Hit is one entry that matched.
@@ -85,9 +88,17 @@ func (s *server) search(ctx context.Context, a SearchArgs) (SearchResult, string
 		return out, "", err
 	}
 	var hits []catalog.Hit
-	err = s.ix.use(ctx, func(ix *catalog.Indexes) error {
+	refresh, cancel := s.refreshWithin(ctx)
+	defer cancel()
+	keep := func(p catalog.Place) bool { return a.Harness == "" || string(p.Harness) == a.Harness }
+	err = s.ix.use(ctx, refresh, func(ix *catalog.Indexes, stale []catalog.Place) error {
+		for _, p := range stale {
+			if keep(p) {
+				out.Indexing = append(out.Indexing, string(p.Harness))
+			}
+		}
 		var err error
-		hits, err = ix.SearchIn(ctx, q, func(p catalog.Place) bool { return a.Harness == "" || string(p.Harness) == a.Harness })
+		hits, err = ix.SearchIn(ctx, q, keep)
 		return err
 	})
 	if err != nil {
@@ -114,7 +125,12 @@ func (s *server) search(ctx context.Context, a SearchArgs) (SearchResult, string
 		text.WriteString(line)
 	}
 	out.Budget = b.report(next)
-	return out, resultText(fmt.Sprintf("%d hits", len(out.Hits)), text.String(), out.Budget), nil
+	head := fmt.Sprintf("%d hits", len(out.Hits))
+	if len(out.Indexing) > 0 {
+		head += fmt.Sprintf(" (the sessions of %s are still being indexed, a first index of many sessions taking longer than a call may: "+
+			"these hits are from what is indexed so far; search again for the rest)", strings.Join(out.Indexing, ", "))
+	}
+	return out, resultText(head, text.String(), out.Budget), nil
 }
 
 func checkHarness(h string) error {

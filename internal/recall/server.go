@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,7 +28,24 @@ type Options struct {
 	// outside the places is refused: text in a transcript or a web page
 	// can steer an agent to name any file on the machine.
 	Allow []string
+	// TimeLimit is how long a call may take: one that cannot finish in
+	// it answers with what it has and says so. DefaultTimeLimit when 0.
+	TimeLimit time.Duration
+
+	// refreshWithin, when set, is the context a search's refresh of the
+	// indexes runs under (tests stop refreshes at chosen points); by
+	// default the call's with refreshShare of its time left.
+	refreshWithin func(context.Context) (context.Context, context.CancelFunc)
 }
+
+// DefaultTimeLimit is a call's time limit: within the 30 s a client
+// such as omp's waits for an answer (its MCP client's default request
+// timeout), with room for the answer's way back.
+const DefaultTimeLimit = 20 * time.Second
+
+// refreshShare is the part of a search's time its refresh of the indexes
+// may take; the rest is the query's.
+const refreshShare = 0.6
 
 // A server is the tools' shared state: what Options give, and the
 // search indexes it keeps open between searches.
@@ -37,6 +55,9 @@ type server struct {
 	cache string
 	now   func() time.Time
 	ix    *indexes
+	limit time.Duration // a call's (Options.TimeLimit)
+	// refreshWithin is Options.refreshWithin, or the default.
+	refreshWithin func(context.Context) (context.Context, context.CancelFunc)
 	// rest gives the memory a call grew the heap to (a ledger, a listing
 	// of every session) back to the system once no call has come for
 	// restAfter, as xdev serve does when idle: the collector alone keeps
@@ -59,6 +80,18 @@ func New(opts Options) *mcp.Server {
 	s.rest.Stop()
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.limit = opts.TimeLimit; s.limit <= 0 {
+		s.limit = DefaultTimeLimit
+	}
+	if s.refreshWithin = opts.refreshWithin; s.refreshWithin == nil {
+		s.refreshWithin = func(ctx context.Context) (context.Context, context.CancelFunc) {
+			left := s.limit
+			if d, ok := ctx.Deadline(); ok {
+				left = time.Until(d)
+			}
+			return context.WithTimeout(ctx, time.Duration(float64(left)*refreshShare))
+		}
 	}
 	version := opts.Version
 	if version == "" {
@@ -84,18 +117,53 @@ var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false
 
 // addTool adds a tool whose handler returns its output and the text a
 // person reads; a panic in it is an error, never the server's end.
+//
+// The handler runs under the call's time limit: its loops look at the
+// context and answer with what they have, and a handler still busy at
+// the limit (opening a session whose file alone takes longer) is
+// answered for, with an error that says so, while its work runs on to
+// its end in the background and is dropped.
 func addTool[In, Out any](srv *mcp.Server, t *mcp.Tool, s *server, h func(context.Context, In) (Out, string, error)) {
-	mcp.AddTool(srv, t, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
+	type result struct {
+		out  Out
+		text string
+		err  error
+	}
+	mcp.AddTool(srv, t, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		defer s.rest.Reset(restAfter)
-		defer func() {
-			if p := recover(); p != nil {
-				err = fmt.Errorf("%s failed: internal error: %v", t.Name, p)
-			}
+		ctx, cancel := context.WithTimeout(ctx, s.limit)
+		defer cancel()
+		done := make(chan result, 1)
+		go func() {
+			var r result
+			defer func() {
+				if p := recover(); p != nil {
+					r = result{err: fmt.Errorf("%s failed: internal error: %v", t.Name, p)}
+				}
+				done <- r
+			}()
+			r.out, r.text, r.err = h(ctx, in)
 		}()
-		out, text, err := h(ctx, in)
-		if err != nil {
-			return nil, out, err
+		var r result
+		select {
+		case r = <-done:
+		case <-ctx.Done():
+			select {
+			case r = <-done: // it answered as the time ran out
+			case <-time.After(lateAnswer):
+				r.err = fmt.Errorf("%s did not finish within its time limit of %v (xdev mcp --time-limit): %w", t.Name, s.limit, ctx.Err())
+			}
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, out, nil
+		if r.err != nil {
+			if ctx.Err() != nil && !strings.Contains(r.err.Error(), "time limit") {
+				r.err = fmt.Errorf("%w (the call's time limit of %v ran out; xdev mcp --time-limit)", r.err, s.limit)
+			}
+			return nil, r.out, r.err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.text}}}, r.out, nil
 	})
 }
+
+// lateAnswer is how long a handler past its time limit is given to
+// answer with what it has before the call is answered for it.
+const lateAnswer = 500 * time.Millisecond

@@ -81,7 +81,14 @@ func (s *server) session(ctx context.Context, a SessionArgs) (SessionResult, str
 		return out, "", err
 	}
 	defer x.Close()
-	out.Summary = s.summary(ctx, ref, rd, x, a.NoCost)
+	// The cost reads the usage of the project's sessions: it may take
+	// half of what is left of the call, the entries the rest.
+	costCtx, cancel := context.WithTimeout(ctx, s.limit/2)
+	if d, ok := ctx.Deadline(); ok {
+		costCtx, cancel = context.WithTimeout(ctx, time.Until(d)/2)
+	}
+	out.Summary = s.summary(costCtx, ref, rd, x, a.NoCost)
+	cancel()
 	b.reserve(frame + 2*sizeOf(out.Summary))
 
 	from := a.Offset
@@ -104,7 +111,7 @@ func (s *server) session(ctx context.Context, a SessionArgs) (SessionResult, str
 	var text strings.Builder
 	next := ""
 	for i := from; i < x.Len(); i++ {
-		if len(out.Entries) == limit {
+		if len(out.Entries) == limit || len(out.Entries) > 0 && ctx.Err() != nil {
 			next = cursorOf("get_session", i)
 			break
 		}
@@ -131,6 +138,9 @@ func (s *server) session(ctx context.Context, a SessionArgs) (SessionResult, str
 	}
 	out.Budget = b.report(next)
 	head := fmt.Sprintf("%s\n%d entries shown of %d", summaryText(&out.Summary), len(out.Entries), out.Summary.Entries)
+	if ctx.Err() != nil && next != "" {
+		head += outOfTime
+	}
 	return out, resultText(head, text.String(), out.Budget), nil
 }
 
@@ -218,7 +228,11 @@ func (s *server) summary(ctx context.Context, ref catalog.Ref, rd catalog.Readab
 		return sum
 	}
 	ledger, _, err := s.cat.Usage(ctx, catalog.UsageOptions{Harnesses: []catalog.Harness{ref.Harness}, Cwd: h.Cwd, Cache: s.cache})
-	if err != nil {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		sum.CostNote = "cost not known: reading the usage of the project's sessions takes longer than a call may (usage_summary reads it, no_cost leaves it out)"
+		return sum
+	case err != nil:
 		sum.CostNote = "cost not known: " + err.Error()
 		return sum
 	}
@@ -302,6 +316,9 @@ type Message struct {
 
 var errPageFull = errors.New("page full")
 
+// outOfTime is what a page cut short by the call's time limit says.
+const outOfTime = " (the page is short: the call's time limit ran out; the cursor goes on)"
+
 func (s *server) context(ctx context.Context, a ContextArgs) (ContextResult, string, error) {
 	out := ContextResult{Note: Quoted, Messages: []Message{}}
 	b, limit, at, err := a.page("get_context")
@@ -330,13 +347,10 @@ func (s *server) context(ctx context.Context, a ContextArgs) (ContextResult, str
 	per := max(200, min(4000, b.left/8))
 	var text strings.Builder
 	next := ""
-	k := 0
-	err = c.Each(func(m *ai.Message) error {
+	k := from
+	err = c.EachFrom(from, func(m *ai.Message) error {
 		defer func() { k++ }()
-		if k < from {
-			return nil
-		}
-		if len(out.Messages) == limit {
+		if len(out.Messages) == limit || len(out.Messages) > 0 && ctx.Err() != nil {
 			next = cursorOf("get_context", k)
 			return errPageFull
 		}
@@ -359,6 +373,9 @@ func (s *server) context(ctx context.Context, a ContextArgs) (ContextResult, str
 	out.Budget = b.report(next)
 	head := fmt.Sprintf("The context of session %s (%s), model %s: messages %d to %d of %d", out.Session, oneLine(out.Title), out.Model,
 		from, from+len(out.Messages), out.Total)
+	if ctx.Err() != nil && next != "" {
+		head += outOfTime
+	}
 	return out, resultText(head, text.String(), out.Budget), nil
 }
 
