@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/xdev/xdev/internal/session"
+	"github.com/xdev/xdev/internal/testctx"
 )
 
 // TestMirror: a mirror converts each session once, again only when its
@@ -98,20 +99,6 @@ func snapshotTree(t *testing.T, dir string) string {
 	return string(out)
 }
 
-// stopAfter is a context that is done from its n-th look at Err on: a
-// deadline at a chosen point of a refresh.
-type stopAfter struct {
-	context.Context
-	n int
-}
-
-func (c *stopAfter) Err() error {
-	if c.n--; c.n < 0 {
-		return context.DeadlineExceeded
-	}
-	return nil
-}
-
 // TestMirrorStoppedGoesOn stops refreshes at every point between two
 // conversions: each keeps what it converted, the next goes on from
 // there, and once one finishes the mirror is what one refresh makes,
@@ -128,7 +115,7 @@ func TestMirrorStoppedGoesOn(t *testing.T) {
 		m := &Mirror{Dir: filepath.Join(t.TempDir(), "m"), Source: src}
 		converted, rounds := 0, 0
 		for ; ; rounds++ {
-			st, err := m.Refresh(&stopAfter{Context: context.Background(), n: after})
+			st, err := m.Refresh(testctx.StopAfter(context.Background(), after))
 			converted += st.Converted
 			if err == nil {
 				break

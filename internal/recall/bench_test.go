@@ -1,14 +1,11 @@
 package recall
 
 import (
-	"context"
 	"flag"
 	"os"
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/corpus"
@@ -47,19 +44,7 @@ func BenchmarkTools(b *testing.B) {
 		p.Data = dir
 		cat = p.Catalog(b)
 	}
-	srv := New(Options{Catalog: cat, UsageCache: catalog.UsageCacheDir()})
-	ct, st := mcp.NewInMemoryTransports()
-	ctx := context.Background()
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { cs.Close(); ss.Wait() }()
-	m := &machine{Place: p, cs: cs}
+	m := &machine{Place: p, cs: connect(b, New(Options{Catalog: cat, UsageCache: catalog.UsageCacheDir()}))}
 	var list ListResult
 	m.must(b, "list_sessions", map[string]any{"harness": "xdev", "limit": 1}, &list)
 	var hits SearchResult

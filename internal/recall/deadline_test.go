@@ -12,21 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/xdev/xdev/internal/corpus"
+	"github.com/xdev/xdev/internal/testctx"
 )
-
-// stopAfter is a context that is done from its n-th look at Err on: a
-// time limit that falls at a chosen point of a refresh.
-type stopAfter struct {
-	context.Context
-	n int
-}
-
-func (c *stopAfter) Err() error {
-	if c.n--; c.n < 0 {
-		return context.DeadlineExceeded
-	}
-	return nil
-}
 
 // hitKeys are a search's hits as strings two machines compare by.
 func hitKeys(r SearchResult) []string {
@@ -72,7 +59,7 @@ func TestSearchOutOfTime(t *testing.T) {
 		t.Run(fmt.Sprint(after), func(t *testing.T) {
 			m := newMachineWith(t, func(o *Options) {
 				o.refreshWithin = func(ctx context.Context) (context.Context, context.CancelFunc) {
-					return &stopAfter{Context: ctx, n: after}, func() {}
+					return testctx.StopAfter(ctx, after), func() {}
 				}
 			})
 			calls, stale := 0, 0
@@ -174,17 +161,7 @@ func TestCallPastItsLimit(t *testing.T) {
 		}
 		return out{OK: true}, "done", nil
 	})
-	ct, st := mcp.NewInMemoryTransports()
-	ctx := context.Background()
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cs.Close(); ss.Wait() }()
+	cs, ctx := connect(t, srv), context.Background()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"wait": true}})
 	if err != nil || !res.IsError || !strings.Contains(textOf(res), "did not finish within its time limit") {
 		t.Fatalf("a call past its limit: %v, %+v", err, res)

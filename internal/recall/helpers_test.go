@@ -39,7 +39,13 @@ func newMachineWith(t testing.TB, opts func(*Options)) *machine {
 	if opts != nil {
 		opts(&o)
 	}
-	srv := New(o)
+	return &machine{Place: p, cs: connect(t, New(o))}
+}
+
+// connect is a client (the SDK's own) of srv over an in-memory
+// transport, closed when the test ends.
+func connect(t testing.TB, srv *mcp.Server) *mcp.ClientSession {
+	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := srv.Connect(ctx, st, nil)
@@ -51,7 +57,7 @@ func newMachineWith(t testing.TB, opts func(*Options)) *machine {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close(); ss.Wait() })
-	return &machine{Place: p, cs: cs}
+	return cs
 }
 
 // call calls a tool; a tool error is returned as an error with its text.

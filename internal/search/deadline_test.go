@@ -5,21 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/xdev/xdev/internal/testctx"
 )
-
-// stopAfter is a context that is done from its n-th look at Err on:
-// a deadline that falls at a chosen point of a refresh.
-type stopAfter struct {
-	context.Context
-	n int
-}
-
-func (c *stopAfter) Err() error {
-	if c.n--; c.n < 0 {
-		return context.DeadlineExceeded
-	}
-	return nil
-}
 
 // TestRefreshStoppedGoesOn stops refreshes at every point of their work
 // (between files and inside one, every entry a possible stop) and goes
@@ -36,7 +24,7 @@ func TestRefreshStoppedGoesOn(t *testing.T) {
 
 	// Out of time from its start, a refresh still reads an entry.
 	db := openTemp(t, dir)
-	if _, err := db.Refresh(&stopAfter{Context: context.Background()}, RefreshOptions{}); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := db.Refresh(testctx.StopAfter(context.Background(), 0), RefreshOptions{}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a refresh out of time: %v", err)
 	}
 	all, _ := whole.int(`SELECT count(*) FROM entries`)
@@ -51,7 +39,7 @@ func TestRefreshStoppedGoesOn(t *testing.T) {
 				if rounds > 5000 {
 					t.Fatal("refreshes stopped early never finish")
 				}
-				st, err := db.Refresh(&stopAfter{Context: context.Background(), n: after}, RefreshOptions{})
+				st, err := db.Refresh(testctx.StopAfter(context.Background(), after), RefreshOptions{})
 				read += st.Bytes
 				if err == nil {
 					break
