@@ -137,14 +137,6 @@ func TestLongLineReadOnce(t *testing.T) {
 	text := strings.Repeat("z", size)
 	path := writeFile(t, t.TempDir(), "long.jsonl", testHeader+testUser("00000001", "", "before")+
 		`{"type":"message","id":"00000002","parentId":"00000001","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"assistant","content":[{"type":"text","text":"`+text+`"}],"timestamp":1}}`+"\n")
-	allocated := func(f func()) uint64 {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		f()
-		runtime.ReadMemStats(&after)
-		return after.TotalAlloc - before.TotalAlloc
-	}
 	for _, c := range []struct {
 		name  string
 		times float64
@@ -185,7 +177,7 @@ func TestLongLineReadOnce(t *testing.T) {
 		}},
 	} {
 		var err error
-		if got := allocated(func() { err = c.read() }); err != nil {
+		if got := allocatedBy(func() { err = c.read() }); err != nil {
 			t.Errorf("%s: %v", c.name, err)
 		} else if bound := uint64(c.times * size); got > bound {
 			t.Errorf("%s allocated %.1f times the line (%d MiB), over %.1f", c.name, float64(got)/size, got>>20, c.times)
