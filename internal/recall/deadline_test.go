@@ -143,11 +143,13 @@ func TestPagesOutOfTime(t *testing.T) {
 
 // TestCallPastItsLimit: a handler that does not look at its context (a
 // session whose open alone outlasts the limit) is answered for at the
-// limit, with an error that says so, and the server goes on answering.
+// limit, with an error that says so, and the server goes on answering;
+// handlers still at work past their limit hold a slot each, and a call
+// that finds none free says the server is busy.
 func TestCallPastItsLimit(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
-	s := &server{limit: 50 * time.Millisecond, rest: time.AfterFunc(time.Hour, func() {})}
+	s := &server{limit: 50 * time.Millisecond, rest: time.AfterFunc(time.Hour, func() {}), slots: make(chan struct{}, 2)}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	type in struct {
 		Wait bool `json:"wait,omitempty"`
@@ -169,5 +171,15 @@ func TestCallPastItsLimit(t *testing.T) {
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{}})
 	if err != nil || res.IsError || textOf(res) != "done" {
 		t.Fatalf("the call after it: %v, %s", err, textOf(res))
+	}
+	// Retried, calls that run out of time hold at most the server's slots
+	// at work; the call past them says the server is busy.
+	res, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"wait": true}})
+	if res == nil || !strings.Contains(textOf(res), "did not finish") {
+		t.Fatalf("the second call past its limit: %+v", res)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{}})
+	if err != nil || !res.IsError || !strings.Contains(textOf(res), "the server is busy with 2 calls") {
+		t.Fatalf("a call with every slot held: %v, %+v", err, res)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -56,6 +55,10 @@ type server struct {
 	now   func() time.Time
 	ix    *indexes
 	limit time.Duration // a call's (Options.TimeLimit)
+	// slots bound the handlers at work, those past their limit included:
+	// a client retrying a call that runs out of time does not pile up
+	// work on the machine.
+	slots chan struct{}
 	// refreshWithin is Options.refreshWithin, or the default.
 	refreshWithin func(context.Context) (context.Context, context.CancelFunc)
 	// rest gives the memory a call grew the heap to (a ledger, a listing
@@ -81,6 +84,7 @@ func New(opts Options) *mcp.Server {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.slots = make(chan struct{}, maxAtWork)
 	if s.limit = opts.TimeLimit; s.limit <= 0 {
 		s.limit = DefaultTimeLimit
 	}
@@ -133,9 +137,21 @@ func addTool[In, Out any](srv *mcp.Server, t *mcp.Tool, s *server, h func(contex
 		defer s.rest.Reset(restAfter)
 		ctx, cancel := context.WithTimeout(ctx, s.limit)
 		defer cancel()
+		select {
+		case s.slots <- struct{}{}: // a free slot goes first, however late
+		default:
+			select {
+			case s.slots <- struct{}{}:
+			case <-ctx.Done():
+				var zero Out
+				return nil, zero, fmt.Errorf("%s did not start within its time limit of %v: the server is busy with %d calls (some may have run out of time and still be working)",
+					t.Name, s.limit, cap(s.slots))
+			}
+		}
 		done := make(chan result, 1)
 		go func() {
 			var r result
+			defer func() { <-s.slots }()
 			defer func() {
 				if p := recover(); p != nil {
 					r = result{err: fmt.Errorf("%s failed: internal error: %v", t.Name, p)}
@@ -151,11 +167,12 @@ func addTool[In, Out any](srv *mcp.Server, t *mcp.Tool, s *server, h func(contex
 			select {
 			case r = <-done: // it answered as the time ran out
 			case <-time.After(lateAnswer):
-				r.err = fmt.Errorf("%s did not finish within its time limit of %v (xdev mcp --time-limit): %w", t.Name, s.limit, ctx.Err())
+				var zero Out
+				return nil, zero, fmt.Errorf("%s did not finish within its time limit of %v (xdev mcp --time-limit): %w", t.Name, s.limit, ctx.Err())
 			}
 		}
 		if r.err != nil {
-			if ctx.Err() != nil && !strings.Contains(r.err.Error(), "time limit") {
+			if ctx.Err() != nil {
 				r.err = fmt.Errorf("%w (the call's time limit of %v ran out; xdev mcp --time-limit)", r.err, s.limit)
 			}
 			return nil, r.out, r.err
@@ -163,6 +180,9 @@ func addTool[In, Out any](srv *mcp.Server, t *mcp.Tool, s *server, h func(contex
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.text}}}, r.out, nil
 	})
 }
+
+// maxAtWork is how many handlers work at once.
+const maxAtWork = 4
 
 // lateAnswer is how long a handler past its time limit is given to
 // answer with what it has before the call is answered for it.
