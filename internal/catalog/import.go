@@ -42,7 +42,7 @@ func (c *Catalog) Import(ref Ref, opts ImportOptions) (Imported, error) {
 	dir := c.DataDir()
 	src := s.Provenance()
 	if !opts.Again {
-		prev, ok, err := foreign.Imported(dir, src)
+		prev, ok, err := foreign.Imported(dir, src, cacheDir("imports"))
 		if err != nil {
 			return Imported{}, err
 		}

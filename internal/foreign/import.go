@@ -192,49 +192,70 @@ func (im EarlierImport) SamePath(path string) bool { return im.Source.Path == pa
 // bounded memory; one that holds them is read as every session is read
 // (session.OpenIndex: lines too long to hold skipped and counted, not the
 // end of the file), and its custom entries decoded.
-func Imported(dataDir string, src Provenance) (im EarlierImport, ok bool, err error) {
+//
+// With cacheDir (xdev's cache; "" for none), what each file held is kept
+// there with its stat (importsCache), and the next check reads only the
+// files that changed since: a stat of each file rather than a read of
+// every session's bytes. It is written when no earlier import is found,
+// the import going on.
+func Imported(dataDir string, src Provenance, cacheDir string) (im EarlierImport, ok bool, err error) {
 	files, err := session.Files(dataDir)
 	if err != nil {
 		return EarlierImport{}, false, err
 	}
+	cache := readImportsCache(cacheDir, dataDir)
 	marker := []byte(`"` + ImportType + `"`)
-	var byID EarlierImport
+	var byPath, byID EarlierImport
 	for _, f := range files {
-		from, found, err := importSource(f.Path, marker, src)
-		if err != nil || !found {
-			continue // unreadable: not an import we can point at
+		imports, ok := cache.lookup(f)
+		if !ok {
+			if imports, err = provenances(f.Path, marker); err != nil {
+				continue // unreadable: not an import we can point at, nor kept
+			}
+			cache.add(f, imports)
 		}
-		if from.Path == src.Path {
-			return EarlierImport{f.Path, from}, true, nil
-		}
-		if byID.Path == "" {
-			byID = EarlierImport{f.Path, from}
+		for _, from := range imports {
+			switch {
+			case from.Harness != src.Harness:
+			case from.Path == src.Path && byPath.Path == "":
+				byPath = EarlierImport{f.Path, from}
+			case src.ID != "" && from.ID == src.ID && byID.Path == "":
+				byID = EarlierImport{f.Path, from}
+			}
 		}
 	}
-	return byID, byID.Path != "", nil
+	if byPath.Path != "" {
+		return byPath, true, nil
+	}
+	if byID.Path != "" {
+		return byID, true, nil
+	}
+	// Kept only when the import goes on: a refused one leaves xdev's
+	// cache as it was, as every failed command does.
+	cache.write()
+	return EarlierImport{}, false, nil
 }
 
-// importSource returns the provenance in the session file at path that
-// names src's harness and its path or id, the one naming its path first.
-func importSource(path string, marker []byte, src Provenance) (Provenance, bool, error) {
+// provenances are the provenance entries in the session file at path, of
+// every harness, in file order.
+func provenances(path string, marker []byte) ([]Provenance, error) {
 	if ok, err := fileContains(path, marker); err != nil || !ok {
-		return Provenance{}, false, err
+		return nil, err
 	}
 	x, err := session.OpenIndex(path, nil)
 	if err != nil {
-		return Provenance{}, false, err
+		return nil, err
 	}
 	defer x.Close()
 	var buf []byte
-	var byID Provenance
-	found := false
+	var out []Provenance
 	for i := range x.Len() {
 		if x.Type(i) != session.TypeCustom {
 			continue
 		}
 		line, err := x.AppendRaw(buf[:0], i)
 		if err != nil {
-			return Provenance{}, false, err
+			return nil, err
 		}
 		buf = line
 		if !bytes.Contains(line, marker) {
@@ -245,21 +266,14 @@ func importSource(path string, marker []byte, src Provenance) (Provenance, bool,
 			continue
 		}
 		d := v.Get("data")
-		if !d.Get("source").Is(src.Harness) {
-			continue
-		}
-		p := Provenance{Harness: src.Harness}
+		var p Provenance
+		p.Harness, _ = d.Get("source").Text()
 		p.ID, _ = d.Get("sourceId").Text()
 		p.Path, _ = d.Get("sourcePath").Text()
 		p.Cwd, _ = d.Get("sourceCwd").Text()
-		if p.Path == src.Path {
-			return p, true, nil
-		}
-		if src.ID != "" && p.ID == src.ID && !found {
-			byID, found = p, true
-		}
+		out = append(out, p)
 	}
-	return byID, found, nil
+	return out, nil
 }
 
 // scanBuffers are the read buffers of fileContains.

@@ -136,12 +136,12 @@ func checkImportResumes(t *testing.T, harness, root string, convert func(src str
 		if _, ok := s.Get("path").Text(); !ok {
 			continue
 		}
-		prev, ok, err := Imported(dataDir, Provenance{Harness: harness, Path: src})
+		prev, ok, err := Imported(dataDir, Provenance{Harness: harness, Path: src}, "")
 		if err != nil || !ok || !prev.SamePath(src) {
 			t.Errorf("the import of %s is not found: %v", src, err)
 		}
 	}
-	if prev, ok, _ := Imported(dataDir, Provenance{Harness: harness, Path: "/elsewhere.jsonl"}); ok {
+	if prev, ok, _ := Imported(dataDir, Provenance{Harness: harness, Path: "/elsewhere.jsonl"}, ""); ok {
 		t.Errorf("an import of a source never imported is found: %s", prev.Path)
 	}
 	if _, err := os.Stat(dataDir); err != nil {
@@ -217,7 +217,7 @@ func TestImportedPastLongLine(t *testing.T) {
 		f.Seek(0, io.SeekEnd)
 		f.WriteString("\n" + prov)
 		f.Close()
-		got, _, err := Imported(dataDir, src)
+		got, _, err := Imported(dataDir, src, "")
 		if err != nil || got.Path != path {
 			t.Errorf("provenance after a line of %d bytes: found %q, %v", long, got.Path, err)
 		}
@@ -246,10 +246,10 @@ func TestImportedCostsWhatTheFilesHold(t *testing.T) {
 		bytes += int64(len(b))
 		os.WriteFile(filepath.Join(dir, fmt.Sprintf("2026-01-01T00-00-00-000Z_%04d.jsonl", i)), b, 0o600)
 	}
-	Imported(data, Provenance{Harness: HarnessClaude, ID: "x", Path: "/nowhere"}) // warm the pool
+	Imported(data, Provenance{Harness: HarnessClaude, ID: "x", Path: "/nowhere"}, "") // warm the pool
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	if _, ok, err := Imported(data, Provenance{Harness: HarnessClaude, ID: "x", Path: "/nowhere"}); err != nil || ok {
+	if _, ok, err := Imported(data, Provenance{Harness: HarnessClaude, ID: "x", Path: "/nowhere"}, ""); err != nil || ok {
 		t.Fatalf("%v, %v", ok, err)
 	}
 	runtime.ReadMemStats(&after)
