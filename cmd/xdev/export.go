@@ -67,7 +67,7 @@ func (o *exportOptions) run(e *env) error {
 		if o.db.on() {
 			return usagef("--all exports a data dir; with --db, export one SESSION at a time")
 		}
-		return exportAll(e, o.store, o.format, o.full, o.out)
+		return exportAll(e, o.store, o.sources, o.format, o.full, o.out)
 	}
 	if len(o.args) != 1 {
 		return usagef("want one SESSION")
@@ -93,7 +93,7 @@ func (o *exportOptions) write(e *env, r catalog.Readable) error {
 	if o.out == "" {
 		return exportOne(e.dataOut(), r.OpenIndex, o.format, o.full)
 	}
-	return o.store.outputPolicy(r.Shown).protect(o.sources.roots()...).writeFile(o.out, func(w io.Writer) error {
+	return o.store.outputPolicy(o.sources, r.Shown).writeFile(o.out, func(w io.Writer) error {
 		return exportOne(w, r.OpenIndex, o.format, o.full)
 	})
 }
@@ -121,7 +121,7 @@ func exportOne(w io.Writer, open func() (*session.Index, error), format string, 
 // so sessions of different projects never share an output name. A session
 // that fails is reported and the others are still exported; so is a file
 // that is not a session. Either makes the exit code 1.
-func exportAll(e *env, store *storeFlags, format string, full bool, dir string) error {
+func exportAll(e *env, store *storeFlags, sources *sourceFlags, format string, full bool, dir string) error {
 	data, err := store.existingDir()
 	if err != nil {
 		return err
@@ -130,7 +130,7 @@ func exportAll(e *env, store *storeFlags, format string, full bool, dir string) 
 	if err != nil {
 		return err
 	}
-	policy := store.outputPolicy()
+	policy := store.outputPolicy(sources)
 	if err := policy.checkDir(dir); err != nil {
 		return err
 	}

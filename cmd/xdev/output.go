@@ -23,8 +23,10 @@ import (
 //   - A name ending in .jsonl is a session's: refused.
 //   - The file of a session being read is refused, whatever its name.
 //   - Nothing is written under a sessions or blobs directory of a data dir
-//     (xdev's, omp's, or the one the input lies in), nor into the data
-//     directories of the other agents (~/.claude, ~/.codex, ~/.pi).
+//     (xdev's, omp's, or the one the input lies in), nor into the
+//     directory of any other harness the catalog knows (its default and
+//     the one a flag chose: ~/.claude, ~/.codex, ~/.pi/agent, ~/.copilot,
+//     ~/.gemini, opencode's data dir, …).
 //   - A symlink is followed: its target is what gets replaced, and the
 //     rules apply to the target.
 //   - An existing FIFO or device (-o /dev/stdout) is written to in place,
@@ -37,8 +39,9 @@ type outputPolicy struct {
 }
 
 // outputPolicy returns the policy for a command reading inputs with the
-// data dir these flags choose.
-func (f *storeFlags) outputPolicy(inputs ...string) *outputPolicy {
+// data dir these flags choose and the harness directories sources
+// choose.
+func (f *storeFlags) outputPolicy(sources *sourceFlags, inputs ...string) *outputPolicy {
 	p := &outputPolicy{inputs: inputs}
 	var dataDirs []string
 	if d, err := f.dir(); err == nil {
@@ -63,29 +66,13 @@ func (f *storeFlags) outputPolicy(inputs ...string) *outputPolicy {
 			}
 		}
 	}
-	if home, err := os.UserHomeDir(); err == nil {
-		for _, d := range []string{envOr("CLAUDE_CONFIG_DIR", filepath.Join(home, ".claude")),
-			envOr("CODEX_HOME", filepath.Join(home, ".codex")), filepath.Join(home, ".pi")} {
-			p.roots = append(p.roots, canonicalPath(d))
-		}
-	}
-	return p
-}
-
-// protect adds directories never written into: the other harnesses' dirs
-// that flags chose.
-func (p *outputPolicy) protect(dirs ...string) *outputPolicy {
-	for _, d := range dirs {
+	// Every harness's directory, where it is by default and where the
+	// flags put it: the catalog's list, so a harness added there is
+	// protected here.
+	for _, d := range append((&sourceFlags{}).roots(), sources.roots()...) {
 		p.roots = append(p.roots, canonicalPath(d))
 	}
 	return p
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }
 
 // checkDir refuses an output directory (export --all -o DIR) that lies in
