@@ -70,7 +70,7 @@ func (o *listOptions) define(fs *flag.FlagSet) {
 	fs.BoolVar(&o.all, "all", false, "every project's sessions, not only this directory's")
 	fs.BoolVar(&o.subagents, "subagents", false, "include subagent transcripts")
 	fs.StringVar(&o.cwd, "cwd", "", "list this directory's sessions (default: the current one)")
-	fs.StringVar(&o.from, "from", "", "whose sessions: xdev (default), omp, claude, codex, pi, copilot, gemini, opencode, or all")
+	fs.StringVar(&o.from, "from", "", "whose sessions (default xdev): "+harnessChoices())
 	fs.Func("limit", "show at most N sessions", func(v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
@@ -83,10 +83,6 @@ func (o *listOptions) define(fs *flag.FlagSet) {
 }
 
 func (o *listOptions) setArgs(args []string) { o.args = args }
-
-// harnesses are what --from names, in the order `--from all` lists them.
-var harnesses = []string{"xdev", "omp", string(catalog.Claude), string(catalog.Codex), string(catalog.Pi),
-	string(catalog.Copilot), string(catalog.Gemini), string(catalog.Opencode)}
 
 func (o *listOptions) run(e *env) error {
 	if len(o.args) != 0 {
@@ -104,7 +100,7 @@ func (o *listOptions) run(e *env) error {
 		}
 		from = harnesses
 	case o.from != "" && !slices.Contains(harnesses, o.from):
-		return usagef("--from is xdev, omp, claude, codex, pi, copilot, gemini, opencode or all, not %q", o.from)
+		return usagef("--from is %s, not %q", harnessChoices(), o.from)
 	case o.from == "omp" && o.store.dataDir != "":
 		return usagef("--from omp and --data-dir both choose the data dir; give one")
 	case o.from != "":

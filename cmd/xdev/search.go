@@ -56,7 +56,7 @@ func (f *indexFlags) define(fs *flag.FlagSet) {
 	f.store = addStoreFlags(fs)
 	f.foreign = addSourceFlags(fs)
 	fs.BoolVar(&f.withOmp, "with-omp", false, "search omp's sessions too, beside the data dir's")
-	fs.StringVar(&f.from, "from", "", "whose sessions: xdev (default), omp, claude, codex, pi, or all")
+	fs.StringVar(&f.from, "from", "", "whose sessions (default xdev): "+harnessChoices())
 	fs.BoolVar(&f.reindex, "reindex", false, "drop the index and read every session again")
 }
 
@@ -103,7 +103,7 @@ func (f *indexFlags) fromPlaces(c *catalog.Catalog) ([]catalog.Place, error) {
 	case f.from == "all":
 		from = harnesses
 	case !slices.Contains(harnesses, f.from):
-		return nil, usagef("--from is xdev, omp, claude, codex, pi or all, not %q", f.from)
+		return nil, usagef("--from is %s, not %q", harnessChoices(), f.from)
 	}
 	if f.withOmp || f.store.explicit() && len(from) > 1 {
 		return nil, usagef("--from chooses whose sessions; --with-omp, --omp and --data-dir do not go with it")

@@ -54,7 +54,7 @@ func (o *usageOptions) define(fs *flag.FlagSet) {
 	o.db = addDBFlags(fs)
 	fs.StringVar(&o.since, "since", "", "only calls from this day on: 7d, 2w, 2026-11-01")
 	fs.StringVar(&o.until, "until", "", "only calls up to this day (inclusive)")
-	fs.StringVar(&o.from, "from", "all", "whose sessions, comma-separated: xdev, omp, claude, codex, pi, copilot, gemini, opencode, or all")
+	fs.StringVar(&o.from, "from", "all", "whose sessions, comma-separated: "+harnessChoices())
 	fs.BoolVar(&o.here, "here", false, "only this directory's project")
 	fs.StringVar(&o.cwd, "cwd", "", "only this project's sessions")
 	fs.BoolVar(&o.breakdown, "breakdown", false, "a line per model within each row")
@@ -68,19 +68,15 @@ func (o *usageOptions) define(fs *flag.FlagSet) {
 
 func (o *usageOptions) setArgs(args []string) { o.args = args }
 
-// usageHarnesses are what --from names.
-var usageHarnesses = []catalog.Harness{catalog.Xdev, catalog.Omp, catalog.Claude, catalog.Codex, catalog.Pi,
-	catalog.Copilot, catalog.Gemini, catalog.Opencode}
-
 func (o *usageOptions) places() ([]catalog.Harness, error) {
 	if o.from == "" || o.from == "all" {
-		return usageHarnesses, nil
+		return catalog.Every, nil
 	}
 	var out []catalog.Harness
 	for name := range strings.SplitSeq(o.from, ",") {
 		h := catalog.Harness(strings.TrimSpace(name))
-		if !slices.Contains(usageHarnesses, h) {
-			return nil, usagef("--from names xdev, omp, claude, codex, pi, copilot, gemini, opencode or all, not %q", name)
+		if !slices.Contains(catalog.Every, h) {
+			return nil, usagef("--from names %s, not %q", harnessChoices(), name)
 		}
 		if !slices.Contains(out, h) {
 			out = append(out, h)
