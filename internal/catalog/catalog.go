@@ -20,15 +20,16 @@
 //     regular file (a directory, FIFO or device is refused before it is
 //     read). Whose session it is follows from where it lies (under the
 //     data dir, or under a harness's root), else from what it holds.
-//  3. A session of the data dir, as omp's --resume matches one: its id, its
-//     file name (with or without .jsonl) or the id part of the file name,
-//     exactly, else as a prefix (case-insensitive); the working
-//     directory's project first, then every project. Several prefix
-//     matches are an *session.AmbiguousError.
+//  3. A session of the data dir, by the one naming rule (package
+//     sessionname: its id, its file name with or without .jsonl or the id
+//     part of the file name, exactly, else as a prefix, whatever the
+//     case); the working directory's project first, then every project.
+//     Several matches are an *session.AmbiguousError.
 //  4. Unless a flag chose the data dir (Config.Explicit): a session of
-//     another harness, by its id, its file name (with or without .jsonl
-//     or .jsonl.zst) or a prefix of either (case-insensitive), exact
-//     matches first; several matches are an *AmbiguousError.
+//     another harness, by the same rule over all of them at once;
+//     several matches are an *AmbiguousError.
+//
+// A stored session (Database.Find) is named by the same rule.
 //
 // The first rule that matches decides; a rule that finds several sessions
 // is an error, never a guess.
@@ -122,6 +123,7 @@ import (
 	"github.com/xdev/xdev/internal/foreign"
 	"github.com/xdev/xdev/internal/regularfile"
 	"github.com/xdev/xdev/internal/session"
+	"github.com/xdev/xdev/internal/sessionname"
 )
 
 // Harness names who wrote a session.
@@ -309,12 +311,10 @@ func (c *Catalog) Resolve(arg string) (Ref, error) {
 	return ref, ferr
 }
 
-// resolveForeign finds the other harnesses' session whose id or file
-// name is arg, or starts with it: an exact match wins over prefixes.
+// resolveForeign finds the other harnesses' session arg names, by the
+// one naming rule (internal/sessionname) over all of them at once.
 func (c *Catalog) resolveForeign(arg string) (Ref, error) {
-	var exact, prefix []Ref
-	a := strings.ToLower(arg)
-	an := sessionFileName(a)
+	var all []Ref
 	for _, h := range Foreign {
 		src := c.sources[h]
 		if src == nil {
@@ -325,36 +325,19 @@ func (c *Catalog) resolveForeign(arg string) (Ref, error) {
 			continue // a harness that cannot be read holds nothing to find
 		}
 		for i := range list {
-			s := &list[i]
-			id := strings.ToLower(s.ID)
-			name := sessionFileName(strings.ToLower(filepath.Base(s.Path)))
-			if s.Err != nil || !strings.HasPrefix(id, a) && !strings.HasPrefix(name, an) {
-				continue
-			}
-			r := Ref{Harness: h, Path: s.Path, ID: s.ID, Foreign: s}
-			if id == a || name == an {
-				exact = append(exact, r)
-			} else {
-				prefix = append(prefix, r)
+			if s := &list[i]; s.Err == nil && sessionname.Of(arg, s.ID, filepath.Base(s.Path)) != sessionname.None {
+				all = append(all, Ref{Harness: h, Path: s.Path, ID: s.ID, Foreign: s})
 			}
 		}
 	}
+	one, several := sessionname.Pick(arg, all, func(r *Ref) (string, string) { return r.ID, filepath.Base(r.Path) })
 	switch {
-	case len(exact) == 1:
-		return exact[0], nil
-	case len(exact) > 1:
-		return Ref{}, &AmbiguousError{Arg: arg, Matches: exact}
-	case len(prefix) == 1:
-		return prefix[0], nil
-	case len(prefix) > 1:
-		return Ref{}, &AmbiguousError{Arg: arg, Matches: prefix}
+	case one != nil:
+		return *one, nil
+	case len(several) > 0:
+		return Ref{}, &AmbiguousError{Arg: arg, Matches: several}
 	}
 	return Ref{}, fmt.Errorf("%w: no Claude Code, Codex, pi, Copilot CLI, Gemini CLI or opencode session %q", session.ErrNotFound, arg)
-}
-
-// sessionFileName is a file name without its .jsonl or .jsonl.zst.
-func sessionFileName(name string) string {
-	return strings.TrimSuffix(strings.TrimSuffix(name, ".zst"), ".jsonl")
 }
 
 // At describes the session file at path (absolute): whose it is, from

@@ -158,7 +158,17 @@ func (d *Database) Search(ctx context.Context, q Query, sessionArg string, limit
 	if limit == 0 {
 		limit = q.Limit
 	}
-	found, err := d.db.Search(ctx, pgstore.Query{Text: q.Text, Cwd: q.Cwd, Role: q.Role, Session: sessionArg, Since: q.Since,
+	id := ""
+	if sessionArg != "" {
+		// Named as every session is named (Find): an ambiguous or
+		// unknown name is an error, as it is of a local search.
+		s, err := d.Find(ctx, sessionArg)
+		if err != nil {
+			return nil, err
+		}
+		id = s.s.ID
+	}
+	found, err := d.db.Search(ctx, pgstore.Query{Text: q.Text, Cwd: q.Cwd, Role: q.Role, Session: id, Since: q.Since,
 		Until: q.Until, Subagents: q.Subagents, Limit: limit})
 	if err != nil {
 		return nil, err

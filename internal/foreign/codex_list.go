@@ -118,39 +118,6 @@ func CodexSessionAt(root, path string) (CodexSession, error) {
 		Path: path, Modified: ms, Size: fi.Size()}, nil
 }
 
-// FindCodex resolves a Codex session named by path (session.SessionPath's
-// rule), or by id or id prefix among the rollouts under root.
-func FindCodex(root, arg string) (CodexSession, error) {
-	if session.SessionPath(arg) {
-		p, err := filepath.Abs(arg)
-		if err != nil {
-			return CodexSession{}, err
-		}
-		return CodexSessionAt(root, p)
-	}
-	all, err := ListCodex(root)
-	if err != nil {
-		return CodexSession{}, err
-	}
-	var found []CodexSession
-	for _, s := range all {
-		if strings.HasPrefix(s.ID, arg) {
-			found = append(found, s)
-		}
-	}
-	switch len(found) {
-	case 0:
-		return CodexSession{}, fmt.Errorf("no Codex session %q under %s: %w", arg, root, fs.ErrNotExist)
-	case 1:
-		return found[0], nil
-	}
-	paths := make([]string, len(found))
-	for i, s := range found {
-		paths[i] = s.Path
-	}
-	return CodexSession{}, fmt.Errorf("%q names more than one Codex session: %s", arg, strings.Join(paths, ", "))
-}
-
 // codexIndexRow is a line of Codex's session_index.jsonl.
 type codexIndexRow struct{ name, updated string }
 

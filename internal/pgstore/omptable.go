@@ -18,6 +18,7 @@ import (
 
 	"github.com/xdev/xdev/internal/regularfile"
 	"github.com/xdev/xdev/internal/session"
+	"github.com/xdev/xdev/internal/sessionname"
 )
 
 // DefaultOmpTable is the table omp's SqlSessionStorage uses by default.
@@ -202,23 +203,20 @@ func (o *OmpTable) Find(ctx context.Context, arg string) (*OmpRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	var found []*OmpRow
 	for _, r := range rows {
-		switch {
-		case r.Path == arg, r.ID != "" && r.ID == arg:
+		if r.Path == arg {
 			return r, nil
-		case arg != "" && (strings.HasPrefix(r.ID, arg) || path.Base(r.Path) == arg || strings.HasPrefix(path.Base(r.Path), arg)):
-			found = append(found, r)
 		}
 	}
-	switch len(found) {
-	case 0:
+	one, several := sessionname.Pick(arg, rows, func(r **OmpRow) (string, string) { return (*r).ID, path.Base((*r).Path) })
+	switch {
+	case one != nil:
+		return *one, nil
+	case len(several) == 0:
 		return nil, fmt.Errorf("%w named %q in omp's table %s", ErrNotFound, arg, o.table)
-	case 1:
-		return found[0], nil
 	}
-	names := make([]string, 0, len(found))
-	for _, r := range found {
+	names := make([]string, 0, len(several))
+	for _, r := range several {
 		names = append(names, r.Path)
 	}
 	return nil, fmt.Errorf("%q names more than one row of omp's table: %s", arg, strings.Join(names, ", "))

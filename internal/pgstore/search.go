@@ -18,7 +18,7 @@ type Query struct {
 	Text      string
 	Cwd       string // only sessions started in this directory
 	Role      string // only entries of this role (search.RoleUser, …)
-	Session   string // only this session (an id or id prefix)
+	Session   string // only the session of this id (Find names it from what a person gives)
 	Since     time.Time
 	Until     time.Time
 	Subagents bool // subagent transcripts too
@@ -65,7 +65,7 @@ func (db *DB) Search(ctx context.Context, q Query) ([]Hit, error) {
 		add(&sessWhere, "s.cwd = $%d", q.Cwd)
 	}
 	if q.Session != "" {
-		add(&sessWhere, "s.id LIKE $%d", likePrefix(q.Session))
+		add(&sessWhere, "s.id = $%d", q.Session)
 	}
 	if q.Role != "" {
 		add(&lineWhere, "l.role = $%d", q.Role)

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/xdev/xdev/internal/session"
+	"github.com/xdev/xdev/internal/sessionname"
 )
 
 // Session is one stored revision of a session file.
@@ -158,10 +161,11 @@ func (db *DB) sessions(ctx context.Context, q string, args ...any) ([]*Session, 
 // ErrNotFound is returned (wrapped) by Find when nothing matches.
 var ErrNotFound = errors.New("no stored session")
 
-// Find returns the current revision of the session arg names: an id, an
-// id prefix, or a path under the sessions directory (a file name too), as
-// a local session is named. "ARG@N" names revision N. A prefix of more
-// than one session is an error listing them.
+// Find returns the current revision of the session arg names: its path
+// under the sessions directory, else by the one naming rule of every
+// place (internal/sessionname: an id, a file name, a prefix of either,
+// whatever the case). "ARG@N" names revision N. A name of more than one
+// session is an error listing them.
 func (db *DB) Find(ctx context.Context, arg string) (*Session, error) {
 	arg = strings.TrimSpace(arg)
 	if arg == "" {
@@ -175,38 +179,52 @@ func (db *DB) Find(ctx context.Context, arg string) (*Session, error) {
 			rev = 0
 		}
 	}
-	cond, args := "current", []any{arg, likePrefix(arg)}
+	// A shortlist in SQL of every session the rule could match (a superset:
+	// the id part of a name is any part after a '_'), the rule in Go.
+	a := strings.ToLower(arg)
+	cond, args := "current", []any{arg, likePrefix(a)}
 	if rev > 0 {
 		cond, args = "revision = $3", append(args, rev)
 	}
 	found, err := db.sessions(ctx, `SELECT `+sessionColumns+` FROM `+db.t("sessions")+`
-WHERE `+cond+` AND (id = $1 OR path = $1 OR id LIKE $2 OR path LIKE '%/' || $2)
-ORDER BY (id = $1 OR path = $1) DESC, updated DESC LIMIT 11`, args...)
+WHERE `+cond+` AND (path = $1 OR lower(id) LIKE $2 OR lower(path) LIKE $2 OR lower(path) LIKE '%/' || $2 OR lower(path) LIKE '%\_' || $2)
+ORDER BY updated DESC LIMIT `+strconv.Itoa(maxCandidates+1), args...)
 	if err != nil {
 		return nil, err
 	}
+	for _, s := range found {
+		if s.Path == arg {
+			return s, nil // its path under the sessions directory
+		}
+	}
+	one, several := sessionname.Pick(arg, found, func(s **Session) (string, string) { return (*s).ID, path.Base((*s).Path) })
 	switch {
-	case len(found) == 0 && rev > 0:
+	case one != nil:
+		return *one, nil
+	case len(several) == 0 && rev > 0:
 		cur, err := db.Find(ctx, arg)
 		if err != nil {
 			return nil, err
 		}
 		return nil, fmt.Errorf("%w %s@%d: %s has no revision %d; its revisions are 1 to %d", ErrNotFound, arg, rev, cur.Name(), rev, cur.Revision)
-	case len(found) == 0:
+	case len(several) == 0:
 		return nil, fmt.Errorf("%w named %q in %s", ErrNotFound, arg, db.conn.shown)
-	case len(found) == 1, found[0].ID == arg || found[0].Path == arg:
-		return found[0], nil
 	}
-	names := make([]string, 0, len(found))
-	for _, s := range found[:min(len(found), 10)] {
+	names := make([]string, 0, len(several))
+	for _, s := range several[:min(len(several), 10)] {
 		names = append(names, s.ID+" "+s.Path)
 	}
 	more := ""
-	if len(found) > 10 {
+	if len(several) > 10 {
 		more = ", …"
 	}
 	return nil, fmt.Errorf("%q names more than one stored session: %s%s", arg, strings.Join(names, ", "), more)
 }
+
+// maxCandidates is how many stored sessions a name is matched against,
+// the most recently updated: a name that is a prefix of more is
+// ambiguous unless it names one exactly.
+const maxCandidates = 1000
 
 // likePrefix is a LIKE pattern matching strings that start with s.
 func likePrefix(s string) string {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/xdev/xdev/internal/sessionname"
 )
 
 // ErrNotFound is returned when no session matches.
@@ -121,38 +123,21 @@ func SessionPath(arg string) bool {
 	return err == nil
 }
 
-// pick applies omp's resume match to infos; nil, nil means no match.
+// pick applies the one naming rule (internal/sessionname) to infos; nil,
+// nil means no match.
 func pick(arg string, infos []SessionInfo) (*SessionInfo, error) {
-	a := strings.ToLower(arg)
-	// "NAME.jsonl" names the file NAME.jsonl, and so does "NAME".
-	bare := strings.TrimSuffix(a, ".jsonl")
-	var matches, exact []SessionInfo
+	readable := make([]SessionInfo, 0, len(infos))
 	for _, i := range infos {
-		if i.Err != nil {
-			continue
-		}
-		id := strings.ToLower(i.ID)
-		name := strings.ToLower(filepath.Base(i.Path))
-		stem := strings.TrimSuffix(name, ".jsonl")
-		fileID := stem
-		if k := strings.LastIndexByte(stem, '_'); k >= 0 {
-			fileID = stem[k+1:]
-		}
-		switch {
-		case id == a || stem == bare || fileID == bare:
-			exact = append(exact, i)
-			matches = append(matches, i)
-		case strings.HasPrefix(id, a) || strings.HasPrefix(name, a) || strings.HasPrefix(fileID, a):
-			matches = append(matches, i)
+		if i.Err == nil {
+			readable = append(readable, i)
 		}
 	}
+	one, several := sessionname.Pick(arg, readable, func(i *SessionInfo) (string, string) { return i.ID, filepath.Base(i.Path) })
 	switch {
-	case len(exact) == 1:
-		return &exact[0], nil
-	case len(matches) == 1:
-		return &matches[0], nil
-	case len(matches) > 1:
-		return nil, &AmbiguousError{Arg: arg, Matches: matches}
+	case one != nil:
+		return one, nil
+	case len(several) > 0:
+		return nil, &AmbiguousError{Arg: arg, Matches: several}
 	}
 	return nil, nil
 }
