@@ -505,7 +505,7 @@ func (c *Catalog) UsageCacheFile(dir string, hs []Harness) string {
 	if dir == "" {
 		return ""
 	}
-	sum := sha256.Sum256([]byte(c.usageCacheName(hs) + "\x00" + usage.PricesVersion()))
+	sum := sha256.Sum256([]byte(c.usageCacheName(hs) + "\x00" + usage.CacheVersion()))
 	return filepath.Join(dir, hex.EncodeToString(sum[:12]))
 }
 

@@ -78,6 +78,12 @@ func Digest(calls []Call, prices *Table) []Bucket {
 	return out
 }
 
+// digestRule names DigestSession's rules: a call counted once within its
+// session (dedupe), summed into buckets of a Quarter by model, priced in
+// every mode. A change of what it computes changes the text, and with it
+// RulesVersion.
+const digestRule = "digest 1: dedupe within the session; quarters by model; every mode\n"
+
 // DigestSession is the digest of s's calls counted once among
 // themselves: the lines of one response it holds twice (an import of
 // streamed Claude Code lines) are one call, as a ledger of s alone counts

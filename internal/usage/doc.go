@@ -57,7 +57,8 @@
 // The price table is omp's own model catalog, @oh-my-pi/pi-catalog's
 // src/models.json (5,109 models of 69 providers in 18.2.3), built into
 // the binary (prices.json.gz, written by genprices; Source says its
-// version and date, PricesVersion names it without reading it) and read
+// version and date, CacheVersion names it and the rules that price calls
+// with it, without reading it) and read
 // only when a price is asked for: nothing is fetched at run time. A
 // model's Price is its rates in dollars per million tokens, with the
 // catalog's refinements: a long-context tier, whose rates apply to a call

@@ -96,6 +96,12 @@ func (t *Tokens) Add(u Tokens) {
 	t.Reasoning += u.Reasoning
 }
 
+// costRule names Cost's formula. A change of what Cost computes changes
+// its text, and with it RulesVersion, which keys every cache of costs
+// (TestRulesVersionFollowsTheRules fails when the costs of fixed calls
+// change and it does not).
+const costRule = "cost 1: pi-catalog's calculateUsageCost; an hour's cache write at twice the input rate; off-peak multiplier\n"
+
 // Cost is what a call of tokens cost, at time at (Unix ms; it matters
 // only to a time-based price), in dollars, as pi-catalog's
 // calculateUsageCost computes it.
@@ -162,11 +168,20 @@ type Table struct {
 	byID map[string][]int // a model id's models, by their place in Models
 }
 
-// PricesVersion names the built-in table and the rule that reads it
-// (Lookup) without reading it: a hash of both, for a cache of costs
-// computed from it.
-var PricesVersion = sync.OnceValue(func() string {
-	sum := sha256.Sum256(append([]byte(lookupRule), pricesGz...))
+// RulesVersion names the rules that turn calls into costs and digests:
+// Lookup's (lookupRule), Cost's (costRule) and DigestSession's
+// (digestRule), a hash of their names.
+func RulesVersion() string {
+	sum := sha256.Sum256([]byte(lookupRule + costRule + digestRule))
+	return hex.EncodeToString(sum[:8])
+}
+
+// CacheVersion names what a cache of costs or digests computed by this
+// package depends on, without reading the table: the rules
+// (RulesVersion) and the built-in price table. A cache keyed by it is
+// never read by a build that would compute otherwise.
+var CacheVersion = sync.OnceValue(func() string {
+	sum := sha256.Sum256(append([]byte(RulesVersion()), pricesGz...))
 	return hex.EncodeToString(sum[:8])
 })
 
