@@ -385,6 +385,7 @@ type searchHitJSON struct {
 	Path           string   `json:"path"`
 	Harness        string   `json:"harness"`
 	Title          string   `json:"title"`
+	FirstMessage   string   `json:"firstMessage,omitempty"`
 	Cwd            string   `json:"cwd"`
 	EntryID        string   `json:"entryId"`
 	Line           int      `json:"line"`
@@ -434,7 +435,7 @@ func (o *searchOptions) printHits(e *env, hits []catalog.Hit, q catalog.Query) e
 	if o.asJSON {
 		out := make([]searchHitJSON, 0, len(hits))
 		for _, h := range hits {
-			j := searchHitJSON{SessionID: h.SessionID, Path: h.Path, Harness: h.Harness, Title: h.Title, Cwd: h.Cwd,
+			j := searchHitJSON{SessionID: h.SessionID, Path: h.Path, Harness: h.Harness, Title: h.Title, FirstMessage: h.FirstMessage, Cwd: h.Cwd,
 				EntryID: session.DisplayID(h.EntryID), Line: h.Line, Role: h.Role, Tool: h.Tool, Model: h.Model,
 				Timestamp: jsonTime(h.Timestamp), Snippet: h.Snippet, Highlights: h.Highlights,
 				OnActiveBranch: h.OnActiveBranch, InContext: h.InContext, AlsoIn: h.AlsoIn, Subagent: h.Subagent}
@@ -545,6 +546,9 @@ func printHits(e *env, hits []catalog.Hit) {
 			fmt.Fprintln(w)
 		}
 		title := orUntitled(h.Title)
+		if h.Title == "" && h.FirstMessage != "" {
+			title = "“" + term.OneLine(h.FirstMessage) + "”" // as the list names it
+		}
 		if h.Subagent {
 			title = "↳ " + title
 		}

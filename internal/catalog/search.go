@@ -334,6 +334,7 @@ func (ix *Indexes) SearchIn(ctx context.Context, q search.Query, keep func(Place
 		if err != nil {
 			return nil, err
 		}
+		ix.places[i].nameUntitled(hits, q.Limit)
 		for k := range hits {
 			ix.places[i].toSource(&hits[k])
 		}
@@ -380,6 +381,39 @@ func (p Place) source(path string) (src string, modified time.Time, ok bool) {
 // source transcript, the line of it the entry came from (read from the
 // first bytes of the mirror's line, foreign.SourceLine), and the
 // source's modification time.
+// nameUntitled gives the hits (the first limit, those a merge can keep;
+// all when limit is 0) what the place's listing calls their sessions:
+// a mirror's, the harness listing's title (which the conversion's need
+// not be) or else its first message; a data dir's untitled sessions,
+// their first message. Each session is read once.
+func (p Place) nameUntitled(hits []search.Hit, limit int) {
+	if limit > 0 && len(hits) > limit {
+		hits = hits[:limit]
+	}
+	seen := map[string][2]string{}
+	for k := range hits {
+		h := &hits[k]
+		if p.mirror == nil && h.Title != "" {
+			continue
+		}
+		l, ok := seen[h.Path]
+		if !ok {
+			if p.mirror != nil {
+				l[0], l[1] = p.mirror.Listed(p.mirror.SourcePath(h.Path))
+			} else {
+				l[0], l[1] = h.Title, session.Stat(h.Path).FirstMessage
+			}
+			seen[h.Path] = l
+		}
+		if l[0] != "" || l[1] != "" {
+			h.Title = l[0]
+		}
+		if h.Title == "" {
+			h.FirstMessage = l[1]
+		}
+	}
+}
+
 func (p Place) toSource(h *search.Hit) {
 	for j, a := range h.AlsoIn {
 		h.AlsoIn[j], _, _ = p.source(a)

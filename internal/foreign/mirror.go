@@ -33,7 +33,8 @@ type Mirror struct {
 	Dir    string // the mirror's data dir
 	Source Source // Claude Code's or Codex's
 
-	sources map[string]string // mirror path → its source, after Refresh
+	sources map[string]string    // mirror path → its source, after Refresh
+	listed  map[string][2]string // source → its listing's title and first message
 }
 
 // mirrorRow is one source in the manifest.
@@ -52,6 +53,11 @@ type mirrorRow struct {
 	// since (cut short, replaced, edited) is converted again.
 	MirrorSize  int64 `json:"mirrorSize,omitempty"`
 	MirrorMtime int64 `json:"mirrorMtimeNs,omitempty"`
+	// What the harness's listing calls the session (Session.Title and
+	// FirstMessage), as of the last refresh: what a search hit in the
+	// mirror shows, as a listing would.
+	Title        string `json:"title,omitempty"`
+	FirstMessage string `json:"firstMessage,omitempty"`
 }
 
 // current reports whether prev, the manifest's row of a source, still
@@ -153,7 +159,9 @@ func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error)
 		row := mirrorRow{Source: s.Path, ID: s.ID, Size: size, ModTime: mtime, Mirror: mirrorName(s.Path)}
 		target := filepath.Join(files, row.Mirror)
 		row.Format = mirrorFormat
+		row.Title, row.FirstMessage = s.Title, s.FirstMessage
 		if prev, ok := old[s.Path]; ok && prev.current(row, target) {
+			prev.Title, prev.FirstMessage = s.Title, s.FirstMessage
 			rows = append(rows, prev)
 			keep[prev.Mirror] = prev.Err == ""
 			continue
@@ -328,11 +336,22 @@ func (m *Mirror) index(rows []mirrorRow) {
 			rows = append(rows, r)
 		}
 	}
-	m.sources = map[string]string{}
+	m.sources, m.listed = map[string]string{}, map[string][2]string{}
 	files := filepath.Join(session.SessionsDir(m.Dir), mirrorSub)
 	for _, r := range rows {
 		m.sources[filepath.Join(files, r.Mirror)] = r.Source
+		m.listed[r.Source] = [2]string{r.Title, r.FirstMessage}
 	}
+}
+
+// Listed is what the harness's listing called the session at source
+// (Session.Title and FirstMessage) when the mirror was last refreshed.
+func (m *Mirror) Listed(source string) (title, firstMessage string) {
+	if m.sources == nil {
+		m.index(nil)
+	}
+	l := m.listed[source]
+	return l[0], l[1]
 }
 
 func (m *Mirror) manifestPath() string { return filepath.Join(m.Dir, "manifest.json") }

@@ -40,21 +40,23 @@ type SearchResult struct {
 
 // A Hit is one entry that matched.
 type Hit struct {
-	SessionID string   `json:"session_id"`
-	Harness   string   `json:"harness"`
-	Title     string   `json:"title,omitempty"`
-	Project   string   `json:"project,omitempty"`
-	Path      string   `json:"path"`
-	EntryID   string   `json:"entry_id,omitempty" jsonschema:"the entry's id: get_session's around; absent for a hit on the session's title, which is no entry"`
-	Line      int      `json:"line,omitempty"`
-	Time      string   `json:"time,omitempty"`
-	Role      string   `json:"role"`
-	Tool      string   `json:"tool,omitempty"`
-	Model     string   `json:"model,omitempty"`
-	InContext bool     `json:"in_context"`
-	Subagent  bool     `json:"subagent,omitempty"`
-	Snippet   string   `json:"snippet"`
-	AlsoIn    []string `json:"also_in,omitempty" jsonschema:"the other sessions holding the same entry: forks"`
+	SessionID string `json:"session_id"`
+	Harness   string `json:"harness"`
+	Title     string `json:"title,omitempty"`
+	// FirstMessage names an untitled session, as list_sessions does.
+	FirstMessage string   `json:"first_message,omitempty" jsonschema:"the start of the session's first message, where it has no title"`
+	Project      string   `json:"project,omitempty"`
+	Path         string   `json:"path"`
+	EntryID      string   `json:"entry_id,omitempty" jsonschema:"the entry's id: get_session's around; absent for a hit on the session's title, which is no entry"`
+	Line         int      `json:"line,omitempty"`
+	Time         string   `json:"time,omitempty"`
+	Role         string   `json:"role"`
+	Tool         string   `json:"tool,omitempty"`
+	Model        string   `json:"model,omitempty"`
+	InContext    bool     `json:"in_context"`
+	Subagent     bool     `json:"subagent,omitempty"`
+	Snippet      string   `json:"snippet"`
+	AlsoIn       []string `json:"also_in,omitempty" jsonschema:"the other sessions holding the same entry: forks"`
 }
 
 // maxDepth is how deep pages of hits go.
@@ -113,7 +115,7 @@ func (s *server) search(ctx context.Context, a SearchArgs) (SearchResult, string
 			break
 		}
 		h := hits[i]
-		v := Hit{SessionID: h.SessionID, Harness: h.Harness, Title: h.Title, Project: h.Cwd, Path: h.Path, EntryID: h.EntryID,
+		v := Hit{SessionID: h.SessionID, Harness: h.Harness, Title: h.Title, FirstMessage: cut(oneLine(h.FirstMessage), 200), Project: h.Cwd, Path: h.Path, EntryID: h.EntryID,
 			Line: h.Line, Time: timeText(h.Timestamp), Role: h.Role, Tool: h.Tool, Model: h.Model, InContext: h.InContext,
 			Subagent: h.Subagent, Snippet: h.Snippet, AlsoIn: h.AlsoIn}
 		line := hitText(&v)
@@ -146,6 +148,9 @@ func checkHarness(h string) error {
 
 func hitText(h *Hit) string {
 	title := h.Title
+	if title == "" {
+		title = h.FirstMessage
+	}
 	if title == "" {
 		title = "(untitled)"
 	}

@@ -54,16 +54,20 @@ type Hit struct {
 	Path      string
 	SessionID string
 	Title     string
-	Cwd       string
-	Subagent  bool
-	Modified  time.Time // the session file's modification time
-	EntryID   string    // the entry's id as the index keys it; "" for a title
-	Line      int       // 1-based line of the entry in the file
-	Offset    int64     // where its line starts
-	Role      string
-	Tool      string
-	Model     string
-	Timestamp time.Time // zero when the entry has none
+	// FirstMessage is the start of the session's first message where it
+	// has no title (filled by the catalog, as its listing says it): what
+	// a person tells untitled sessions apart by.
+	FirstMessage string
+	Cwd          string
+	Subagent     bool
+	Modified     time.Time // the session file's modification time
+	EntryID      string    // the entry's id as the index keys it; "" for a title
+	Line         int       // 1-based line of the entry in the file
+	Offset       int64     // where its line starts
+	Role         string
+	Tool         string
+	Model        string
+	Timestamp    time.Time // zero when the entry has none
 	// Snippet is a short excerpt of the entry around the match, on one
 	// line; Highlights are the byte ranges in it that matched.
 	Snippet    string

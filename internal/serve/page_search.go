@@ -95,7 +95,7 @@ func (s *Server) search(r *http.Request, l *library, p *searchPage) {
 			Time: h.Timestamp, Snippet: marked(h.Snippet, h.Highlights), InContext: h.InContext, OnBranch: h.OnActiveBranch,
 			Subagent: h.Subagent}
 		if v.Title == "" {
-			v.Title = "Untitled session"
+			v.Title = titleOf(&catalog.Row{FirstMessage: h.FirstMessage}) // as the list names it
 		}
 		if key := l.keyOfPath(h.Path); key != "" {
 			v.URL = "/s/" + key
