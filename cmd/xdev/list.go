@@ -171,13 +171,12 @@ func (o *listOptions) run(e *env) error {
 	if o.asJSON {
 		return writeJSON(e, append(listRows(good), listRows(bad)...))
 	}
-	if len(good) == 0 && e.IsTTY {
-		where := "for " + cwd
-		if o.all {
-			where = "anywhere"
-		}
-		fmt.Fprintf(e.ErrOut, "No %s sessions %s. Try --all, or --from all for every harness's.\n", strings.Join(from, ", "), where)
-	} else {
+	if len(good) == 0 {
+		// Said on stderr, on a terminal or not: stdout stays empty for a
+		// script, and a person learns where xdev looked.
+		fmt.Fprintln(e.ErrOut, o.nothingListed(e, from, cwd))
+	}
+	if len(good) > 0 || !e.IsTTY {
 		// A table with no rows is only its header: on a terminal the
 		// hint says it all; piped, no sessions is no lines.
 		o.printTable(e, good, len(from) > 1 || from[0] != "xdev" && from[0] != "db")
@@ -189,6 +188,45 @@ func (o *listOptions) run(e *env) error {
 		return errProblems
 	}
 	return nil
+}
+
+// nothingListed says that no session was found, where xdev looked, and
+// how to look further.
+func (o *listOptions) nothingListed(e *env, from []string, cwd string) string {
+	where := "for " + term.HomePath(cwd)
+	if o.all {
+		where = "in any project"
+	}
+	var looked []string
+	if c, err := o.sources.catalog(e, o.store); err == nil {
+		for _, h := range from {
+			switch dir := ""; catalog.Harness(h) {
+			case catalog.Xdev, catalog.Omp:
+				store := *o.store
+				store.omp = h == "omp"
+				if d, err := store.dir(); err == nil {
+					dir = session.SessionsDir(d)
+				}
+				looked = append(looked, fmt.Sprintf("%s (%s)", catalog.Harness(h).Name(), term.HomePath(dir)))
+			default:
+				if dir = c.Root(catalog.Harness(h)); dir != "" {
+					looked = append(looked, fmt.Sprintf("%s (%s)", catalog.Harness(h).Name(), term.HomePath(dir)))
+				}
+			}
+		}
+	}
+	msg := fmt.Sprintf("No sessions %s in %s.", where, strings.Join(looked, ", "))
+	switch {
+	case !o.all && len(from) < len(harnesses):
+		msg += " --all lists every project's; --from all every harness's."
+	case !o.all:
+		msg += " --all lists every project's."
+	case len(from) < len(harnesses):
+		msg += " --from all lists every harness's."
+	default:
+		msg += " --data-dir and --claude-dir, --codex-dir, … point xdev at directories elsewhere."
+	}
+	return msg
 }
 
 // listStore lists an omp-format data dir's sessions. A missing data dir is

@@ -9,12 +9,15 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/session"
+	"github.com/xdev/xdev/internal/term"
 )
 
 // storeFlags are the flags that choose the data dir.
@@ -77,13 +80,36 @@ func (f *storeFlags) existingDir() (string, error) {
 		if f.omp {
 			hint = "$PI_CODING_AGENT_DIR chooses omp's agent dir"
 		}
-		return "", fmt.Errorf("no sessions: %s does not exist (%s)", sessions, hint)
+		return "", fmt.Errorf("no sessions: %s does not exist (%s)%s", sessions, hint, otherHarnessesHere())
 	case err != nil:
 		return "", err
 	case !fi.IsDir():
 		return "", fmt.Errorf("no sessions: %s is not a directory", sessions)
 	}
 	return dir, nil
+}
+
+// otherHarnessesHere says which other harnesses keep sessions on this
+// machine, and how to read them: most users' sessions are another
+// harness's, and a first run finds no data dir of xdev's.
+func otherHarnessesHere() string {
+	c, err := catalog.New(catalog.Config{})
+	if err != nil {
+		return ""
+	}
+	var here []string
+	for _, h := range catalog.Foreign {
+		if root := c.Root(h); root != "" {
+			if _, err := os.Stat(root); err == nil {
+				here = append(here, fmt.Sprintf("%s in %s", h.Name(), term.HomePath(root)))
+			}
+		}
+	}
+	if len(here) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(".\nThis machine has sessions of %s: list, search, index and usage read them with --from all (or --from HARNESS)",
+		strings.Join(here, ", "))
 }
 
 // dataOut is where a command prints data that is not JSON (a Markdown

@@ -141,6 +141,15 @@ func (c *Catalog) List(h Harness, opts ListOptions) ([]Row, error) {
 	return out, nil
 }
 
+// Root is harness h's directory (its default, or where Config.Roots
+// moved it); "" for a harness read from the data dir.
+func (c *Catalog) Root(h Harness) string {
+	if s := c.sources[h]; s != nil {
+		return s.Root()
+	}
+	return ""
+}
+
 // Roots are the other harnesses' roots on this machine: the directories
 // xdev only reads.
 func (c *Catalog) Roots() []string {
