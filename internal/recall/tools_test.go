@@ -6,10 +6,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/corpus"
 )
 
@@ -345,6 +348,29 @@ func TestOnlyItsPlaces(t *testing.T) {
 			if _, err := m.call(t, tool, map[string]any{"session": p}); err != nil {
 				t.Errorf("%s %s: %v", tool, p, err)
 			}
+		}
+	}
+}
+
+// TestEveryHarnessNamed: the tools' harness arguments and the server's
+// instructions name every harness of the catalog (schema descriptions are
+// struct tags, written out: this holds them to catalog.Every).
+func TestEveryHarnessNamed(t *testing.T) {
+	for _, v := range []any{SearchArgs{}, ListArgs{}, UsageArgs{}} {
+		f, ok := reflect.TypeOf(v).FieldByName("Harness")
+		if !ok {
+			t.Fatalf("%T has no Harness", v)
+		}
+		tag := f.Tag.Get("jsonschema")
+		for _, h := range catalog.Every {
+			if !regexp.MustCompile(`\b` + string(h) + `\b`).MatchString(tag) {
+				t.Errorf("%T's harness description does not name %s: %s", v, h, tag)
+			}
+		}
+	}
+	for _, h := range catalog.Every {
+		if !strings.Contains(Instructions, h.Name()) {
+			t.Errorf("the instructions do not name %s", h.Name())
 		}
 	}
 }

@@ -44,10 +44,6 @@ type UsageRow struct {
 	Models     []string `json:"models,omitempty"`
 }
 
-// usageHarnesses are the places a ledger reads.
-var usageHarnesses = []catalog.Harness{catalog.Xdev, catalog.Omp, catalog.Claude, catalog.Codex, catalog.Pi,
-	catalog.Copilot, catalog.Gemini, catalog.Opencode}
-
 func (s *server) usage(ctx context.Context, a UsageArgs) (UsageResult, string, error) {
 	out := UsageResult{Rows: []UsageRow{}}
 	b, limit, from, err := a.page("usage_summary")
@@ -72,7 +68,7 @@ func (s *server) usage(ctx context.Context, a UsageArgs) (UsageResult, string, e
 	if err != nil {
 		return out, "", fmt.Errorf("until: %v", err)
 	}
-	hs := usageHarnesses
+	hs := catalog.Every // the places a ledger reads
 	if a.Harness != "" {
 		if err := checkHarness(a.Harness); err != nil {
 			return out, "", err
