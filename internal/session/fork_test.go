@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -257,5 +258,65 @@ func TestSubagent(t *testing.T) {
 		if _, err := CreateSubagent(ppath, bad, init, NewOptions{}); err == nil {
 			t.Errorf("agent id %q accepted", bad)
 		}
+	}
+}
+
+// TestMigrationPassesThroughArrays: an array line of a v1 file is an
+// entry in omp's memory that the context passes through; a fork or a
+// repair (both migrate to v3) keeps the context it gives, wherever the
+// arrays are: first, last, several in a row.
+func TestMigrationPassesThroughArrays(t *testing.T) {
+	const header = `{"type":"session","id":"0190f000-0000-7000-8000-000000000001","timestamp":"2026-03-02T19:50:00.000Z","cwd":"/p"}`
+	msg := func(n int) string {
+		return fmt.Sprintf(`{"type":"message","timestamp":"2026-03-02T19:50:%02d.000Z","message":{"role":"user","content":"m%d","timestamp":%d}}`, n%60, n, 1772481000000+n)
+	}
+	for n := range 64 {
+		// Bit i of n puts an array before message i (bit 5: one after the last).
+		lines := []string{header}
+		for i := range 5 {
+			if n&(1<<i) != 0 {
+				lines = append(lines, `[null]`)
+				if i%2 == 1 {
+					lines = append(lines, `[]`)
+				}
+			}
+			lines = append(lines, msg(i))
+		}
+		if n&32 != 0 {
+			lines = append(lines, `[1]`)
+		}
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			dir := t.TempDir()
+			src := writeFile(t, dir, "v1.jsonl", strings.Join(lines, "\n")+"\n")
+			orig, err := Open(src, &OpenOptions{Full: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer orig.Close()
+			want := contextJSON(t, orig)
+			if !strings.Contains(want, `"m0"`) {
+				t.Fatalf("the source's context lacks its first message: %s", want)
+			}
+			fork, err := ForkSession(src, filepath.Join(dir, "fork.jsonl"), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := contextJSON(t, fork); got != want {
+				t.Errorf("fork context\n got %s\nwant %s", got, want)
+			}
+			fork.Close()
+			out := filepath.Join(dir, "repaired.jsonl")
+			if _, err := Repair(src, out); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Open(out, &OpenOptions{Full: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rep.Close()
+			if got := contextJSON(t, rep); got != want {
+				t.Errorf("repaired context\n got %s\nwant %s", got, want)
+			}
+		})
 	}
 }

@@ -16,15 +16,17 @@ import (
 // migrateLine returns the line of e from a v1 or v2 file as omp's first
 // write migrates it: ids and parentIds appended (v1), firstKeptEntryIndex
 // replaced by firstKeptEntryId, the hookMessage role renamed custom.
-func migrateLine(version int, e *Entry) ([]byte, error) {
-	if t := bytes.TrimLeft(e.raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
-		// An array is an entry in omp too: its migration sets an id
-		// property JSON.stringify does not write, so the line stays.
+//
+// parent is the parentId to write for a v1 entry; it differs from
+// e.ParentID when the entry before it was an array (see writeMigrated).
+func migrateLine(version int, e *Entry, parent string) ([]byte, error) {
+	if !isObjectLine(e.raw) {
+		// An array of a v2 file is an entry without an id: kept as is.
 		return e.raw, nil
 	}
 	ed := jsonx.Edit(e.raw)
 	if version < 2 {
-		ed.Set("id", e.ID).SetRaw("parentId", IDValue(e.ParentID).JSON())
+		ed.Set("id", e.ID).SetRaw("parentId", IDValue(parent).JSON())
 		if c, ok := e.Body.(*Compaction); ok && c.FirstKeptEntryID != nil {
 			ed.Remove("firstKeptEntryIndex").Set("firstKeptEntryId", *c.FirstKeptEntryID)
 		}
@@ -41,8 +43,16 @@ func migrateLine(version int, e *Entry) ([]byte, error) {
 // them: byte for byte from a v3 file; from v1 and v2, migrated as omp's
 // first write migrates them (see migrateLine); then through edit, when
 // not nil. One entry is read at a time.
+//
+// An array in a v1 file is an entry in omp's memory: the migration sets
+// an id and parentId on it, the next entry's parent is that id, and the
+// context passes through it. JSON.stringify writes neither property, so
+// omp's own rewrite of such a file breaks the chain there and loses the
+// context before it. A fork or repair is to keep the context: the array
+// is left out and the entry after it takes the array's parent.
 func (x *Index) writeMigrated(w io.Writer, idx []int, edit func(i int, line []byte) ([]byte, error)) error {
 	var buf []byte
+	var through map[string]string // a dropped v1 array's id → its parent
 	for _, i := range idx {
 		var line []byte
 		var err error
@@ -54,7 +64,18 @@ func (x *Index) writeMigrated(w io.Writer, idx []int, edit func(i int, line []by
 			if e == nil {
 				return derr
 			}
-			if line, err = migrateLine(x.Version(), e); err != nil {
+			parent := e.ParentID
+			if p, ok := through[parent]; ok {
+				parent = p
+			}
+			if x.Version() < 2 && !isObjectLine(e.raw) {
+				if through == nil {
+					through = map[string]string{}
+				}
+				through[e.ID] = parent
+				continue
+			}
+			if line, err = migrateLine(x.Version(), e, parent); err != nil {
 				err = fmt.Errorf("%s: line %d: %w", x.Path(), e.line, err)
 			}
 		}
@@ -72,6 +93,13 @@ func (x *Index) writeMigrated(w io.Writer, idx []int, edit func(i int, line []by
 		}
 	}
 	return nil
+}
+
+// isObjectLine says whether an entry's line holds a JSON object (and not
+// an array).
+func isObjectLine(raw []byte) bool {
+	t := bytes.TrimLeft(raw, " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
 }
 
 // migrateV1 gives an entry of a v1 file the id and parent xdev derived for
