@@ -10,20 +10,21 @@ import (
 )
 
 // TestFirstRun: on a machine that never ran xdev (no data dir), with only
-// one other harness's sessions or none, the commands that read the data
-// dir say where they looked and name the harnesses whose sessions are
-// here and the flag that reads them, and `list --from all --all` lists
-// them (or says where it looked, when there are none).
+// one other harness's sessions or none, the commands that read sessions
+// read every harness's by default: list, search, index, usage and verify
+// exit 0 with that harness's sessions, or with a message naming every
+// place looked at.
 func TestFirstRun(t *testing.T) {
 	real := realfixtures.Dir(t)
 	for _, c := range []struct {
-		name, from, to, says string
+		name, from, to string
+		harness, word  string // whose sessions list shows; a word search finds
 	}{
-		{"claude", "claude", ".claude/projects", "Claude Code in ~/.claude"},
-		{"codex", "codex", ".codex/sessions", "Codex in ~/.codex"},
-		{"gemini", "gemini", ".gemini", "Gemini CLI in ~/.gemini"},
-		{"opencode", "opencode-sqlite", ".local/share/opencode", "opencode in ~/.local/share/opencode"},
-		{"none", "", "", ""},
+		{"claude", "claude", ".claude/projects", "claude", "CLAUDE.md"},
+		{"codex", "codex", ".codex/sessions", "codex", "REDACTED_TEXT"},
+		{"gemini", "gemini", ".gemini", "gemini", "the"},
+		{"opencode", "opencode-sqlite", ".local/share/opencode", "opencode", "average_item_price"},
+		{"none", "", "", "", "the"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			home := t.TempDir()
@@ -36,27 +37,46 @@ func TestFirstRun(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			for _, args := range [][]string{{"list"}, {"search", "the"}, {"index"}, {"verify"}} {
-				_, stderr, code := xdev(t, "", args...)
-				if code != 1 || !strings.Contains(stderr, ".xdev/agent/sessions does not exist") {
-					t.Errorf("xdev %s: exit %d, %s", strings.Join(args, " "), code, stderr)
+			for _, args := range [][]string{{"list", "--all"}, {"search", "-l", c.word}, {"index"}, {"usage"}, {"verify"}} {
+				cmd := strings.Join(args, " ")
+				out, stderr, code := xdev(t, "", args...)
+				if code != 0 {
+					t.Errorf("xdev %s: exit %d, %s", cmd, code, stderr)
+					continue
 				}
-				if c.says != "" && (!strings.Contains(stderr, c.says) || !strings.Contains(stderr, "--from all")) {
-					t.Errorf("xdev %s does not name %s and --from all: %s", strings.Join(args, " "), c.says, stderr)
+				if c.from == "" {
+					for _, place := range []string{"~/.xdev/agent/sessions (not there)", "~/.claude (not there)", "~/.local/share/opencode (not there)"} {
+						if !strings.Contains(stderr, place) {
+							t.Errorf("xdev %s on an empty machine does not name %s: %s", cmd, place, stderr)
+						}
+					}
+					if out != "" {
+						t.Errorf("xdev %s on an empty machine printed %q", cmd, out)
+					}
+					continue
 				}
-				if c.says == "" && strings.Contains(stderr, "This machine has sessions") {
-					t.Errorf("xdev %s names sessions on a machine with none: %s", strings.Join(args, " "), stderr)
+				switch args[0] {
+				case "list":
+					if n := strings.Count(out, "\n"+c.harness+"\t") + boolInt(strings.HasPrefix(out, c.harness+"\t")); n == 0 {
+						t.Errorf("xdev %s lists no %s session: %q %s", cmd, c.harness, out, stderr)
+					}
+				case "search", "index":
+					if !strings.Contains(out, "/") {
+						t.Errorf("xdev %s names no session or index: %q %s", cmd, out, stderr)
+					}
+				case "usage":
+					if strings.Contains(stderr, "No sessions here") {
+						t.Errorf("xdev %s found no sessions: %s", cmd, stderr)
+					}
 				}
-			}
-			out, stderr, code := xdev(t, "", "list", "--from", "all", "--all")
-			switch {
-			case code != 0:
-				t.Errorf("list --from all --all: exit %d, %s", code, stderr)
-			case c.says != "" && strings.Count(out, "\n") == 0:
-				t.Errorf("list --from all --all lists nothing: %s", stderr)
-			case c.says == "" && (out != "" || !strings.Contains(stderr, "No sessions in any project in xdev")):
-				t.Errorf("list --from all --all with no sessions: %q, %s", out, stderr)
 			}
 		})
 	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -14,7 +14,7 @@ import (
 func TestFromNamesEveryHarness(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("XDEV_DATA_DIR", t.TempDir())
-	for _, cmd := range [][]string{{"list"}, {"search", "word"}, {"usage"}} {
+	for _, cmd := range [][]string{{"list"}, {"search", "word"}, {"index"}, {"usage"}, {"verify"}} {
 		out, errOut, _ := xdev(t, "", cmd[0], "--help")
 		line := "" // the description of -from, on the line after its name
 		lines := strings.Split(out+errOut, "\n")

@@ -16,12 +16,12 @@ import (
 
 var listCommand = &command{
 	name: "list", args: "[--all] [--subagents] [--cwd DIR] [--from HARNESS | --db URL] [--limit N] [--json]",
-	summary: "List sessions, newest first (this directory's, or --all)",
-	example: `  xdev list                      sessions of the current directory
+	summary: "List every harness's sessions, newest first (this directory's, or --all)",
+	example: `  xdev list                      sessions of the current directory, of every harness
   xdev list --db $XDEV_DATABASE_URL --all   the sessions a team synced (see xdev sync)
   xdev list --all --limit 20     the 20 most recent of every project
   xdev list --omp --all          omp's sessions
-  xdev list --from claude --all  Claude Code's (also codex, pi, copilot, gemini, opencode, omp, xdev, all)
+  xdev list --from claude --all  Claude Code's only (also codex, pi, copilot, gemini, opencode, omp, xdev)
   xdev list --json | jq -r '.[0].path'`,
 	options: func() options { return &listOptions{} },
 }
@@ -70,7 +70,7 @@ func (o *listOptions) define(fs *flag.FlagSet) {
 	fs.BoolVar(&o.all, "all", false, "every project's sessions, not only this directory's")
 	fs.BoolVar(&o.subagents, "subagents", false, "include subagent transcripts")
 	fs.StringVar(&o.cwd, "cwd", "", "list this directory's sessions (default: the current one)")
-	fs.StringVar(&o.from, "from", "", "whose sessions (default xdev): "+harnessChoices())
+	fs.StringVar(&o.from, "from", "", "whose sessions (default: every harness's here): "+catalog.HarnessChoices())
 	fs.Func("limit", "show at most N sessions", func(v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
@@ -88,25 +88,13 @@ func (o *listOptions) run(e *env) error {
 	if len(o.args) != 0 {
 		return usagef("unexpected argument %q", o.args[0])
 	}
-	from := []string{"xdev"}
 	switch {
 	case o.db.on() && (o.from != "" || o.store.explicit()):
 		return usagef("--db lists the database's sessions; --from, --data-dir and --omp choose local ones")
-	case o.db.on():
-		from = []string{"db"}
-	case o.from == "all":
-		if o.store.explicit() {
-			return usagef("--from all lists every harness's sessions; --data-dir and --omp choose one")
-		}
-		from = harnesses
-	case o.from != "" && !slices.Contains(harnesses, o.from):
-		return usagef("--from is %s, not %q", harnessChoices(), o.from)
+	case o.from == "all" && o.store.explicit():
+		return usagef("--from all lists every harness's sessions; --data-dir and --omp choose one")
 	case o.from == "omp" && o.store.dataDir != "":
 		return usagef("--from omp and --data-dir both choose the data dir; give one")
-	case o.from != "":
-		from = []string{o.from}
-	case o.store.omp:
-		from = []string{"omp"}
 	}
 	cwd := ""
 	if !o.all {
@@ -117,54 +105,79 @@ func (o *listOptions) run(e *env) error {
 			}
 		}
 	}
-	var good, bad []catalog.Row
-	failed := false
-	for _, h := range from {
-		var rows []catalog.Row
-		var err error
-		switch h {
-		case "db":
-			ctx, cancel := interruptible()
-			rows, err = dbListRows(e, ctx, o.db, cwd, o.subagents)
-			cancel()
-		case "xdev", "omp":
-			store := *o.store
-			store.omp = h == "omp"
-			rows, err = o.listStore(&store, h, cwd, len(from) > 1)
-		default:
-			rows, err = o.listForeign(e, h, cwd)
-		}
-		if err != nil && len(from) > 1 && h != "xdev" && h != "db" {
-			// One harness that cannot be read (a damaged opencode
-			// database) does not hide the others': it is said, and
-			// the listing fails at the end.
-			fmt.Fprintf(e.ErrOut, "xdev list: %s: %v\n", h, err)
-			failed = true
-			continue
-		}
+	if o.db.on() {
+		ctx, cancel := interruptible()
+		rows, err := dbListRows(e, ctx, o.db, cwd, o.subagents)
+		cancel()
 		if err != nil {
 			return err
 		}
-		// The good rows are kept in place (10,000 of them are not copied
-		// again), the few bad ones aside.
-		n := 0
-		for _, r := range rows {
-			if r.Err != nil {
-				bad = append(bad, r)
-			} else {
-				rows[n] = r
-				n++
-			}
+		good, bad := splitBad(rows)
+		return o.print(e, good, bad, false, func() string { return "No sessions " + o.where(cwd) + " in the database." })
+	}
+	c, err := o.sources.catalog(e, o.store)
+	if err != nil {
+		return err
+	}
+	hs, err := c.Scope(o.from)
+	if err != nil {
+		return usagef("--from is %s, not %q", catalog.HarnessChoices(), o.from)
+	}
+	if len(hs) == 1 {
+		if _, here := c.Where(hs[0]); !here && o.from != "" {
+			return notHere(c, hs[0])
 		}
-		if good == nil {
-			good = rows[:n]
+	}
+	rows, failed := c.ListIn(hs, catalog.ListOptions{Subagents: o.subagents, Cwd: cwd})
+	for _, h := range hs {
+		if err := failed[h]; err != nil && len(hs) == 1 {
+			return err
+		} else if err != nil {
+			// One harness that cannot be read (a damaged opencode
+			// database) does not hide the others': it is said, and the
+			// listing fails at the end.
+			fmt.Fprintf(e.ErrOut, "xdev list: %s: %v\n", h, err)
+		}
+	}
+	good, bad := splitBad(rows)
+	// Whose session each is, where more than one harness has sessions
+	// here (or the one is not xdev's): a column that does not come and go
+	// with the rows a listing happens to show.
+	var here []catalog.Harness
+	for _, h := range hs {
+		if _, ok := c.Where(h); ok {
+			here = append(here, h)
+		}
+	}
+	withHarness := len(here) > 1 || len(here) == 1 && here[0] != catalog.Xdev
+	if err := o.print(e, good, bad, withHarness, func() string { return o.nothingListed(c, hs, cwd) }); err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		return errProblems
+	}
+	return nil
+}
+
+// splitBad keeps the rows that are sessions in place (10,000 of them are
+// not copied again) and sets the few unreadable ones aside.
+func splitBad(rows []catalog.Row) (good, bad []catalog.Row) {
+	n := 0
+	for _, r := range rows {
+		if r.Err != nil {
+			bad = append(bad, r)
 		} else {
-			good = append(good, rows[:n]...)
+			rows[n] = r
+			n++
 		}
 	}
-	if len(from) > 1 {
-		slices.SortStableFunc(good, func(a, b catalog.Row) int { return b.Modified.Compare(a.Modified) })
-	}
+	return rows[:n], bad
+}
+
+// print prints a listing: JSON, or a table and what a person should know
+// (nothing listed says where xdev looked; files that are not sessions
+// are counted).
+func (o *listOptions) print(e *env, good, bad []catalog.Row, withHarness bool, nothing func() string) error {
 	if o.limit > 0 && len(good) > o.limit {
 		good = good[:o.limit]
 	}
@@ -174,82 +187,44 @@ func (o *listOptions) run(e *env) error {
 	if len(good) == 0 {
 		// Said on stderr, on a terminal or not: stdout stays empty for a
 		// script, and a person learns where xdev looked.
-		fmt.Fprintln(e.ErrOut, o.nothingListed(e, from, cwd))
+		fmt.Fprintln(e.ErrOut, nothing())
 	}
 	if len(good) > 0 || !e.IsTTY {
 		// A table with no rows is only its header: on a terminal the
 		// hint says it all; piped, no sessions is no lines.
-		o.printTable(e, good, len(from) > 1 || from[0] != "xdev" && from[0] != "db")
+		o.printTable(e, good, withHarness)
 	}
 	if len(bad) > 0 {
 		fmt.Fprintf(e.ErrOut, "%s not listed: not sessions or unreadable (xdev list --json, or xdev verify, says why)\n", term.Plural(len(bad), "file"))
 	}
-	if failed {
-		return errProblems
-	}
 	return nil
+}
+
+// where says which sessions a listing looked for: cwd's project's, or
+// every project's.
+func (o *listOptions) where(cwd string) string {
+	if o.all {
+		return "in any project"
+	}
+	return "for " + term.HomePath(cwd)
 }
 
 // nothingListed says that no session was found, where xdev looked, and
 // how to look further.
-func (o *listOptions) nothingListed(e *env, from []string, cwd string) string {
-	where := "for " + term.HomePath(cwd)
-	if o.all {
-		where = "in any project"
-	}
-	var looked []string
-	if c, err := o.sources.catalog(e, o.store); err == nil {
-		for _, h := range from {
-			switch dir := ""; catalog.Harness(h) {
-			case catalog.Xdev, catalog.Omp:
-				store := *o.store
-				store.omp = h == "omp"
-				if d, err := store.dir(); err == nil {
-					dir = session.SessionsDir(d)
-				}
-				looked = append(looked, fmt.Sprintf("%s (%s)", catalog.Harness(h).Name(), term.HomePath(dir)))
-			default:
-				if dir = c.Root(catalog.Harness(h)); dir != "" {
-					looked = append(looked, fmt.Sprintf("%s (%s)", catalog.Harness(h).Name(), term.HomePath(dir)))
-				}
-			}
-		}
-	}
-	msg := fmt.Sprintf("No sessions %s in %s.", where, strings.Join(looked, ", "))
+func (o *listOptions) nothingListed(c *catalog.Catalog, hs []catalog.Harness, cwd string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "No sessions %s. %s\n", o.where(cwd), lookedIn(c, hs))
 	switch {
-	case !o.all && len(from) < len(harnesses):
-		msg += " --all lists every project's; --from all every harness's."
+	case !o.all && len(hs) < len(catalog.Every):
+		b.WriteString("--all lists every project's; without --from, --data-dir and --omp, every harness's.")
 	case !o.all:
-		msg += " --all lists every project's."
-	case len(from) < len(harnesses):
-		msg += " --from all lists every harness's."
+		b.WriteString("--all lists every project's.")
+	case len(hs) < len(catalog.Every):
+		b.WriteString("Without --from, --data-dir and --omp, xdev lists every harness's.")
 	default:
-		msg += " --data-dir and --claude-dir, --codex-dir, … point xdev at directories elsewhere."
+		b.WriteString("--data-dir and --claude-dir, --codex-dir, … point xdev at directories elsewhere.")
 	}
-	return msg
-}
-
-// listStore lists an omp-format data dir's sessions. A missing data dir is
-// an error unless other harnesses are listed too (lenient).
-func (o *listOptions) listStore(store *storeFlags, harness, cwd string, lenient bool) ([]catalog.Row, error) {
-	dir, err := store.existingDir()
-	if err != nil {
-		if lenient {
-			return nil, nil
-		}
-		return nil, err
-	}
-	return catalog.ListDataDir(catalog.Harness(harness), dir, catalog.ListOptions{Subagents: o.subagents, Cwd: cwd})
-}
-
-// listForeign lists another harness's sessions; one not installed lists
-// nothing. Without --all, only those whose cwd is cwd.
-func (o *listOptions) listForeign(e *env, harness, cwd string) ([]catalog.Row, error) {
-	c, err := o.sources.catalog(e, o.store)
-	if err != nil {
-		return nil, err
-	}
-	return c.List(catalog.Harness(harness), catalog.ListOptions{Subagents: o.subagents, Cwd: cwd})
+	return b.String()
 }
 
 // listRows renders catalog rows as `xdev list --json` has them.

@@ -1,5 +1,5 @@
 // Command xdev finds, reads, forks, retitles, verifies and exports the
-// session transcripts of coding agents (xdev, omp, pi).
+// session transcripts of coding agents: its own (omp's format) and every other harness's it reads.
 //
 // It is a thin shell over internal/session: every command parses its
 // flags, calls the library and prints the result, as a table or, with
@@ -217,7 +217,7 @@ func versionString() string {
 }
 
 func printHelp(w io.Writer) {
-	fmt.Fprintln(w, "xdev: work with coding-agent session transcripts (xdev, omp, pi).")
+	fmt.Fprintln(w, "xdev: work with coding agents' session transcripts, xdev's own and every other harness's.")
 	fmt.Fprintln(w, "\nUsage: xdev <command> [flags] [args]")
 	for _, group := range commandGroups {
 		fmt.Fprintf(w, "\n%s:\n", group.title)

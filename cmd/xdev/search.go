@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -50,90 +49,54 @@ type indexFlags struct {
 	withOmp bool
 	from    string
 	reindex bool
+	// nothing, set by places, is what to say when no place has sessions.
+	nothing string
 }
 
 func (f *indexFlags) define(fs *flag.FlagSet) {
 	f.store = addStoreFlags(fs)
 	f.foreign = addSourceFlags(fs)
-	fs.BoolVar(&f.withOmp, "with-omp", false, "search omp's sessions too, beside the data dir's")
-	fs.StringVar(&f.from, "from", "", "whose sessions (default xdev): "+harnessChoices())
+	fs.BoolVar(&f.withOmp, "with-omp", false, "with --data-dir, search omp's sessions too")
+	fs.StringVar(&f.from, "from", "", "whose sessions (default: every harness's here): "+catalog.HarnessChoices())
 	fs.BoolVar(&f.reindex, "reindex", false, "drop the index and read every session again")
 }
 
 // places returns the places the flags choose to search, and the catalog
-// they are in.
+// they are in: every harness's here by default (catalog.Scope), --from's,
+// or the data dir a flag chose (with omp's beside it for --with-omp).
 func (f *indexFlags) places(e *env) (*catalog.Catalog, []catalog.Place, error) {
+	switch {
+	case f.withOmp && f.store.omp:
+		return nil, nil, usagef("--omp and --with-omp: give one")
+	case f.from != "" && (f.withOmp || f.store.explicit() && f.from == "all"):
+		return nil, nil, usagef("--from chooses whose sessions; --with-omp, --omp and --data-dir do not go with it")
+	case f.from == "omp" && f.store.dataDir != "":
+		return nil, nil, usagef("--from omp and --data-dir both choose the data dir; give one")
+	}
 	c, err := f.foreign.catalog(e, f.store)
 	if err != nil {
 		return nil, nil, err
 	}
-	if f.from != "" {
-		places, err := f.fromPlaces(c)
-		return c, places, err
+	hs, err := c.Scope(f.from)
+	if err != nil {
+		return nil, nil, usagef("--from is %s, not %q", catalog.HarnessChoices(), f.from)
 	}
-	dir, err := f.store.existingDir()
+	if f.withOmp && !slices.Contains(hs, catalog.Omp) {
+		hs = append(hs, catalog.Omp)
+	}
+	places, err := c.PlacesIn(hs)
 	if err != nil {
 		return nil, nil, err
 	}
-	harness := catalog.Xdev
-	if f.store.omp {
-		harness = catalog.Omp
+	if len(places) == 0 && len(hs) == 1 {
+		// The one harness asked for is not here: an error, as a file
+		// that is not there is.
+		return nil, nil, notHere(c, hs[0])
 	}
-	out := []catalog.Place{catalog.DataDirPlace(harness, dir)}
-	if f.withOmp {
-		if f.store.omp {
-			return nil, nil, usagef("--omp and --with-omp: give one")
-		}
-		omp, err := (&storeFlags{omp: true}).existingDir()
-		if err != nil {
-			return nil, nil, err
-		}
-		if omp != dir {
-			out = append(out, catalog.DataDirPlace(catalog.Omp, omp))
-		}
+	if len(places) == 0 {
+		f.nothing = "No sessions here. " + lookedIn(c, hs) + "\n--data-dir and --claude-dir, --codex-dir, … point xdev at directories elsewhere."
 	}
-	return c, out, nil
-}
-
-// fromPlaces are the places --from names: one harness's, or all of them
-// (those not on this machine are left out).
-func (f *indexFlags) fromPlaces(c *catalog.Catalog) ([]catalog.Place, error) {
-	from := []string{f.from}
-	switch {
-	case f.from == "all":
-		from = harnesses
-	case !slices.Contains(harnesses, f.from):
-		return nil, usagef("--from is %s, not %q", harnessChoices(), f.from)
-	}
-	if f.withOmp || f.store.explicit() && len(from) > 1 {
-		return nil, usagef("--from chooses whose sessions; --with-omp, --omp and --data-dir do not go with it")
-	}
-	var out []catalog.Place
-	for _, h := range from {
-		switch h {
-		case "xdev", "omp":
-			store := *f.store
-			store.omp = h == "omp"
-			dir, err := store.existingDir()
-			if err != nil {
-				if len(from) > 1 {
-					continue
-				}
-				return nil, err
-			}
-			out = append(out, catalog.DataDirPlace(catalog.Harness(h), dir))
-		default:
-			p, err := c.HarnessPlace(catalog.Harness(h))
-			if err != nil {
-				if len(from) > 1 && errors.Is(err, fs.ErrNotExist) {
-					continue
-				}
-				return nil, err
-			}
-			out = append(out, p)
-		}
-	}
-	return out, nil
+	return c, places, nil
 }
 
 // openFresh opens the index of each place the flags choose and
@@ -229,11 +192,14 @@ func (o *indexOptions) run(e *env) error {
 		return err
 	}
 	took := e.Now().Sub(start)
+	if o.nothing != "" && !o.asJSON {
+		fmt.Fprintln(e.ErrOut, o.nothing)
+	}
 	infos, err := ix.Info()
 	if err != nil {
 		return err
 	}
-	var out []indexJSON
+	out := []indexJSON{}
 	for i, in := range infos {
 		st := stats[i]
 		j := indexJSON{DataDir: in.Place.Dir, Index: in.Path, IndexSize: in.Size,
@@ -348,32 +314,41 @@ func (o *searchOptions) query(e *env) (catalog.Query, error) {
 	return q, nil
 }
 
-// sessionPath is the file --session limits the search to: the data dir's
-// session, or with --from another harness's, whose hits are in its
-// mirror (Claude Code, Codex) or its own file (pi).
+// sessionPath is the file --session limits the search to: the file of
+// its place's index that holds the session named (catalog.IndexedFile),
+// which must be one of the harnesses searched.
 func (o *searchOptions) sessionPath(e *env, arg string) (string, error) {
-	store := *o.store
-	store.omp = store.omp || o.from == "omp"
-	c, ref, err := resolve(e, &store, o.foreign, arg)
+	c, ref, err := resolve(e, o.store, o.foreign, arg)
 	if err != nil {
 		return "", err
 	}
-	switch {
-	case ref.InDataDir && (o.from == "" || o.from == "xdev" || o.from == "omp" || o.from == "all"):
-		return ref.Path, nil
-	case ref.Harness.Converted() && (o.from == string(ref.Harness) || o.from == "all"):
-		return c.IndexedFile(ref)
-	case ref.Harness == catalog.Pi && (o.from == "pi" || o.from == "all"):
-		return ref.Path, nil
+	hs, err := c.Scope(o.from)
+	if err != nil {
+		return "", usagef("--from is %s, not %q", catalog.HarnessChoices(), o.from)
 	}
-	from := o.from
-	if from == "" {
-		from = "xdev"
+	if o.withOmp {
+		hs = append(hs, catalog.Omp)
 	}
-	if !ref.Harness.Converted() && ref.Harness != catalog.Pi {
-		return "", fmt.Errorf("%s is not a session of %s, whose sessions the index holds", arg, c.DataDir())
+	if !slices.Contains(hs, ref.Harness) {
+		if ref.Harness == catalog.File {
+			return "", fmt.Errorf("%s is not a session of any place searched (%s)", arg, scopeNames(hs))
+		}
+		return "", fmt.Errorf("%s is a %s session, not one of %s, which this search reads (--from %s reads it)", arg, ref.Harness.Name(), scopeNames(hs), ref.Harness)
 	}
-	return "", fmt.Errorf("%s is a %s session, which --from %s does not search (--from %s does)", arg, ref.Harness.Name(), from, ref.Harness)
+	return c.IndexedFile(ref)
+}
+
+// scopeNames names the harnesses hs for a person: "every harness" for
+// all of them.
+func scopeNames(hs []catalog.Harness) string {
+	if len(hs) >= len(catalog.Every) {
+		return "every harness"
+	}
+	names := make([]string, len(hs))
+	for i, h := range hs {
+		names[i] = h.Name()
+	}
+	return strings.Join(names, ", ")
 }
 
 // parseWhen reads a --since or --until (package when).
@@ -415,6 +390,10 @@ func (o *searchOptions) run(e *env) error {
 	defer ix.Close()
 	if err != nil {
 		return err
+	}
+	if o.nothing != "" && !o.asJSON {
+		fmt.Fprintln(e.ErrOut, o.nothing)
+		return nil
 	}
 	if o.sessionsOnly {
 		return o.printSessions(e, ctx, ix, q)

@@ -89,9 +89,44 @@ func (f *storeFlags) existingDir() (string, error) {
 	return dir, nil
 }
 
+// lookedIn names the places of the harnesses hs, a line each, and says
+// of each that is not on this machine that it is not there: what a
+// command that found no sessions tells a person.
+func lookedIn(c *catalog.Catalog, hs []catalog.Harness) string {
+	var b strings.Builder
+	b.WriteString("Looked in:")
+	for _, h := range hs {
+		dir, here := c.Where(h)
+		if dir == "" {
+			continue
+		}
+		state := ""
+		if !here {
+			state = " (not there)"
+		}
+		fmt.Fprintf(&b, "\n  %-12s %s%s", h.Name(), term.HomePath(dir), state)
+	}
+	return b.String()
+}
+
+// notHere is the error of a command asked for the sessions of harness h
+// alone, where h has none: where xdev looked, how to point it elsewhere,
+// and which other harnesses' sessions are here.
+func notHere(c *catalog.Catalog, h catalog.Harness) error {
+	dir, _ := c.Where(h)
+	hint := fmt.Sprintf("--%s-dir chooses another", h)
+	switch h {
+	case catalog.Xdev:
+		hint = "--data-dir or $XDEV_DATA_DIR chooses another; --omp reads omp's"
+	case catalog.Omp:
+		hint = "$PI_CODING_AGENT_DIR chooses omp's agent dir"
+	}
+	return fmt.Errorf("no sessions: %s does not exist (%s)%s", dir, hint, otherHarnessesHere())
+}
+
 // otherHarnessesHere says which other harnesses keep sessions on this
-// machine, and how to read them: most users' sessions are another
-// harness's, and a first run finds no data dir of xdev's.
+// machine, and that xdev reads them: a person who named a data dir that
+// is not there may have meant those.
 func otherHarnessesHere() string {
 	c, err := catalog.New(catalog.Config{})
 	if err != nil {
@@ -108,7 +143,7 @@ func otherHarnessesHere() string {
 	if len(here) == 0 {
 		return ""
 	}
-	return fmt.Sprintf(".\nThis machine has sessions of %s: list, search, index and usage read them with --from all (or --from HARNESS)",
+	return fmt.Sprintf(".\nThis machine has sessions of %s, which xdev reads unless --data-dir, --omp or --from narrows it to one harness",
 		strings.Join(here, ", "))
 }
 

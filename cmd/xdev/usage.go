@@ -54,7 +54,7 @@ func (o *usageOptions) define(fs *flag.FlagSet) {
 	o.db = addDBFlags(fs)
 	fs.StringVar(&o.since, "since", "", "only calls from this day on: 7d, 2w, 2026-11-01")
 	fs.StringVar(&o.until, "until", "", "only calls up to this day (inclusive)")
-	fs.StringVar(&o.from, "from", "all", "whose sessions, comma-separated: "+harnessChoices())
+	fs.StringVar(&o.from, "from", "all", "whose sessions, comma-separated: "+catalog.HarnessChoices())
 	fs.BoolVar(&o.here, "here", false, "only this directory's project")
 	fs.StringVar(&o.cwd, "cwd", "", "only this project's sessions")
 	fs.BoolVar(&o.breakdown, "breakdown", false, "a line per model within each row")
@@ -76,7 +76,7 @@ func (o *usageOptions) places() ([]catalog.Harness, error) {
 	for name := range strings.SplitSeq(o.from, ",") {
 		h := catalog.Harness(strings.TrimSpace(name))
 		if !slices.Contains(catalog.Every, h) {
-			return nil, usagef("--from names %s, not %q", harnessChoices(), name)
+			return nil, usagef("--from names %s, not %q", catalog.HarnessChoices(), name)
 		}
 		if !slices.Contains(out, h) {
 			out = append(out, h)
@@ -183,6 +183,9 @@ func (o *usageOptions) run(e *env) error {
 		}
 		if ledger, stats, err = c.Usage(ctx, uo); err != nil {
 			return err
+		}
+		if stats.Sessions == 0 && uo.ModifiedSince.IsZero() && cwd == "" && !o.asJSON && !o.statusline {
+			fmt.Fprintln(e.ErrOut, "No sessions here. "+lookedIn(c, places))
 		}
 	}
 	for _, h := range places {

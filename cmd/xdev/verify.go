@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+
+	"github.com/xdev/xdev/internal/catalog"
 
 	"github.com/xdev/xdev/internal/term"
 
@@ -10,9 +13,10 @@ import (
 )
 
 var verifyCommand = &command{
-	name: "verify", args: "[--repair] [--json] [SESSION...]",
+	name: "verify", args: "[--repair] [--from HARNESS] [--json] [SESSION...]",
 	summary: "Check sessions for what omp would refuse or mangle (every session when none given)",
-	example: `  xdev verify                    every session in the data dir (exit 3 if any problem)
+	example: `  xdev verify                    every session here (exit 3 if any problem)
+  xdev verify --from xdev        the data dir's only
   xdev verify 01a11069 s.jsonl
   xdev verify --repair s.jsonl   also write s.jsonl.repaired beside it, and say what changed
   xdev verify --json | jq '.[] | select(.kind == "torn-tail")'`,
@@ -32,6 +36,7 @@ type verifyJSON struct {
 type verifyOptions struct {
 	store   *storeFlags
 	sources *sourceFlags
+	from    string
 	repair  bool
 	asJSON  bool
 	args    []string
@@ -41,7 +46,62 @@ func (o *verifyOptions) define(fs *flag.FlagSet) {
 	o.store = addStoreFlags(fs)
 	o.sources = addSourceFlags(fs)
 	fs.BoolVar(&o.repair, "repair", false, "write a repaired copy (FILE.repaired) beside each damaged file; never in place")
+	fs.StringVar(&o.from, "from", "", "whose sessions (default: every harness's here): "+catalog.HarnessChoices())
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
+}
+
+// verifyScope checks the sessions of the harnesses --from chooses (every
+// one here by default). A data dir omp resumes (xdev's, omp's), or an
+// omp-format one --from names alone (pi's), is checked whole, file by
+// file; another harness's transcripts are checked as its listing reads
+// them (each one's head and tail), so that one xdev cannot read is named.
+// Only the data dir the flags chose takes repaired copies. nothing says
+// where xdev looked when it found no sessions.
+func (o *verifyOptions) verifyScope(c *catalog.Catalog, noRepair map[string]error, progress func(done, total int)) (reports []session.FileReport, nothing string, err error) {
+	hs, err := c.Scope(o.from)
+	if err != nil {
+		return nil, "", usagef("--from is %s, not %q", catalog.HarnessChoices(), o.from)
+	}
+	if len(hs) == 1 {
+		if _, here := c.Where(hs[0]); !here {
+			return nil, "", notHere(c, hs[0])
+		}
+	}
+	readOnly := errors.New("it lies in another tool's directory, where xdev writes nothing")
+	found := false
+	for _, h := range hs {
+		if _, here := c.Where(h); !here {
+			continue
+		}
+		found = true
+		if dir := c.DataDirOf(h); dir != "" && (h.OmpResumes() || len(hs) == 1) {
+			r, err := session.VerifyDataDir(dir, nil, progress)
+			if err != nil {
+				return nil, "", err
+			}
+			if dir != c.DataDir() {
+				for _, f := range r {
+					noRepair[f.Path] = readOnly
+				}
+			}
+			reports = append(reports, r...)
+			continue
+		}
+		rows, err := c.ListHarness(h, catalog.ListOptions{Subagents: true})
+		if err != nil {
+			where, _ := c.Where(h)
+			reports = append(reports, session.FileReport{Path: where, Err: err})
+			continue
+		}
+		for _, r := range rows {
+			reports = append(reports, session.FileReport{Path: r.Path, Err: r.Err})
+			noRepair[r.Path] = readOnly
+		}
+	}
+	if !found {
+		nothing = "No sessions here. " + lookedIn(c, hs)
+	}
+	return reports, nothing, nil
 }
 
 func (o *verifyOptions) setArgs(args []string) { o.args = args }
@@ -53,12 +113,16 @@ func (o *verifyOptions) run(e *env) error {
 	// harness's directory), so no repaired copy goes beside them.
 	noRepair := map[string]error{}
 	if len(o.args) == 0 {
-		dir, err := o.store.existingDir()
+		c, err := o.sources.catalog(e, o.store)
 		if err != nil {
 			return err
 		}
-		if reports, err = session.VerifyDataDir(dir, nil, prog.Update); err != nil {
+		var nothing string
+		if reports, nothing, err = o.verifyScope(c, noRepair, prog.Update); err != nil {
 			return err
+		}
+		if nothing != "" && !o.asJSON {
+			fmt.Fprintln(e.ErrOut, nothing)
 		}
 	} else {
 		for i, a := range o.args {

@@ -73,8 +73,13 @@
 // # Every harness at once
 //
 // Every lists the harnesses in the order a view of all of them shows
-// them; ListEvery lists every harness's sessions (DataDirOf names the
-// omp-format data dirs here), PlacesEvery their search places,
+// them, and every command that reads sessions reads all of them by
+// default (most of a person's sessions are another harness's): Scope is
+// the harnesses a command reads given the one a person named (the data
+// dir alone when a flag chose it), Where the directory each keeps its
+// sessions in and whether it is on this machine; ListIn lists the
+// sessions of some of them (DataDirOf names the omp-format data dirs
+// here), PlacesIn their search places,
 // Place.Watched the directory a watcher of a place watches, and RefOf
 // names a listed row as Resolve would.
 //
@@ -157,6 +162,11 @@ var Foreign = []Harness{Claude, Codex, Pi, Copilot, Gemini, Opencode}
 func (h Harness) Converted() bool {
 	return h == Claude || h == Codex || h == Copilot || h == Gemini || h == Opencode
 }
+
+// OmpResumes reports whether omp resumes h's sessions as they are (the
+// data dirs: xdev's, omp's), so that what omp would refuse or mangle in
+// one matters.
+func (h Harness) OmpResumes() bool { return h == Xdev || h == Omp }
 
 // Name is how a person calls h.
 func (h Harness) Name() string {
@@ -410,17 +420,19 @@ func (c *Catalog) otherDataDir(h Harness) string {
 	if h == c.cfg.DataDirHarness && !c.cfg.Explicit {
 		return ""
 	}
-	var dir string
-	var err error
-	if h == Omp {
-		dir, err = session.OmpDataDir()
-	} else {
-		dir, err = session.DefaultDataDir()
-	}
+	dir, err := defaultDataDir(h)
 	if err != nil || dir == c.cfg.DataDir {
 		return ""
 	}
 	return dir
+}
+
+// defaultDataDir is the data dir of Xdev or Omp when no flag moves it.
+func defaultDataDir(h Harness) (string, error) {
+	if h == Omp {
+		return session.OmpDataDir()
+	}
+	return session.DefaultDataDir()
 }
 
 // rootOf guesses the root of harness h's data dir from one of its files

@@ -171,7 +171,7 @@ func TestListHarness(t *testing.T) {
 		{ListOptions{Cwd: "/work/a", Subagents: true}, "a sub bad"},
 		{ListOptions{Cwd: "/nowhere"}, "bad"},
 	} {
-		rows, err := c.List(Claude, tc.opts)
+		rows, err := c.ListHarness(Claude, tc.opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +179,7 @@ func TestListHarness(t *testing.T) {
 			t.Errorf("%+v: %s, want %s", tc.opts, got, tc.want)
 		}
 	}
-	if rows, err := c.List(Codex, ListOptions{}); err != nil || len(rows) != 0 {
+	if rows, err := c.ListHarness(Codex, ListOptions{}); err != nil || len(rows) != 0 {
 		t.Errorf("a harness not here: %v, %v", rows, err)
 	}
 }

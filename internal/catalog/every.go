@@ -2,10 +2,12 @@ package catalog
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/xdev/xdev/internal/foreign"
 	"github.com/xdev/xdev/internal/session"
@@ -16,13 +18,19 @@ import (
 // read in place.
 var Every = append([]Harness{Xdev, Omp}, Foreign...)
 
-// DataDirOf is the omp-format data dir of h (Xdev or Omp) on this
-// machine: the catalog's data dir when it is h's, else h's default one;
-// "" when h has none here (no sessions directory).
+// DataDirOf is the omp-format data dir of h on this machine: for Xdev
+// and Omp the catalog's data dir when it is h's, else h's default one;
+// pi's agent dir; "" when h has none here (no sessions directory) or
+// keeps its sessions in another format.
 func (c *Catalog) DataDirOf(h Harness) string {
-	dir := c.otherDataDir(h)
-	if h == c.cfg.DataDirHarness {
+	var dir string
+	switch {
+	case h == c.cfg.DataDirHarness:
 		dir = c.cfg.DataDir
+	case h == Xdev || h == Omp:
+		dir = c.otherDataDir(h)
+	case h == Pi:
+		dir = c.Root(Pi)
 	}
 	if dir == "" {
 		return ""
@@ -33,11 +41,70 @@ func (c *Catalog) DataDirOf(h Harness) string {
 	return dir
 }
 
-// ListEvery lists the sessions of every harness here (Every), newest
-// first: each as ListHarness does. A harness that cannot be read does not
-// hide the others: its error is in failed, by harness.
-func (c *Catalog) ListEvery(opts ListOptions) (rows []Row, failed map[Harness]error) {
-	for _, h := range Every {
+// UnknownHarnessError is a harness name that is none of Every's.
+type UnknownHarnessError struct{ Name string }
+
+func (e *UnknownHarnessError) Error() string {
+	return fmt.Sprintf("no harness %q: %s", e.Name, HarnessChoices())
+}
+
+// HarnessChoices names the harnesses a person may choose among, as help
+// texts and errors say them: "xdev, omp, claude, … or all".
+func HarnessChoices() string {
+	names := make([]string, len(Every))
+	for i, h := range Every {
+		names[i] = string(h)
+	}
+	return strings.Join(names, ", ") + " or all"
+}
+
+// Scope is the harnesses a command that reads sessions reads, given the
+// name a person chose ("" when none): every harness (Every) by default,
+// since most of a person's sessions are another harness's, or the data
+// dir's alone when a flag chose the data dir (Config.Explicit); "all" is
+// every harness, with the data dir a flag chose standing for its own.
+// A harness with no sessions here is in the scope and lists nothing.
+func (c *Catalog) Scope(from string) ([]Harness, error) {
+	switch {
+	case from == "" && c.cfg.Explicit:
+		return []Harness{c.cfg.DataDirHarness}, nil
+	case from == "" || from == "all":
+		return Every, nil
+	case !slices.Contains(Every, Harness(from)):
+		return nil, &UnknownHarnessError{Name: from}
+	}
+	return []Harness{Harness(from)}, nil
+}
+
+// Where is the directory where harness h keeps its sessions on this
+// machine, or would keep them (for a person told where xdev looked), and
+// whether it is there: a data dir's sessions directory, another
+// harness's root.
+func (c *Catalog) Where(h Harness) (dir string, here bool) {
+	switch {
+	case h == Xdev || h == Omp:
+		d := c.cfg.DataDir
+		if h != c.cfg.DataDirHarness || d == "" {
+			var err error
+			if d, err = defaultDataDir(h); err != nil {
+				return "", false
+			}
+		}
+		dir = session.SessionsDir(d)
+	default:
+		if dir = c.Root(h); dir == "" {
+			return "", false
+		}
+	}
+	_, err := os.Stat(dir)
+	return dir, err == nil
+}
+
+// ListIn lists the sessions of the harnesses hs here, newest first: each
+// as ListHarness does. A harness that cannot be read does not hide the
+// others: its error is in failed, by harness.
+func (c *Catalog) ListIn(hs []Harness, opts ListOptions) (rows []Row, failed map[Harness]error) {
+	for _, h := range hs {
 		list, err := c.ListHarness(h, opts)
 		if err != nil {
 			if failed == nil {
@@ -47,13 +114,15 @@ func (c *Catalog) ListEvery(opts ListOptions) (rows []Row, failed map[Harness]er
 		}
 		rows = append(rows, list...)
 	}
-	slices.SortStableFunc(rows, func(a, b Row) int { return b.Modified.Compare(a.Modified) })
+	if len(hs) > 1 {
+		slices.SortStableFunc(rows, func(a, b Row) int { return b.Modified.Compare(a.Modified) })
+	}
 	return rows, failed
 }
 
 // ListHarness lists the sessions of harness h here, newest first: a data
 // dir (Xdev, Omp) as ListDataDir does, nothing when h has none here;
-// another harness as List does.
+// another harness from its own files and indexes.
 func (c *Catalog) ListHarness(h Harness, opts ListOptions) ([]Row, error) {
 	if h == Xdev || h == Omp {
 		dir := c.DataDirOf(h)
@@ -62,14 +131,14 @@ func (c *Catalog) ListHarness(h Harness, opts ListOptions) ([]Row, error) {
 		}
 		return ListDataDir(h, dir, opts)
 	}
-	return c.List(h, opts)
+	return c.listForeign(h, opts)
 }
 
-// PlacesEvery are the search places of every harness here (Every); a
-// harness with no sessions on this machine has none.
-func (c *Catalog) PlacesEvery() ([]Place, error) {
+// PlacesIn are the search places of the harnesses hs here; a harness
+// with no sessions on this machine has none.
+func (c *Catalog) PlacesIn(hs []Harness) ([]Place, error) {
 	var out []Place
-	for _, h := range Every {
+	for _, h := range hs {
 		if h == Xdev || h == Omp {
 			if dir := c.DataDirOf(h); dir != "" {
 				out = append(out, DataDirPlace(h, dir))

@@ -30,12 +30,12 @@ func TestHitsNameSessionsAsTheListDoes(t *testing.T) {
 		s.Close()
 	}
 	c := p.Catalog(t)
-	rows, _ := c.ListEvery(catalog.ListOptions{Subagents: true})
+	rows, _ := c.ListIn(catalog.Every, catalog.ListOptions{Subagents: true})
 	byPath := map[string]catalog.Row{}
 	for _, r := range rows {
 		byPath[r.Path] = r
 	}
-	places, err := c.PlacesEvery()
+	places, err := c.PlacesIn(catalog.Every)
 	if err != nil {
 		t.Fatal(err)
 	}

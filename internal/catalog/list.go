@@ -120,7 +120,7 @@ func (c *Catalog) Relist(h Harness, prev []Row, changed []string, opts ListOptio
 
 // List lists another harness's sessions (Claude, Codex, Pi), newest
 // first; a harness not on this machine lists nothing.
-func (c *Catalog) List(h Harness, opts ListOptions) ([]Row, error) {
+func (c *Catalog) listForeign(h Harness, opts ListOptions) ([]Row, error) {
 	src := c.sources[h]
 	if src == nil {
 		return nil, nil

@@ -35,7 +35,7 @@ func (x *indexes) use(ctx, refresh context.Context, fn func(ix *catalog.Indexes,
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.stale = nil
-	places, err := x.cat.PlacesEvery()
+	places, err := x.cat.PlacesIn(catalog.Every)
 	if err != nil {
 		return err
 	}

@@ -78,7 +78,7 @@ func (s *server) list(ctx context.Context, a ListArgs) (ListResult, string, erro
 			failed[catalog.Harness(a.Harness)] = err
 		}
 	} else {
-		rows, failed = s.cat.ListEvery(opts)
+		rows, failed = s.cat.ListIn(catalog.Every, opts)
 	}
 	for h, err := range failed {
 		out.Failed = append(out.Failed, fmt.Sprintf("%s: %v", h, err))

@@ -67,7 +67,7 @@ func searchProcess(raw string) int {
 		fmt.Println(err)
 		return 1
 	}
-	places, err := c.PlacesEvery()
+	places, err := c.PlacesIn(catalog.Every)
 	if err != nil {
 		fmt.Println(err)
 		return 1

@@ -61,7 +61,7 @@ func (s *Server) Run(ctx context.Context) error {
 
 	// Watch before the first refresh, so that nothing written during it
 	// is missed.
-	places, placesErr := s.cat.PlacesEvery()
+	places, placesErr := s.cat.PlacesIn(catalog.Every)
 	if placesErr != nil {
 		s.cfg.Logf("%v", placesErr)
 	}
