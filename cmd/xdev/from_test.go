@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -36,6 +37,38 @@ func TestFromNamesEveryHarness(t *testing.T) {
 			}
 			if _, stderr, code := xdev(t, "", append([]string{cmd[0], "--from", string(h)}, cmd[1:]...)...); code == 2 {
 				t.Errorf("%s --from %s: a usage error: %s", cmd[0], h, stderr)
+			}
+		}
+	}
+}
+
+// TestRegistryNamesEveryHarness: the registry is the one list of
+// harnesses. Each harness read in place has its --<harness>-dir flag on
+// every command that reads sessions, and the README's sentence on --from
+// names every harness.
+func TestRegistryNamesEveryHarness(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(readme), "`--from` (")
+	if i < 0 {
+		t.Fatal("the README has no sentence on --from")
+	}
+	sentence := string(readme[i:])
+	sentence = sentence[:strings.Index(sentence, ")")]
+	for _, h := range catalog.Every {
+		if !strings.Contains(sentence, "`"+string(h)+"`") {
+			t.Errorf("the README's --from names no %s: %s", h, sentence)
+		}
+	}
+	t.Setenv("HOME", t.TempDir())
+	for _, cmd := range []string{"list", "search", "index", "usage", "verify", "show", "export", "import", "fork", "mcp", "serve"} {
+		out, errOut, _ := xdev(t, "", cmd, "--help")
+		for _, h := range catalog.Foreign {
+			flag, _ := h.RootFlag()
+			if !strings.Contains(out+errOut, "-"+flag+" ") {
+				t.Errorf("xdev %s has no --%s", cmd, flag)
 			}
 		}
 	}

@@ -11,7 +11,7 @@ import (
 
 var importCommand = &command{
 	name: "import", args: "[--omp] [--again] [--cwd DIR] [--json] SESSION",
-	summary: "Import a Claude Code, Codex, Copilot CLI, Gemini CLI or opencode session so omp and xdev continue it",
+	summary: "Import a " + catalog.Names(catalog.ConvertedHarnesses(), "or") + " session so omp and xdev continue it",
 	example: `  xdev import ~/.claude/projects/-work-app/1af7fc5e-….jsonl
   xdev import 1af7fc5e              an id (or prefix) of a Claude Code or Codex session
   xdev import ~/.codex/sessions/2026/02/23/rollout-….jsonl
@@ -41,7 +41,7 @@ func (o *importOptions) setArgs(args []string) { o.args = args }
 
 func (o *importOptions) run(e *env) error {
 	if len(o.args) != 1 {
-		return usagef("want one Claude Code, Codex, Copilot CLI, Gemini CLI or opencode session: a path, or an id or id prefix")
+		return usagef("want one %s session: a path, or an id or id prefix", catalog.Names(catalog.ConvertedHarnesses(), "or"))
 	}
 	c, ref, err := resolve(e, o.store, o.sources, o.args[0])
 	if err != nil {

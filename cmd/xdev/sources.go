@@ -7,26 +7,30 @@ import (
 	"github.com/xdev/xdev/internal/catalog"
 )
 
-// sourceFlags choose where the other harnesses keep their sessions.
+// sourceFlags choose where the other harnesses keep their sessions: a
+// --<harness>-dir flag for each harness read in place (catalog.Foreign).
 type sourceFlags struct {
-	claude, codex, pi, copilot, gemini, opencode string
+	dirs map[catalog.Harness]*string
 }
 
 func addSourceFlags(fs *flag.FlagSet) *sourceFlags {
-	f := &sourceFlags{}
-	fs.StringVar(&f.claude, "claude-dir", "", "Claude Code's dir (default $CLAUDE_CONFIG_DIR or ~/.claude)")
-	fs.StringVar(&f.codex, "codex-dir", "", "Codex's dir (default $CODEX_HOME or ~/.codex)")
-	fs.StringVar(&f.pi, "pi-dir", "", "pi's agent dir (default ~/.pi/agent)")
-	fs.StringVar(&f.copilot, "copilot-dir", "", "Copilot CLI's dir (default $COPILOT_HOME or ~/.copilot)")
-	fs.StringVar(&f.gemini, "gemini-dir", "", "Gemini CLI's dir (default $GEMINI_CLI_HOME/.gemini or ~/.gemini)")
-	fs.StringVar(&f.opencode, "opencode-dir", "", "opencode's data dir (default $XDG_DATA_HOME/opencode or ~/.local/share/opencode)")
+	f := &sourceFlags{dirs: map[catalog.Harness]*string{}}
+	for _, h := range catalog.Foreign {
+		name, help := h.RootFlag()
+		f.dirs[h] = fs.String(name, "", help)
+	}
 	return f
 }
 
 // rootFlags are the roots the flags move from their defaults.
 func (f *sourceFlags) rootFlags() map[catalog.Harness]string {
-	return map[catalog.Harness]string{catalog.Claude: f.claude, catalog.Codex: f.codex, catalog.Pi: f.pi,
-		catalog.Copilot: f.copilot, catalog.Gemini: f.gemini, catalog.Opencode: f.opencode}
+	out := map[catalog.Harness]string{}
+	for h, dir := range f.dirs {
+		if *dir != "" {
+			out[h] = *dir
+		}
+	}
+	return out
 }
 
 // roots are the other harnesses' dirs the flags choose.

@@ -154,13 +154,58 @@ const (
 )
 
 // Foreign are the harnesses read in place, in the order Resolve looks
-// through them.
-var Foreign = []Harness{Claude, Codex, Pi, Copilot, Gemini, Opencode}
+// through them: foreign's registry (foreign.Kinds), so that a harness is
+// added there once.
+var Foreign = func() []Harness {
+	out := make([]Harness, len(foreign.Kinds))
+	for i, k := range foreign.Kinds {
+		out[i] = Harness(k.Name)
+	}
+	return out
+}()
 
 // Converted reports whether h's sessions are converted to be read (they
 // are in another format than omp's).
 func (h Harness) Converted() bool {
-	return h == Claude || h == Codex || h == Copilot || h == Gemini || h == Opencode
+	k, ok := foreign.KindOf(string(h))
+	return ok && !k.OmpFormat
+}
+
+// Names names the harnesses hs as a person reads them, the last after
+// conj: "Claude Code, Codex or pi".
+func Names(hs []Harness, conj string) string {
+	var b strings.Builder
+	for i, h := range hs {
+		switch {
+		case i == 0:
+		case i == len(hs)-1:
+			b.WriteString(" " + conj + " ")
+		default:
+			b.WriteString(", ")
+		}
+		b.WriteString(h.Name())
+	}
+	return b.String()
+}
+
+// ConvertedHarnesses are the harnesses whose sessions are converted to
+// be read (and can be imported), in Foreign's order.
+func ConvertedHarnesses() []Harness {
+	var out []Harness
+	for _, h := range Foreign {
+		if h.Converted() {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// RootFlag is the command-line flag that moves the root of h, a harness
+// read in place (Foreign), from its default ("claude-dir"), and its
+// help: what the directory is and where it is by default.
+func (h Harness) RootFlag() (name, help string) {
+	k, _ := foreign.KindOf(string(h))
+	return string(h) + "-dir", k.DirHelp
 }
 
 // OmpResumes reports whether omp resumes h's sessions as they are (the
@@ -170,15 +215,8 @@ func (h Harness) OmpResumes() bool { return h == Xdev || h == Omp }
 
 // Name is how a person calls h.
 func (h Harness) Name() string {
-	switch h {
-	case Claude:
-		return "Claude Code"
-	case Codex:
-		return "Codex"
-	case Copilot:
-		return "Copilot CLI"
-	case Gemini:
-		return "Gemini CLI"
+	if k, ok := foreign.KindOf(string(h)); ok {
+		return k.Display
 	}
 	return string(h)
 }
@@ -316,7 +354,7 @@ func (c *Catalog) Resolve(arg string) (Ref, error) {
 	}
 	ref, ferr := c.resolveForeign(arg)
 	if errors.Is(ferr, session.ErrNotFound) {
-		return Ref{}, fmt.Errorf("%w (nor is it a Claude Code, Codex, pi, Copilot CLI, Gemini CLI or opencode session's)", err)
+		return Ref{}, fmt.Errorf("%w (nor is it a %s session's)", err, Names(Foreign, "or"))
 	}
 	return ref, ferr
 }
@@ -347,7 +385,7 @@ func (c *Catalog) resolveForeign(arg string) (Ref, error) {
 	case len(several) > 0:
 		return Ref{}, &AmbiguousError{Arg: arg, Matches: several}
 	}
-	return Ref{}, fmt.Errorf("%w: no Claude Code, Codex, pi, Copilot CLI, Gemini CLI or opencode session %q", session.ErrNotFound, arg)
+	return Ref{}, fmt.Errorf("%w: no %s session %q", session.ErrNotFound, Names(Foreign, "or"), arg)
 }
 
 // At describes the session file at path (absolute): whose it is, from
@@ -436,12 +474,13 @@ func defaultDataDir(h Harness) (string, error) {
 }
 
 // rootOf guesses the root of harness h's data dir from one of its files
-// outside the configured root: the directory above Claude Code's
-// projects/, or Codex's sessions/; else the file's own directory.
+// outside the configured root: the directory above the one that holds
+// its files (foreign.Kind.FilesUnder: Claude Code's projects/, Codex's
+// sessions/, …); else the file's own directory.
 func rootOf(h Harness, path string) string {
-	mark := map[Harness]string{Claude: "projects", Codex: "sessions", Copilot: "session-state", Gemini: "tmp", Opencode: "storage"}[h]
-	for dir := filepath.Dir(path); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
-		if filepath.Base(dir) == mark {
+	k, _ := foreign.KindOf(string(h))
+	for dir := filepath.Dir(path); k.FilesUnder != "" && dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+		if filepath.Base(dir) == k.FilesUnder {
 			return filepath.Dir(dir)
 		}
 	}

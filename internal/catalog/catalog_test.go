@@ -9,6 +9,7 @@ import (
 
 	"github.com/xdev/xdev/internal/foreign"
 	"github.com/xdev/xdev/internal/session"
+	"github.com/xdev/xdev/internal/usage"
 )
 
 // fakeSource is a harness's source holding the sessions it is given.
@@ -19,6 +20,9 @@ type fakeSource struct {
 
 func (f fakeSource) Harness() string { return f.harness }
 func (f fakeSource) Root() string    { return f.root }
+func (f fakeSource) Usage(s foreign.Session) (usage.Session, error) {
+	return usage.Session{Harness: f.harness, Path: s.Path, ID: s.ID}, nil
+}
 func (f fakeSource) List(subagents bool) ([]foreign.Session, error) {
 	var out []foreign.Session
 	for _, s := range f.sessions {

@@ -173,12 +173,12 @@ func (c *Catalog) RefOf(row Row) (Ref, error) {
 // sessions/, Copilot CLI's session-state/, Gemini CLI's tmp/, opencode's
 // data dir, which holds its database).
 func (p Place) Watched() string {
-	sub := map[Harness]string{Claude: "projects", Codex: "sessions", Copilot: "session-state", Gemini: "tmp"}[p.Harness]
+	k, _ := foreign.KindOf(string(p.Harness))
 	switch {
 	case p.mirror == nil:
 		return session.SessionsDir(p.Dir)
-	case sub != "":
-		return filepath.Join(p.Root, sub)
+	case k.Watched != "":
+		return filepath.Join(p.Root, k.Watched)
 	}
 	return p.Root
 }

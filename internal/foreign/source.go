@@ -15,6 +15,7 @@ import (
 	"github.com/xdev/xdev/internal/jsonx"
 	"github.com/xdev/xdev/internal/regularfile"
 	"github.com/xdev/xdev/internal/session"
+	"github.com/xdev/xdev/internal/usage"
 )
 
 // The harnesses whose sessions this package reads.
@@ -73,6 +74,9 @@ type Source interface {
 	// for purpose, or nil for a harness that writes omp's format (pi),
 	// whose files the store opens as they are.
 	Stream(s Session, purpose Purpose) Stream
+	// Usage reads the model calls of one of its sessions, each once,
+	// with the harness's own cost where it records one.
+	Usage(s Session) (usage.Session, error)
 }
 
 // Purpose says what a conversion is for, where the two differ.
@@ -91,43 +95,21 @@ const (
 // NewSource is the source of harness's sessions under root (DefaultRoot
 // gives the usual one).
 func NewSource(harness, root string) (Source, error) {
-	switch harness {
-	case HarnessClaude:
-		return claudeSource{root}, nil
-	case HarnessCodex:
-		return codexSource{root}, nil
-	case HarnessPi:
-		return piSource{root}, nil
-	case HarnessCopilot:
-		return copilotSource{root}, nil
-	case HarnessGemini:
-		return geminiSource{root}, nil
-	case HarnessOpencode:
-		return opencodeSource{root}, nil
+	k, ok := KindOf(harness)
+	if !ok {
+		return nil, unknownHarness(harness)
 	}
-	return nil, fmt.Errorf("no harness %q (claude, codex, pi, copilot, gemini or opencode)", harness)
+	return k.New(root), nil
 }
 
-// DefaultRoot is where harness keeps its sessions: $CLAUDE_CONFIG_DIR,
-// else ~/.claude; $CODEX_HOME, else ~/.codex; ~/.pi/agent; $COPILOT_HOME,
-// else ~/.copilot; $GEMINI_CLI_HOME/.gemini, else ~/.gemini;
-// $XDG_DATA_HOME/opencode, else ~/.local/share/opencode.
+// DefaultRoot is where harness keeps its sessions (its Kind's
+// DefaultRoot).
 func DefaultRoot(harness string) (string, error) {
-	switch harness {
-	case HarnessClaude:
-		return ClaudeDir()
-	case HarnessCodex:
-		return CodexDir()
-	case HarnessPi:
-		return PiDir()
-	case HarnessCopilot:
-		return CopilotDir()
-	case HarnessGemini:
-		return GeminiDir()
-	case HarnessOpencode:
-		return OpencodeDir()
+	k, ok := KindOf(harness)
+	if !ok {
+		return "", unknownHarness(harness)
 	}
-	return "", fmt.Errorf("no harness %q (claude, codex, pi, copilot, gemini or opencode)", harness)
+	return k.DefaultRoot()
 }
 
 type claudeSource struct{ root string }

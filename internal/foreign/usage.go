@@ -21,15 +21,25 @@ import (
 // that cannot be read is counted in Skipped, never the end of the read.
 
 // UsageSessions are the sessions of src a usage ledger reads, subagents'
-// included: for Claude Code every transcript as its place names it
-// (ClaudeFiles; the ledger's read of each line finds its cwd and title,
-// where ListClaude would read each file's head and tail again), for the
-// others their listing.
+// included: its listing, or what a source that reads its usage from other
+// files lists for it (usageLister).
 func UsageSessions(src Source) ([]Session, error) {
-	if src.Harness() == HarnessClaude {
-		return ClaudeFiles(src.Root()), nil
+	if l, ok := src.(usageLister); ok {
+		return l.usageSessions(), nil
 	}
 	return src.List(true)
+}
+
+// usageLister is a Source whose usage ledger reads other sessions than
+// its listing shows, or reads them more cheaply.
+type usageLister interface {
+	usageSessions() []Session
+}
+
+// usageAppender is a Source whose calls can be read on from where an
+// earlier read of a file ended.
+type usageAppender interface {
+	usageFrom(s Session, prev usage.Session, from int64) (usage.Session, bool, error)
 }
 
 // UsageFrom reads on from offset from of a session whose calls up to it
@@ -37,51 +47,84 @@ func UsageSessions(src Source) ([]Session, error) {
 // end): the calls of the lines appended since, after prev's. ok is false
 // where the harness's calls cannot be read so (a Codex rollout's running
 // totals, a Copilot log's shutdowns, a conversion): then Usage reads the
-// whole file. Claude Code's transcripts are read so: a running agent's
-// file, read again for every status line, costs what it grew by.
+// whole file.
 func UsageFrom(src Source, s Session, prev usage.Session, from int64) (u usage.Session, ok bool, err error) {
-	if src.Harness() != HarnessClaude || strings.HasSuffix(s.Path, ".zst") {
+	if a, ok := src.(usageAppender); ok {
+		return a.usageFrom(s, prev, from)
+	}
+	return usage.Session{}, false, nil
+}
+
+// Usage reads the model calls of the session s of src (its Source's
+// Usage).
+func Usage(src Source, s Session) (usage.Session, error) { return src.Usage(s) }
+
+// newUsage is what a usage read of s knows before it reads a call: the
+// listing's id, path, parent, project and title.
+func newUsage(harness string, s Session) usage.Session {
+	return usage.Session{Harness: harness, Path: s.Path, ID: s.ID, Parent: s.ParentSession,
+		Subagent: s.Subagent, Project: s.Cwd, Title: s.Title}
+}
+
+// Claude Code's ledger reads every transcript as its place names it
+// (ClaudeFiles; the ledger's read of each line finds its cwd and title,
+// where ListClaude would read each file's head and tail again), and a
+// transcript that only grew from where it ended: a running agent's file,
+// read again for every status line, costs what it grew by.
+func (c claudeSource) usageSessions() []Session { return ClaudeFiles(c.root) }
+
+func (c claudeSource) usageFrom(s Session, prev usage.Session, from int64) (usage.Session, bool, error) {
+	if strings.HasSuffix(s.Path, ".zst") {
 		return usage.Session{}, false, nil
 	}
 	prev.Calls = slices.Clone(prev.Calls)
 	return prev, true, claudeCallsFrom(&prev, from)
 }
 
-// Usage reads the model calls of the session s of src.
-func Usage(src Source, s Session) (usage.Session, error) {
-	u := usage.Session{Harness: src.Harness(), Path: s.Path, ID: s.ID, Parent: s.ParentSession,
-		Subagent: s.Subagent, Project: s.Cwd, Title: s.Title}
-	var err error
-	switch src.Harness() {
-	case HarnessPi:
-		var read usage.Session
-		read, err = usage.ReadSession(s.Path)
-		read.Harness, read.ID, read.Subagent = u.Harness, u.ID, u.Subagent
-		if read.Title == "" {
-			read.Title = u.Title
-		}
-		u = read
-	case HarnessClaude:
-		err = claudeCalls(&u)
-	case HarnessCodex:
-		err = codexCalls(&u)
-	case HarnessCopilot:
-		err = copilotCalls(&u)
-	default:
-		// Gemini CLI and opencode record each response's tokens on the
-		// response: their conversion's assistant messages carry them.
-		err = convertedCalls(src, s, &u)
-		if src.Harness() == HarnessGemini {
-			// Gemini CLI calls Google's Gemini API: its price is
-			// Google's (the catalog's google-gemini-cli entries are the
-			// free tier of the CLI's own sign-in, which a file does not
-			// say it was).
-			for k := range u.Calls {
-				u.Calls[k].Model = u.Calls[k].Model.WithProvider("google")
-			}
-		}
+func (c claudeSource) Usage(s Session) (usage.Session, error) {
+	u := newUsage(HarnessClaude, s)
+	return u, claudeCalls(&u)
+}
+
+func (c codexSource) Usage(s Session) (usage.Session, error) {
+	u := newUsage(HarnessCodex, s)
+	return u, codexCalls(&u)
+}
+
+func (c copilotSource) Usage(s Session) (usage.Session, error) {
+	u := newUsage(HarnessCopilot, s)
+	return u, copilotCalls(&u)
+}
+
+// pi's files are omp's format: read as omp's are.
+func (p piSource) Usage(s Session) (usage.Session, error) {
+	read, err := usage.ReadSession(s.Path)
+	read.Harness, read.ID, read.Subagent = HarnessPi, s.ID, s.Subagent
+	if read.Title == "" {
+		read.Title = s.Title
+	}
+	return read, err
+}
+
+// Gemini CLI records each response's tokens on the response: its
+// conversion's assistant messages carry them. It calls Google's Gemini
+// API: its price is Google's (the catalog's google-gemini-cli entries are
+// the free tier of the CLI's own sign-in, which a file does not say it
+// was).
+func (g geminiSource) Usage(s Session) (usage.Session, error) {
+	u := newUsage(HarnessGemini, s)
+	err := convertedCalls(g, s, &u)
+	for k := range u.Calls {
+		u.Calls[k].Model = u.Calls[k].Model.WithProvider("google")
 	}
 	return u, err
+}
+
+// opencode records each response's tokens on the response: its
+// conversion's assistant messages carry them.
+func (o opencodeSource) Usage(s Session) (usage.Session, error) {
+	u := newUsage(HarnessOpencode, s)
+	return u, convertedCalls(o, s, &u)
 }
 
 // counter reads a token counter: 0 (and one more in *bad) for anything

@@ -1,0 +1,75 @@
+package foreign
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A Kind is the registry entry of one harness this package reads:
+// everything the rest of xdev knows of it by name (what --from takes,
+// the flag that moves its directory, where it keeps its sessions by
+// default, how a person calls it) and the Source that reads it. Adding a
+// harness is one file of this package (its Source) and one entry in
+// Kinds; every command, help text, MCP enum and serve filter follows
+// from there (docs/catalog.md, "Adding a harness").
+type Kind struct {
+	// Name is the harness's name as --from takes it and listings print it.
+	Name string
+	// Display is how a person calls it: "Claude Code".
+	Display string
+	// DirHelp says, for the flag --<Name>-dir, what the directory is and
+	// where it is by default (its environment variables first).
+	DirHelp string
+	// DefaultRoot is where the harness keeps its data on this machine,
+	// from its environment variables, else under the home directory.
+	DefaultRoot func() (string, error)
+	// Watched is the directory under the root whose tree holds its
+	// sessions, what a watcher watches ("" for the root itself).
+	Watched string
+	// FilesUnder is the directory whose tree holds its session files, by
+	// which the root of a file found elsewhere is known (the directory
+	// above it); "" when a file's own directory is its root.
+	FilesUnder string
+	// OmpFormat: its files are in omp's format and open as they are; the
+	// others' are converted to be read.
+	OmpFormat bool
+	// New is the Source of its sessions under root.
+	New func(root string) Source
+}
+
+// Kinds are the harnesses this package reads, in the order a search for
+// a session's name looks through them and a listing of all of them
+// shows them.
+var Kinds = []Kind{
+	{Name: HarnessClaude, Display: "Claude Code", DirHelp: "Claude Code's dir (default $CLAUDE_CONFIG_DIR or ~/.claude)",
+		DefaultRoot: ClaudeDir, Watched: "projects", FilesUnder: "projects", New: func(root string) Source { return claudeSource{root} }},
+	{Name: HarnessCodex, Display: "Codex", DirHelp: "Codex's dir (default $CODEX_HOME or ~/.codex)",
+		DefaultRoot: CodexDir, Watched: "sessions", FilesUnder: "sessions", New: func(root string) Source { return codexSource{root} }},
+	{Name: HarnessPi, Display: "pi", DirHelp: "pi's agent dir (default ~/.pi/agent)",
+		DefaultRoot: PiDir, Watched: "sessions", OmpFormat: true, New: func(root string) Source { return piSource{root} }},
+	{Name: HarnessCopilot, Display: "Copilot CLI", DirHelp: "Copilot CLI's dir (default $COPILOT_HOME or ~/.copilot)",
+		DefaultRoot: CopilotDir, Watched: "session-state", FilesUnder: "session-state", New: func(root string) Source { return copilotSource{root} }},
+	{Name: HarnessGemini, Display: "Gemini CLI", DirHelp: "Gemini CLI's dir (default $GEMINI_CLI_HOME/.gemini or ~/.gemini)",
+		DefaultRoot: GeminiDir, Watched: "tmp", FilesUnder: "tmp", New: func(root string) Source { return geminiSource{root} }},
+	{Name: HarnessOpencode, Display: "opencode", DirHelp: "opencode's data dir (default $XDG_DATA_HOME/opencode or ~/.local/share/opencode)",
+		DefaultRoot: OpencodeDir, FilesUnder: "storage", New: func(root string) Source { return opencodeSource{root} }},
+}
+
+// KindOf is the registry entry of the harness called name.
+func KindOf(name string) (Kind, bool) {
+	for _, k := range Kinds {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return Kind{}, false
+}
+
+// unknownHarness is the error for a name no Kind has.
+func unknownHarness(name string) error {
+	names := make([]string, len(Kinds))
+	for i, k := range Kinds {
+		names[i] = k.Name
+	}
+	return fmt.Errorf("no harness %q (%s)", name, strings.Join(names, ", "))
+}
