@@ -24,7 +24,7 @@
 //     sessionname: its id, its file name with or without .jsonl or the id
 //     part of the file name, exactly, else as a prefix, whatever the
 //     case); the working directory's project first, then every project.
-//     Several matches are an *session.AmbiguousError.
+//     Several matches are an *AmbiguousError.
 //  4. Unless a flag chose the data dir (Config.Explicit): a session of
 //     another harness, by the same rule over all of them at once;
 //     several matches are an *AmbiguousError.
@@ -305,25 +305,10 @@ var ErrEmptyArgument = errors.New("SESSION is empty: give an id, an id prefix, a
 // ErrNotFound wraps every error for a name nothing matches.
 var ErrNotFound = session.ErrNotFound
 
-// AmbiguousError is Resolve's error for a name several other harnesses'
-// sessions match.
-type AmbiguousError struct {
-	Arg     string
-	Matches []Ref
-}
-
-func (e *AmbiguousError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%q matches %d sessions; give more of the id:", e.Arg, len(e.Matches))
-	for i, m := range e.Matches {
-		if i == 5 {
-			fmt.Fprintf(&b, "\n  … and %d more", len(e.Matches)-i)
-			break
-		}
-		fmt.Fprintf(&b, "\n  %s %s  %s", m.Harness, m.ID, m.Path)
-	}
-	return b.String()
-}
+// AmbiguousError is Resolve's error for a name several sessions match:
+// the naming rule's one error (package sessionname), each match naming
+// its harness.
+type AmbiguousError = sessionname.AmbiguousError
 
 // Resolve finds the session arg names, by the rule in the package comment.
 func (c *Catalog) Resolve(arg string) (Ref, error) {
@@ -383,7 +368,9 @@ func (c *Catalog) resolveForeign(arg string) (Ref, error) {
 	case one != nil:
 		return *one, nil
 	case len(several) > 0:
-		return Ref{}, &AmbiguousError{Arg: arg, Matches: several}
+		return Ref{}, sessionname.Ambiguous(arg, several, func(r *Ref) sessionname.Match {
+			return sessionname.Match{Harness: string(r.Harness), ID: r.ID, Path: r.Path}
+		})
 	}
 	return Ref{}, fmt.Errorf("%w: no %s session %q", session.ErrNotFound, Names(Foreign, "or"), arg)
 }

@@ -215,11 +215,9 @@ func (o *OmpTable) Find(ctx context.Context, arg string) (*OmpRow, error) {
 	case len(several) == 0:
 		return nil, fmt.Errorf("%w named %q in omp's table %s", ErrNotFound, arg, o.table)
 	}
-	names := make([]string, 0, len(several))
-	for _, r := range several {
-		names = append(names, r.Path)
-	}
-	return nil, fmt.Errorf("%q names more than one row of omp's table: %s", arg, strings.Join(names, ", "))
+	return nil, sessionname.Ambiguous(arg, several, func(r **OmpRow) sessionname.Match {
+		return sessionname.Match{ID: (*r).ID, Path: (*r).Path}
+	})
 }
 
 // Content returns the row's file as omp's readText returns it: the

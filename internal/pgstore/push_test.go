@@ -3,12 +3,14 @@ package pgstore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/xdev/xdev/internal/session"
+	"github.com/xdev/xdev/internal/sessionname"
 )
 
 // TestPushPull: every session pushed comes back byte-identical from a
@@ -101,7 +103,7 @@ func TestPushPull(t *testing.T) {
 			// them (ambiguous, as in a data dir); the others name theirs.
 			found, err := db.Find(ctx, s.ID)
 			switch shared := idCount[s.ID] > 1; {
-			case shared && (err == nil || !strings.Contains(err.Error(), "names more than one stored session")):
+			case shared && !errors.As(err, new(*sessionname.AmbiguousError)):
 				t.Errorf("Find(%s), an id %d sessions share: %v", s.ID, idCount[s.ID], err)
 			case !shared && (err != nil || found.ID != s.ID):
 				t.Errorf("Find(%s): %v", s.ID, err)

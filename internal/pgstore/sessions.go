@@ -210,15 +210,9 @@ ORDER BY updated DESC LIMIT `+strconv.Itoa(maxCandidates+1), args...)
 	case len(several) == 0:
 		return nil, fmt.Errorf("%w named %q in %s", ErrNotFound, arg, db.conn.shown)
 	}
-	names := make([]string, 0, len(several))
-	for _, s := range several[:min(len(several), 10)] {
-		names = append(names, s.ID+" "+s.Path)
-	}
-	more := ""
-	if len(several) > 10 {
-		more = ", …"
-	}
-	return nil, fmt.Errorf("%q names more than one stored session: %s%s", arg, strings.Join(names, ", "), more)
+	return nil, sessionname.Ambiguous(arg, several, func(s **Session) sessionname.Match {
+		return sessionname.Match{ID: (*s).ID, Path: (*s).Path}
+	})
 }
 
 // maxCandidates is how many stored sessions a name is matched against,

@@ -14,24 +14,9 @@ import (
 var ErrNotFound = errors.New("no session found")
 
 // AmbiguousError is returned by Resolve when an argument matches more than
-// one session.
-type AmbiguousError struct {
-	Arg     string
-	Matches []SessionInfo // newest first
-}
-
-func (e *AmbiguousError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%q matches %d sessions; give more of the id:", e.Arg, len(e.Matches))
-	for i, m := range e.Matches {
-		if i == 5 {
-			fmt.Fprintf(&b, "\n  … and %d more", len(e.Matches)-i)
-			break
-		}
-		fmt.Fprintf(&b, "\n  %s  %s", m.ID, m.Path)
-	}
-	return b.String()
-}
+// one session: the one error of the naming rule (package sessionname),
+// its matches newest first.
+type AmbiguousError = sessionname.AmbiguousError
 
 // MostRecent returns the session --continue would pick for cwd: the most
 // recently modified session of that project that opens.
@@ -137,7 +122,9 @@ func pick(arg string, infos []SessionInfo) (*SessionInfo, error) {
 	case one != nil:
 		return one, nil
 	case len(several) > 0:
-		return nil, &AmbiguousError{Arg: arg, Matches: several}
+		return nil, sessionname.Ambiguous(arg, several, func(i *SessionInfo) sessionname.Match {
+			return sessionname.Match{ID: i.ID, Path: i.Path}
+		})
 	}
 	return nil, nil
 }

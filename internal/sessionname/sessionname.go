@@ -20,7 +20,10 @@
 // call None, and then Pick.
 package sessionname
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // A Kind is how a name matches a session.
 type Kind int
@@ -92,4 +95,49 @@ func Pick[T any](arg string, items []T, name func(*T) (id, file string)) (one *T
 		return pick(prefix)
 	}
 	return nil, nil
+}
+
+// AmbiguousError is the error of every place for a name that names more
+// than one session: one text, whatever the place (a data dir, other
+// harnesses' directories, a PostgreSQL store).
+type AmbiguousError struct {
+	Arg     string
+	Matches []Match // newest first, where the place knows
+}
+
+// A Match is one session an ambiguous name names.
+type Match struct {
+	Harness string // whose session it is; "" within one place
+	ID      string
+	Path    string // its file, or its row's name in a store
+}
+
+// maxShown is how many matches an AmbiguousError names.
+const maxShown = 5
+
+func (e *AmbiguousError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%q matches %d sessions; give more of the id:", e.Arg, len(e.Matches))
+	for i, m := range e.Matches {
+		if i == maxShown {
+			fmt.Fprintf(&b, "\n  … and %d more", len(e.Matches)-i)
+			break
+		}
+		b.WriteString("\n  ")
+		if m.Harness != "" {
+			b.WriteString(m.Harness + " ")
+		}
+		fmt.Fprintf(&b, "%s  %s", m.ID, m.Path)
+	}
+	return b.String()
+}
+
+// Ambiguous is the AmbiguousError of arg for the items several, each
+// named by match.
+func Ambiguous[T any](arg string, several []T, match func(*T) Match) *AmbiguousError {
+	e := &AmbiguousError{Arg: arg, Matches: make([]Match, len(several))}
+	for i := range several {
+		e.Matches[i] = match(&several[i])
+	}
+	return e
 }
