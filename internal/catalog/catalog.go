@@ -26,8 +26,10 @@
 //     case); the working directory's project first, then every project.
 //     Several matches are an *AmbiguousError.
 //  4. Unless a flag chose the data dir (Config.Explicit): a session of
-//     another harness, by the same rule over all of them at once;
-//     several matches are an *AmbiguousError.
+//     another place here, by the same rule over all of them at once: the
+//     other omp-format data dirs (omp's; xdev's own when the data dir is
+//     elsewhere, as fork --data-dir's destination is) and every other
+//     harness; several matches are an *AmbiguousError.
 //
 // A stored session (Database.Find) is named by the same rule.
 //
@@ -122,6 +124,7 @@ package catalog
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -339,15 +342,35 @@ func (c *Catalog) Resolve(arg string) (Ref, error) {
 	}
 	ref, ferr := c.resolveForeign(arg)
 	if errors.Is(ferr, session.ErrNotFound) {
-		return Ref{}, fmt.Errorf("%w (nor is it a %s session's)", err, Names(Foreign, "or"))
+		return Ref{}, fmt.Errorf("%w (nor is it a session of %s)", err, Names(append([]Harness{Xdev, Omp}, Foreign...), "or"))
 	}
 	return ref, ferr
 }
 
-// resolveForeign finds the other harnesses' session arg names, by the
-// one naming rule (internal/sessionname) over all of them at once.
+// resolveForeign finds the session arg names among the other places
+// here (the other omp-format data dirs, xdev's and omp's, and the other
+// harnesses), by the one naming rule (internal/sessionname) over all of
+// them at once.
 func (c *Catalog) resolveForeign(arg string) (Ref, error) {
 	var all []Ref
+	for _, h := range []Harness{Xdev, Omp} {
+		dir := c.otherDataDir(h)
+		if dir == "" {
+			continue
+		}
+		if _, err := os.Stat(session.SessionsDir(dir)); err != nil {
+			continue
+		}
+		rows, err := ListDataDir(h, dir, ListOptions{Subagents: true})
+		if err != nil {
+			continue
+		}
+		for _, r := range rows {
+			if r.Err == nil && sessionname.Of(arg, r.ID, filepath.Base(r.Path)) != sessionname.None {
+				all = append(all, Ref{Harness: h, Path: r.Path, ID: r.ID})
+			}
+		}
+	}
 	for _, h := range Foreign {
 		src := c.sources[h]
 		if src == nil {
@@ -372,7 +395,7 @@ func (c *Catalog) resolveForeign(arg string) (Ref, error) {
 			return sessionname.Match{Harness: string(r.Harness), ID: r.ID, Path: r.Path}
 		})
 	}
-	return Ref{}, fmt.Errorf("%w: no %s session %q", session.ErrNotFound, Names(Foreign, "or"), arg)
+	return Ref{}, fmt.Errorf("%w: no session %q of %s", session.ErrNotFound, arg, Names(append([]Harness{Xdev, Omp}, Foreign...), "or"))
 }
 
 // At describes the session file at path (absolute): whose it is, from
@@ -439,12 +462,10 @@ func (c *Catalog) atOpencode(path string) (Ref, error) {
 }
 
 // otherDataDir is the default data dir of h (Xdev or Omp) when it is not
-// the catalog's data dir: a session there is that program's, not one xdev
-// may write as the data dir's.
+// the catalog's data dir: a session there is that program's, or xdev's
+// own where the data dir is elsewhere (fork --data-dir's destination),
+// not one of the data dir's.
 func (c *Catalog) otherDataDir(h Harness) string {
-	if h == c.cfg.DataDirHarness && !c.cfg.Explicit {
-		return ""
-	}
 	dir, err := defaultDataDir(h)
 	if err != nil || dir == c.cfg.DataDir {
 		return ""
