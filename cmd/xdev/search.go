@@ -64,7 +64,7 @@ func (f *indexFlags) define(fs *flag.FlagSet) {
 // places returns the places the flags choose to search, and the catalog
 // they are in: every harness's here by default (catalog.Scope), --from's,
 // or the data dir a flag chose (with omp's beside it for --with-omp).
-func (f *indexFlags) places(e *env) (*catalog.Catalog, []catalog.Place, error) {
+func (f *indexFlags) places(e *env) (*catalog.Catalog, []catalog.SearchPlace, error) {
 	switch {
 	case f.withOmp && f.store.omp:
 		return nil, nil, usagef("--omp and --with-omp: give one")
@@ -119,7 +119,7 @@ func (f *indexFlags) openFresh(e *env, ctx context.Context) (*catalog.Indexes, [
 		},
 		Notice:  func(n string) { fmt.Fprintln(e.ErrOut, "xdev: "+n) },
 		Problem: func(err error) { fmt.Fprintf(e.ErrOut, "xdev: not indexed: %v\n", err) },
-		Progress: func(p catalog.Place) (func(catalog.RefreshProgress), func()) {
+		Progress: func(p catalog.SearchPlace) (func(catalog.RefreshProgress), func()) {
 			bar := &byteProgress{term.Meter{IO: e.IOStreams, What: "Indexing " + term.HomePath(p.Root)}}
 			return bar.update, bar.done
 		},

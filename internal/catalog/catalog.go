@@ -5,9 +5,17 @@
 //
 // A Catalog is made from a Config: the data dir (xdev's, or omp's with
 // --omp, or one a flag names), the working directory, and the roots of the
-// other harnesses whose sessions xdev reads in place (Claude Code, Codex,
-// pi; each root defaults to where that harness keeps them). Everything
-// xdev writes goes into the data dir; the other places are only read.
+// other harnesses whose sessions xdev reads in place (foreign.Kinds, the
+// registry: Claude Code, Codex, pi, …; each root defaults to where that
+// harness keeps them). Everything xdev writes goes into the data dir; the
+// other places are only read.
+//
+// A Place is where one harness keeps its sessions on this machine, one
+// interface with two implementations: an omp-format data dir (xdev's,
+// omp's) and another harness's directory, read through its
+// foreign.Source. Catalog.Place gives the place of a harness; listing,
+// naming, searching and costing go through it. A Database is the place
+// beyond the machine.
 //
 // # Naming a session
 //
@@ -59,9 +67,9 @@
 //
 // # Searching
 //
-// A Place is where one index reads: a data dir as it is (DataDirPlace),
-// or a harness's sessions (HarnessPlace: pi's dir as it is, Claude Code's
-// and Codex's through their mirror). OpenIndexes opens and refreshes the
+// A SearchPlace is where one index reads (Place.Search): a data dir as it
+// is (DataDirPlace), or a harness's sessions (pi's dir as it is, the
+// others' through their mirror). OpenIndexes opens and refreshes the
 // index of each place; Indexes.Search runs a query on all of them and
 // merges the hits by position (search.Merge), since the bm25 ranks of
 // separate indexes share no scale; a hit in a mirror names the source's
@@ -82,7 +90,7 @@
 // sessions in and whether it is on this machine; ListIn lists the
 // sessions of some of them (DataDirOf names the omp-format data dirs
 // here), PlacesIn their search places,
-// Place.Watched the directory a watcher of a place watches, and RefOf
+// SearchPlace.Watched the directory a watcher of a place watches, and RefOf
 // names a listed row as Resolve would.
 //
 // # Databases
@@ -124,7 +132,6 @@ package catalog
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -353,38 +360,8 @@ func (c *Catalog) Resolve(arg string) (Ref, error) {
 // them at once.
 func (c *Catalog) resolveForeign(arg string) (Ref, error) {
 	var all []Ref
-	for _, h := range []Harness{Xdev, Omp} {
-		dir := c.otherDataDir(h)
-		if dir == "" {
-			continue
-		}
-		if _, err := os.Stat(session.SessionsDir(dir)); err != nil {
-			continue
-		}
-		rows, err := ListDataDir(h, dir, ListOptions{Subagents: true})
-		if err != nil {
-			continue
-		}
-		for _, r := range rows {
-			if r.Err == nil && sessionname.Of(arg, r.ID, filepath.Base(r.Path)) != sessionname.None {
-				all = append(all, Ref{Harness: h, Path: r.Path, ID: r.ID})
-			}
-		}
-	}
-	for _, h := range Foreign {
-		src := c.sources[h]
-		if src == nil {
-			continue
-		}
-		list, err := src.List(true)
-		if err != nil {
-			continue // a harness that cannot be read holds nothing to find
-		}
-		for i := range list {
-			if s := &list[i]; s.Err == nil && sessionname.Of(arg, s.ID, filepath.Base(s.Path)) != sessionname.None {
-				all = append(all, Ref{Harness: h, Path: s.Path, ID: s.ID, Foreign: s})
-			}
-		}
+	for _, p := range c.others() {
+		all = append(all, p.named(arg)...)
 	}
 	one, several := sessionname.Pick(arg, all, func(r *Ref) (string, string) { return r.ID, filepath.Base(r.Path) })
 	switch {
@@ -504,16 +481,8 @@ func rootOf(h Harness, path string) string {
 // lies); a server that answers for the catalog's places only (an MCP
 // server an agent steers) asks this first.
 func (c *Catalog) Holds(path string) bool {
-	if c.cfg.DataDir != "" && within(path, session.SessionsDir(c.cfg.DataDir)) {
-		return true
-	}
-	for _, h := range []Harness{Omp, Xdev} {
-		if d := c.otherDataDir(h); d != "" && within(path, session.SessionsDir(d)) {
-			return true
-		}
-	}
-	for _, root := range c.Roots() {
-		if within(path, root) {
+	for _, h := range Every {
+		if dir, _ := c.Place(h).Where(); within(path, dir) {
 			return true
 		}
 	}

@@ -78,26 +78,16 @@ func (c *Catalog) Scope(from string) ([]Harness, error) {
 
 // Where is the directory where harness h keeps its sessions on this
 // machine, or would keep them (for a person told where xdev looked), and
-// whether it is there: a data dir's sessions directory, another
-// harness's root.
+// whether it is there (its Place's Where).
 func (c *Catalog) Where(h Harness) (dir string, here bool) {
-	switch {
-	case h == Xdev || h == Omp:
-		d := c.cfg.DataDir
-		if h != c.cfg.DataDirHarness || d == "" {
-			var err error
-			if d, err = defaultDataDir(h); err != nil {
-				return "", false
-			}
-		}
-		dir = session.SessionsDir(d)
-	default:
-		if dir = c.Root(h); dir == "" {
-			return "", false
+	dir, here = c.Place(h).Where()
+	if dir == "" && (h == Xdev || h == Omp) {
+		// The default of a harness whose data dir a flag moved elsewhere.
+		if d, err := defaultDataDir(h); err == nil {
+			dir = session.SessionsDir(d)
 		}
 	}
-	_, err := os.Stat(dir)
-	return dir, err == nil
+	return dir, here
 }
 
 // ListIn lists the sessions of the harnesses hs here, newest first: each
@@ -120,32 +110,18 @@ func (c *Catalog) ListIn(hs []Harness, opts ListOptions) (rows []Row, failed map
 	return rows, failed
 }
 
-// ListHarness lists the sessions of harness h here, newest first: a data
-// dir (Xdev, Omp) as ListDataDir does, nothing when h has none here;
-// another harness from its own files and indexes.
+// ListHarness lists the sessions of harness h here, newest first (its
+// Place's List).
 func (c *Catalog) ListHarness(h Harness, opts ListOptions) ([]Row, error) {
-	if h == Xdev || h == Omp {
-		dir := c.DataDirOf(h)
-		if dir == "" {
-			return nil, nil
-		}
-		return ListDataDir(h, dir, opts)
-	}
-	return c.listForeign(h, opts)
+	return c.Place(h).List(opts)
 }
 
 // PlacesIn are the search places of the harnesses hs here; a harness
 // with no sessions on this machine has none.
-func (c *Catalog) PlacesIn(hs []Harness) ([]Place, error) {
-	var out []Place
+func (c *Catalog) PlacesIn(hs []Harness) ([]SearchPlace, error) {
+	var out []SearchPlace
 	for _, h := range hs {
-		if h == Xdev || h == Omp {
-			if dir := c.DataDirOf(h); dir != "" {
-				out = append(out, DataDirPlace(h, dir))
-			}
-			continue
-		}
-		p, err := c.HarnessPlace(h)
+		p, err := c.Place(h).Search()
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -172,7 +148,7 @@ func (c *Catalog) RefOf(row Row) (Ref, error) {
 // where the harness keeps its sessions (Claude Code's projects/, Codex's
 // sessions/, Copilot CLI's session-state/, Gemini CLI's tmp/, opencode's
 // data dir, which holds its database).
-func (p Place) Watched() string {
+func (p SearchPlace) Watched() string {
 	k, _ := foreign.KindOf(string(p.Harness))
 	switch {
 	case p.mirror == nil:

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/xdev/xdev/internal/foreign"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -120,26 +119,6 @@ func (c *Catalog) Relist(h Harness, prev []Row, changed []string, opts ListOptio
 
 // List lists another harness's sessions (Claude, Codex, Pi), newest
 // first; a harness not on this machine lists nothing.
-func (c *Catalog) listForeign(h Harness, opts ListOptions) ([]Row, error) {
-	src := c.sources[h]
-	if src == nil {
-		return nil, nil
-	}
-	list, err := src.List(opts.Subagents)
-	if err != nil {
-		return nil, err
-	}
-	var out []Row
-	for _, s := range list {
-		if opts.Cwd != "" && !sameDir(s.Cwd, opts.Cwd) && !foreign.GeminiProject(s, opts.Cwd) && s.Err == nil {
-			continue
-		}
-		out = append(out, Row{Harness: h, ID: s.ID, Title: s.Title, Cwd: s.Cwd, Path: s.Path, Created: s.Created,
-			Modified: s.Modified, Size: s.Size, FirstMessage: s.FirstMessage, Subagent: s.Subagent,
-			ParentSession: s.ParentSession, Err: s.Err})
-	}
-	return out, nil
-}
 
 // Root is harness h's directory (its default, or where Config.Roots
 // moved it); "" for a harness read from the data dir.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"regexp"
 	"slices"
@@ -20,11 +19,11 @@ import (
 	"github.com/xdev/xdev/internal/session"
 )
 
-// A Place is where one search index reads sessions: an omp-format data
+// A SearchPlace is where one search index reads sessions: an omp-format data
 // dir (xdev's, omp's, pi's) as it is, or another harness's sessions
 // (Claude Code's, Codex's) through their mirror, an omp-format data dir
 // in xdev's cache of each session converted for reading.
-type Place struct {
+type SearchPlace struct {
 	Harness Harness
 	// Dir is the omp-format data dir the index reads.
 	Dir string
@@ -36,31 +35,14 @@ type Place struct {
 
 // DataDirPlace is the place of the omp-format data dir dir, of harness h
 // (Xdev, Omp).
-func DataDirPlace(h Harness, dir string) Place { return Place{Harness: h, Dir: dir, Root: dir} }
-
-// HarnessPlace is the place of another harness's sessions (Claude, Codex,
-// Pi); an error wrapping fs.ErrNotExist when it keeps none on this
-// machine.
-func (c *Catalog) HarnessPlace(h Harness) (Place, error) {
-	src := c.sources[h]
-	if src == nil {
-		return Place{}, fmt.Errorf("no %s sessions: %w", h.Name(), fs.ErrNotExist)
-	}
-	if h == Pi {
-		if _, err := os.Stat(session.SessionsDir(src.Root())); err != nil {
-			return Place{}, fmt.Errorf("no pi sessions: %w", err)
-		}
-		return Place{Harness: h, Dir: src.Root(), Root: src.Root()}, nil
-	}
-	if _, err := os.Stat(src.Root()); err != nil {
-		return Place{}, fmt.Errorf("no %s sessions: %w", h, err)
-	}
-	m, err := c.mirror(h)
-	if err != nil {
-		return Place{}, err
-	}
-	return Place{Harness: h, Dir: m.Dir, Root: src.Root(), mirror: m}, nil
+func DataDirPlace(h Harness, dir string) SearchPlace {
+	return SearchPlace{Harness: h, Dir: dir, Root: dir}
 }
+
+// HarnessPlace is the search place of another harness's sessions (its
+// Place's Search); an error wrapping fs.ErrNotExist when it keeps none on
+// this machine.
+func (c *Catalog) HarnessPlace(h Harness) (SearchPlace, error) { return c.Place(h).Search() }
 
 // IndexedFile is the file of p's index that holds the session ref names:
 // its mirror for a Claude Code or Codex session, else its own file. What
@@ -90,10 +72,10 @@ type IndexOptions struct {
 	Problem func(error)
 	// Progress returns the progress callback of p's refresh and what to
 	// call when it is done.
-	Progress func(p Place) (update func(search.Progress), done func())
+	Progress func(p SearchPlace) (update func(search.Progress), done func())
 	// Live is told of each place whose index a running xdev serve keeps
 	// fresh (internal/live), which is then not refreshed here.
-	Live func(p Place)
+	Live func(p SearchPlace)
 	// NoLive refreshes every index, whatever a server says of it: the
 	// server's own.
 	NoLive bool
@@ -103,12 +85,12 @@ type IndexOptions struct {
 	// is opened unrefreshed, and the indexes answer from what they hold.
 	// For a caller on a deadline that would rather answer in part than
 	// not at all (xdev mcp); the next refresh goes on where this stopped.
-	Stale func(p Place)
+	Stale func(p SearchPlace)
 }
 
 // Indexes are the open, fresh indexes of some places. Close them.
 type Indexes struct {
-	places []Place
+	places []SearchPlace
 	dbs    []*search.DB
 	opts   IndexOptions
 }
@@ -118,7 +100,7 @@ type Indexes struct {
 // each index reads what changed of its data dir. It returns each index's
 // refresh statistics. On an error the indexes opened so far are returned
 // too, for the caller to close.
-func (c *Catalog) OpenIndexes(ctx context.Context, places []Place, opts IndexOptions) (*Indexes, []search.RefreshStats, error) {
+func (c *Catalog) OpenIndexes(ctx context.Context, places []SearchPlace, opts IndexOptions) (*Indexes, []search.RefreshStats, error) {
 	ix := &Indexes{opts: opts}
 	var stats []search.RefreshStats
 	for _, p := range places {
@@ -188,7 +170,7 @@ const liveWait = 3 * time.Second
 func (ix *Indexes) Len() int { return len(ix.places) }
 
 // Place is the place of the k-th index.
-func (ix *Indexes) Place(k int) Place { return ix.places[k] }
+func (ix *Indexes) Place(k int) SearchPlace { return ix.places[k] }
 
 // IndexPath is the file of the k-th index (its live marker is beside it).
 func (ix *Indexes) IndexPath(k int) string { return ix.dbs[k].Path() }
@@ -242,7 +224,7 @@ func (ix *Indexes) Freshen(ctx context.Context) error {
 }
 
 // Places are the places the indexes are of, in order.
-func (ix *Indexes) Places() []Place { return slices.Clone(ix.places) }
+func (ix *Indexes) Places() []SearchPlace { return slices.Clone(ix.places) }
 
 // Reopen closes every index and opens it again, as it is: the memory a
 // search or a refresh grew SQLite's heap to goes back to the system with
@@ -263,7 +245,7 @@ func (ix *Indexes) Reopen() error {
 }
 
 // refreshMirror converts what changed of p's harness's sessions.
-func (ix *Indexes) refreshMirror(ctx context.Context, p Place, reindex bool) error {
+func (ix *Indexes) refreshMirror(ctx context.Context, p SearchPlace, reindex bool) error {
 	refresh := p.mirror.Refresh
 	if reindex {
 		refresh = p.mirror.Rebuild
@@ -324,7 +306,7 @@ func (ix *Indexes) Search(ctx context.Context, q search.Query) ([]search.Hit, er
 
 // SearchIn is Search over the places keep keeps (every place when keep
 // is nil): a search of some harnesses only.
-func (ix *Indexes) SearchIn(ctx context.Context, q search.Query, keep func(Place) bool) ([]search.Hit, error) {
+func (ix *Indexes) SearchIn(ctx context.Context, q search.Query, keep func(SearchPlace) bool) ([]search.Hit, error) {
 	var lists [][]search.Hit
 	for i, db := range ix.dbs {
 		if keep != nil && !keep(ix.places[i]) {
@@ -364,7 +346,7 @@ func (ix *Indexes) Sessions(ctx context.Context, q search.Query) ([]search.Sessi
 // source is the session file a path in p's index stands for: a mirror
 // file's source transcript and its modification time (what a listing
 // shows), with ok; else ok is false and the path stands for itself.
-func (p Place) source(path string) (src string, modified time.Time, ok bool) {
+func (p SearchPlace) source(path string) (src string, modified time.Time, ok bool) {
 	if p.mirror == nil {
 		return path, time.Time{}, false
 	}
@@ -386,7 +368,7 @@ func (p Place) source(path string) (src string, modified time.Time, ok bool) {
 // a mirror's, the harness listing's title (which the conversion's need
 // not be) or else its first message; a data dir's untitled sessions,
 // their first message. Each session is read once.
-func (p Place) nameUntitled(hits []search.Hit, limit int) {
+func (p SearchPlace) nameUntitled(hits []search.Hit, limit int) {
 	if limit > 0 && len(hits) > limit {
 		hits = hits[:limit]
 	}
@@ -414,7 +396,7 @@ func (p Place) nameUntitled(hits []search.Hit, limit int) {
 	}
 }
 
-func (p Place) toSource(h *search.Hit) {
+func (p SearchPlace) toSource(h *search.Hit) {
 	for j, a := range h.AlsoIn {
 		h.AlsoIn[j], _, _ = p.source(a)
 	}
@@ -509,7 +491,7 @@ func lineHolds(line []byte, tokens map[string]bool) bool {
 var jsonStrings = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 
 // sessionToSource is toSource for a session with hits.
-func (p Place) sessionToSource(s *search.Session) {
+func (p SearchPlace) sessionToSource(s *search.Session) {
 	if src, modified, ok := p.source(s.Path); ok {
 		s.Path, s.Modified = src, modified
 	}
@@ -517,7 +499,7 @@ func (p Place) sessionToSource(s *search.Session) {
 
 // IndexInfo is one open index, as `xdev index` reports it.
 type IndexInfo struct {
-	Place Place
+	Place SearchPlace
 	Path  string // the index file
 	Size  int64  // its size in bytes
 }

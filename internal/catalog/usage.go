@@ -17,7 +17,6 @@ import (
 
 	"github.com/xdev/xdev/internal/foreign"
 	"github.com/xdev/xdev/internal/live"
-	"github.com/xdev/xdev/internal/session"
 	"github.com/xdev/xdev/internal/usage"
 )
 
@@ -96,7 +95,7 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 	}
 	st.Walked = walk
 	for _, h := range walk {
-		js, err := c.usageJobs(h)
+		js, err := c.Place(h).usageJobs()
 		if err != nil {
 			st.Failed[h] = err
 			continue
@@ -330,64 +329,6 @@ func (j usageJob) stamp() (usageStamp, bool) {
 		st.Size, st.ModTime = st.Size^wal.Size<<32, st.ModTime^wal.ModTime
 	}
 	return st, ok
-}
-
-// usageJobs are the sessions of harness h's place.
-func (c *Catalog) usageJobs(h Harness) ([]usageJob, error) {
-	switch h {
-	case Xdev, Omp:
-		dir := c.cfg.DataDir
-		if h != c.cfg.DataDirHarness || c.cfg.DataDir == "" {
-			if dir = c.otherDataDir(h); dir == "" {
-				return nil, nil
-			}
-		}
-		files, err := session.Files(dir)
-		if err != nil {
-			return nil, err
-		}
-		jobs := make([]usageJob, 0, len(files))
-		for _, f := range files {
-			jobs = append(jobs, usageJob{key: string(h) + " " + f.Path, file: f.Path,
-				read: func() (usage.Session, error) {
-					s, err := usage.ReadSession(f.Path)
-					s.Harness = string(h)
-					return s, err
-				}})
-		}
-		return jobs, nil
-	}
-	src := c.sources[h]
-	if src == nil {
-		return nil, nil
-	}
-	list, err := foreign.UsageSessions(src)
-	if err != nil {
-		return nil, err
-	}
-	jobs := make([]usageJob, 0, len(list))
-	for _, s := range list {
-		if s.Err != nil {
-			continue
-		}
-		file := s.Path
-		if h == Opencode {
-			// One database holds every session: its own stamp, and the
-			// write-ahead log's, are each session's.
-			if db, ok := foreign.OpencodeDatabase(s.Path); ok {
-				file = db
-			}
-		}
-		j := usageJob{key: string(h) + " " + s.Path, file: file, wal: h == Opencode,
-			read: func() (usage.Session, error) { return foreign.Usage(src, s) }}
-		if h == Claude {
-			j.readFrom = func(prev usage.Session, from int64) (usage.Session, bool, error) {
-				return foreign.UsageFrom(src, s, prev, from)
-			}
-		}
-		jobs = append(jobs, j)
-	}
-	return jobs, nil
 }
 
 // readJob reads job j's session: on from where the cache's read ended,

@@ -42,6 +42,13 @@ type usageAppender interface {
 	usageFrom(s Session, prev usage.Session, from int64) (usage.Session, bool, error)
 }
 
+// ReadsGrown reports whether src's sessions can be read on from where
+// an earlier read of a file ended (UsageFrom).
+func ReadsGrown(src Source) bool {
+	_, ok := src.(usageAppender)
+	return ok
+}
+
 // UsageFrom reads on from offset from of a session whose calls up to it
 // are prev's (what Usage read when its file ended there, at a line's
 // end): the calls of the lines appended since, after prev's. ok is false

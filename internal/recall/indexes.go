@@ -20,7 +20,7 @@ type indexes struct {
 	mu    sync.Mutex
 	ix    *catalog.Indexes
 	idle  *time.Timer
-	stale []catalog.Place // the places this search's refresh did not finish
+	stale []catalog.SearchPlace // the places this search's refresh did not finish
 }
 
 // idleClose is how long open indexes wait for the next search.
@@ -31,7 +31,7 @@ const idleClose = 30 * time.Second
 // the call's: fn is then given the places whose refresh it stopped,
 // searched as far as they are indexed (catalog.IndexOptions.Stale); the
 // next search's refresh goes on from there.
-func (x *indexes) use(ctx, refresh context.Context, fn func(ix *catalog.Indexes, stale []catalog.Place) error) error {
+func (x *indexes) use(ctx, refresh context.Context, fn func(ix *catalog.Indexes, stale []catalog.SearchPlace) error) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.stale = nil
@@ -45,7 +45,7 @@ func (x *indexes) use(ctx, refresh context.Context, fn func(ix *catalog.Indexes,
 		x.ix = nil
 	}
 	if x.ix == nil {
-		ix, _, err := x.cat.OpenIndexes(refresh, places, catalog.IndexOptions{Stale: func(p catalog.Place) { x.stale = append(x.stale, p) }})
+		ix, _, err := x.cat.OpenIndexes(refresh, places, catalog.IndexOptions{Stale: func(p catalog.SearchPlace) { x.stale = append(x.stale, p) }})
 		if err != nil {
 			ix.Close()
 			return err
@@ -76,7 +76,7 @@ func (x *indexes) closeIdle() {
 	}
 }
 
-func samePlaces(a, b []catalog.Place) bool {
+func samePlaces(a, b []catalog.SearchPlace) bool {
 	if len(a) != len(b) {
 		return false
 	}

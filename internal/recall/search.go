@@ -92,8 +92,8 @@ func (s *server) search(ctx context.Context, a SearchArgs) (SearchResult, string
 	var hits []catalog.Hit
 	refresh, cancel := s.refreshWithin(ctx)
 	defer cancel()
-	keep := func(p catalog.Place) bool { return a.Harness == "" || string(p.Harness) == a.Harness }
-	err = s.ix.use(ctx, refresh, func(ix *catalog.Indexes, stale []catalog.Place) error {
+	keep := func(p catalog.SearchPlace) bool { return a.Harness == "" || string(p.Harness) == a.Harness }
+	err = s.ix.use(ctx, refresh, func(ix *catalog.Indexes, stale []catalog.SearchPlace) error {
 		for _, p := range stale {
 			if keep(p) {
 				out.Indexing = append(out.Indexing, string(p.Harness))

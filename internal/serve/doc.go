@@ -35,7 +35,7 @@
 // # Live
 //
 // Server.Run watches (fsnotify) the directory tree of every place the
-// catalog reads (catalog.Place.Watched). A change marks that place's
+// catalog reads (catalog.SearchPlace.Watched). A change marks that place's
 // index dirty at once (its live marker, internal/live, which is what
 // lets `xdev search` skip its own stat walk while the server runs), and
 // once the burst settles (200 ms after the last change, at most 1 s

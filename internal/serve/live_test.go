@@ -73,7 +73,7 @@ func searchProcess(raw string) int {
 		return 1
 	}
 	n := 0
-	ix, _, err := c.OpenIndexes(context.Background(), places, catalog.IndexOptions{Live: func(catalog.Place) { n++ }})
+	ix, _, err := c.OpenIndexes(context.Background(), places, catalog.IndexOptions{Live: func(catalog.SearchPlace) { n++ }})
 	if err != nil {
 		fmt.Println(err)
 		return 1

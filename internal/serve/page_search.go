@@ -79,7 +79,7 @@ func (s *Server) search(r *http.Request, l *library, p *searchPage) {
 		p.Error = "The search index could not be opened (xdev serve's log says why)."
 		return
 	}
-	hits, err := ix.SearchIn(r.Context(), q, func(pl catalog.Place) bool { return harness == "" || string(pl.Harness) == harness })
+	hits, err := ix.SearchIn(r.Context(), q, func(pl catalog.SearchPlace) bool { return harness == "" || string(pl.Harness) == harness })
 	s.ixMu.Unlock()
 	s.usedIndexes(searchedAfter)
 	if err != nil {

@@ -194,7 +194,7 @@ type harnessKey struct {
 
 // openIndexes opens (and refreshes) the index of every place, and holds
 // the live marker of each it can.
-func (s *Server) openIndexes(ctx context.Context, places []catalog.Place) error {
+func (s *Server) openIndexes(ctx context.Context, places []catalog.SearchPlace) error {
 	s.status.Store(fmt.Sprintf("Indexing %d places…", len(places)))
 	ix, _, err := s.cat.OpenIndexes(ctx, places, catalog.IndexOptions{
 		NoLive:  true,

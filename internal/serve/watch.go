@@ -276,7 +276,7 @@ func (s *Server) refreshIndexes(ctx context.Context, dirty map[int]bool, whole [
 // usage ledger; the views loop does that, so that the watcher goes on
 // taking events meanwhile. A dirty place with no file seen (a refresh
 // retried) is listed whole.
-func (s *Server) afterRefresh(places []catalog.Place, dirty map[int]bool, touched map[string]bool, seen map[int]*pending) {
+func (s *Server) afterRefresh(places []catalog.SearchPlace, dirty map[int]bool, touched map[string]bool, seen map[int]*pending) {
 	for key := range touched {
 		s.events.publish(event{name: "session", data: key})
 	}

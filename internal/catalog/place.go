@@ -1,0 +1,256 @@
+package catalog
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/xdev/xdev/internal/foreign"
+	"github.com/xdev/xdev/internal/session"
+	"github.com/xdev/xdev/internal/sessionname"
+	"github.com/xdev/xdev/internal/usage"
+)
+
+// A Place is where one harness keeps its sessions on this machine: an
+// omp-format data dir (xdev's, omp's) or another harness's directory
+// (foreign.Kinds). Catalog.Place gives the place of a harness, and every
+// operation over harnesses goes through it: listing (ListIn), naming
+// (Resolve looks through every place but the data dir at once), searching
+// (PlacesIn), costing (Usage), and saying where xdev looked (Where). The
+// interface is sealed: a harness is added as a foreign.Source and its
+// registry entry, which harnessPlace serves; only the data dir is
+// written. A team's PostgreSQL store (Database) is a place beyond the
+// machine, listed and named by the same rules.
+type Place interface {
+	// Harness is whose sessions the place holds.
+	Harness() Harness
+	// Where is the directory the place keeps its sessions in (or would
+	// keep them: what a person is told xdev looked at; "" when it has no
+	// home here), and whether it is on this machine.
+	Where() (dir string, here bool)
+	// List lists its sessions, newest first (ListOptions); nothing when
+	// it is not here.
+	List(opts ListOptions) ([]Row, error)
+	// Search is where its search index reads; an error wrapping
+	// fs.ErrNotExist when it is not here.
+	Search() (SearchPlace, error)
+	// Writable reports whether xdev writes sessions here: the data dir
+	// only.
+	Writable() bool
+
+	// named are its sessions that the name arg matches at all, by the
+	// one naming rule (sessionname.Of); a place that cannot be read
+	// holds none.
+	named(arg string) []Ref
+	// usageJobs are its sessions as the usage ledger reads them.
+	usageJobs() ([]usageJob, error)
+}
+
+// Place is the place of harness h on this machine.
+func (c *Catalog) Place(h Harness) Place {
+	if h == Xdev || h == Omp {
+		dir := c.otherDataDir(h)
+		if h == c.cfg.DataDirHarness && c.cfg.DataDir != "" {
+			dir = c.cfg.DataDir
+		}
+		return dataDirPlace{c: c, h: h, dir: dir}
+	}
+	return harnessPlace{c: c, h: h, src: c.sources[h]}
+}
+
+// others are the places here but the data dir, where Resolve looks
+// second: every harness's, and the data dir's harness's default one when
+// a flag put the data dir elsewhere (fork --data-dir's destination).
+func (c *Catalog) others() []Place {
+	var out []Place
+	for _, h := range Every {
+		p := c.Place(h)
+		if !p.Writable() {
+			out = append(out, p)
+		} else if d := c.otherDataDir(h); d != "" {
+			out = append(out, dataDirPlace{c: c, h: h, dir: d})
+		}
+	}
+	return out
+}
+
+// dataDirPlace is an omp-format data dir: the catalog's (the one xdev
+// writes), or omp's or xdev's default where the data dir is elsewhere.
+type dataDirPlace struct {
+	c   *Catalog
+	h   Harness
+	dir string // "" when the harness has none apart from the data dir
+}
+
+func (p dataDirPlace) Harness() Harness { return p.h }
+
+func (p dataDirPlace) Where() (string, bool) {
+	if p.dir == "" {
+		return "", false
+	}
+	dir := session.SessionsDir(p.dir)
+	_, err := os.Stat(dir)
+	return dir, err == nil
+}
+
+func (p dataDirPlace) here() bool { _, ok := p.Where(); return ok }
+
+func (p dataDirPlace) Writable() bool { return p.dir != "" && p.dir == p.c.cfg.DataDir }
+
+func (p dataDirPlace) List(opts ListOptions) ([]Row, error) {
+	if !p.here() {
+		return nil, nil
+	}
+	return ListDataDir(p.h, p.dir, opts)
+}
+
+func (p dataDirPlace) Search() (SearchPlace, error) {
+	if !p.here() {
+		return SearchPlace{}, fmt.Errorf("no %s sessions: %w", p.h.Name(), fs.ErrNotExist)
+	}
+	return DataDirPlace(p.h, p.dir), nil
+}
+
+func (p dataDirPlace) named(arg string) []Ref {
+	rows, err := p.List(ListOptions{Subagents: true})
+	if err != nil {
+		return nil
+	}
+	var out []Ref
+	for _, r := range rows {
+		if r.Err == nil && sessionname.Of(arg, r.ID, filepath.Base(r.Path)) != sessionname.None {
+			out = append(out, Ref{Harness: p.h, Path: r.Path, ID: r.ID, InDataDir: p.Writable()})
+		}
+	}
+	return out
+}
+
+func (p dataDirPlace) usageJobs() ([]usageJob, error) {
+	if p.dir == "" {
+		return nil, nil
+	}
+	files, err := session.Files(p.dir)
+	if err != nil {
+		return nil, err
+	}
+	jobs := make([]usageJob, 0, len(files))
+	for _, f := range files {
+		jobs = append(jobs, usageJob{key: string(p.h) + " " + f.Path, file: f.Path,
+			read: func() (usage.Session, error) {
+				s, err := usage.ReadSession(f.Path)
+				s.Harness = string(p.h)
+				return s, err
+			}})
+	}
+	return jobs, nil
+}
+
+// harnessPlace is the directory of a harness read in place, through its
+// foreign.Source: its sessions are never written.
+type harnessPlace struct {
+	c   *Catalog
+	h   Harness
+	src foreign.Source // nil when the harness has no home here
+}
+
+func (p harnessPlace) Harness() Harness { return p.h }
+
+func (p harnessPlace) Where() (string, bool) {
+	if p.src == nil {
+		return "", false
+	}
+	_, err := os.Stat(p.src.Root())
+	return p.src.Root(), err == nil
+}
+
+func (p harnessPlace) Writable() bool { return false }
+
+func (p harnessPlace) List(opts ListOptions) ([]Row, error) {
+	if p.src == nil {
+		return nil, nil
+	}
+	list, err := p.src.List(opts.Subagents)
+	if err != nil {
+		return nil, err
+	}
+	var out []Row
+	for _, s := range list {
+		if opts.Cwd != "" && !sameDir(s.Cwd, opts.Cwd) && !foreign.GeminiProject(s, opts.Cwd) && s.Err == nil {
+			continue
+		}
+		out = append(out, Row{Harness: p.h, ID: s.ID, Title: s.Title, Cwd: s.Cwd, Path: s.Path, Created: s.Created,
+			Modified: s.Modified, Size: s.Size, FirstMessage: s.FirstMessage, Subagent: s.Subagent,
+			ParentSession: s.ParentSession, Err: s.Err})
+	}
+	return out, nil
+}
+
+func (p harnessPlace) Search() (SearchPlace, error) {
+	if p.src == nil {
+		return SearchPlace{}, fmt.Errorf("no %s sessions: %w", p.h.Name(), fs.ErrNotExist)
+	}
+	if k, _ := foreign.KindOf(string(p.h)); k.OmpFormat {
+		// Read as it is, as a data dir is.
+		if _, err := os.Stat(session.SessionsDir(p.src.Root())); err != nil {
+			return SearchPlace{}, fmt.Errorf("no %s sessions: %w", p.h.Name(), err)
+		}
+		return SearchPlace{Harness: p.h, Dir: p.src.Root(), Root: p.src.Root()}, nil
+	}
+	if _, err := os.Stat(p.src.Root()); err != nil {
+		return SearchPlace{}, fmt.Errorf("no %s sessions: %w", p.h.Name(), err)
+	}
+	m, err := p.c.mirror(p.h)
+	if err != nil {
+		return SearchPlace{}, err
+	}
+	return SearchPlace{Harness: p.h, Dir: m.Dir, Root: p.src.Root(), mirror: m}, nil
+}
+
+func (p harnessPlace) named(arg string) []Ref {
+	if p.src == nil {
+		return nil
+	}
+	list, err := p.src.List(true)
+	if err != nil {
+		return nil // a harness that cannot be read holds nothing to find
+	}
+	var out []Ref
+	for i := range list {
+		if s := &list[i]; s.Err == nil && sessionname.Of(arg, s.ID, filepath.Base(s.Path)) != sessionname.None {
+			out = append(out, Ref{Harness: p.h, Path: s.Path, ID: s.ID, Foreign: s})
+		}
+	}
+	return out
+}
+
+func (p harnessPlace) usageJobs() ([]usageJob, error) {
+	if p.src == nil {
+		return nil, nil
+	}
+	list, err := foreign.UsageSessions(p.src)
+	if err != nil {
+		return nil, err
+	}
+	grows := foreign.ReadsGrown(p.src)
+	jobs := make([]usageJob, 0, len(list))
+	for _, s := range list {
+		if s.Err != nil {
+			continue
+		}
+		j := usageJob{key: string(p.h) + " " + s.Path, file: s.Path,
+			read: func() (usage.Session, error) { return foreign.Usage(p.src, s) }}
+		if db, ok := foreign.OpencodeDatabase(s.Path); ok {
+			// One database holds every session: its own stamp, and the
+			// write-ahead log's, are each session's.
+			j.file, j.wal = db, true
+		}
+		if grows {
+			j.readFrom = func(prev usage.Session, from int64) (usage.Session, bool, error) {
+				return foreign.UsageFrom(p.src, s, prev, from)
+			}
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs, nil
+}
