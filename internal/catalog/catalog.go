@@ -117,7 +117,7 @@
 // Usage builds the usage ledger (internal/usage) of a set of places:
 // every session and subagent transcript of each, an omp-format file read
 // by usage.ReadSession and another harness's by foreign.Usage. What was
-// read of each file is kept in xdev's cache (usagecache.go) by the
+// read of each file is kept in xdev's cache (package usagecache) by the
 // file's stamp: its header, its digest, its calls and the keys they hold,
 // so that a warm ledger reads only the files that changed (a Claude Code
 // transcript that only grew, from where it ended) and decodes calls only

@@ -5,19 +5,18 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/xdev/xdev/internal/foreign"
 	"github.com/xdev/xdev/internal/live"
 	"github.com/xdev/xdev/internal/usage"
+	"github.com/xdev/xdev/internal/usagecache"
 )
 
 // UsageOptions choose what a usage ledger holds.
@@ -86,8 +85,8 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 	// Asked before the cache is read: the server writes it before it
 	// answers.
 	st.Live = path != "" && !opts.Vouching && !opts.NoLive && live.Fresh(live.MarkerPath(path), liveWait)
-	cache := openUsageCacheAt(path)
-	cache.whole = opts.Vouching
+	cache := usagecache.Open(path)
+	cache.Whole = opts.Vouching
 	var jobs []usageJob
 	walk := opts.Harnesses
 	if st.Live {
@@ -107,7 +106,7 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 	}
 	type result struct {
 		s      *usage.Session
-		cached decodedSession
+		cached usagecache.Decoded
 		shared bool
 		read   bool
 		done   bool
@@ -118,7 +117,7 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 		keys     []uint64
 	}
 	out := make([]result, len(jobs))
-	stamps := make([]usageStamp, len(jobs))
+	stamps := make([]usagecache.Stamp, len(jobs))
 	keys := make([]string, len(jobs))
 	var mu sync.Mutex
 	// each runs fn on the jobs ks, in parallel.
@@ -144,8 +143,8 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 	// process reads job k, from the cache where its file is as it was.
 	process := func(k int) {
 		j := jobs[k]
-		if d, shared, ok := cache.get(keys[k], stamps[k]); ok {
-			out[k] = result{s: d.s, cached: d, shared: shared, done: true}
+		if d, shared, ok := cache.Get(keys[k], stamps[k]); ok {
+			out[k] = result{s: d.Session, cached: d, shared: shared, done: true}
 			return
 		}
 		s, read, err := readJob(cache, j, keys[k], stamps[k])
@@ -156,10 +155,10 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 			out[k].done = true
 			return
 		}
-		rec := cache.put(keys[k], stamps[k], &s, usage.DigestSession(&s, usage.Prices()), j.file, j.readFrom != nil, read)
-		r := result{s: &s, read: true, done: true, keys: callKeys(s.Calls)}
-		if d, ok := decodeSession(rec); ok && rec != "" {
-			r.s, r.cached, r.digested = d.s, d, true
+		rec := cache.Put(keys[k], stamps[k], &s, usage.DigestSession(&s, usage.Prices()), j.file, j.readFrom != nil, read)
+		r := result{s: &s, read: true, done: true, keys: usagecache.CallKeys(s.Calls)}
+		if d, ok := usagecache.Decode(rec); ok && rec != "" {
+			r.s, r.cached, r.digested = d.Session, d, true
 		}
 		out[k] = r
 	}
@@ -224,11 +223,11 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 			}
 			ks := r.keys
 			if !r.read && r.shared {
-				calls, _ := r.cached.decodeCalls()
-				ks = callKeys(calls)
+				calls, _ := r.cached.Calls()
+				ks = usagecache.CallKeys(calls)
 			}
 			for _, key := range ks {
-				for _, o := range cache.sharers(key) {
+				for _, o := range cache.Sharers(key) {
 					need(ownerName(o))
 				}
 			}
@@ -260,17 +259,17 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 		if r.read {
 			// Counted call by call where another session read anew, or
 			// one the cache holds, has one of its calls.
-			self := ownerOf(jobs[k].key)
+			self := usagecache.OwnerOf(jobs[k].key)
 			for _, key := range r.keys {
-				if held[key] > 1 || slices.ContainsFunc(cache.sharers(key), func(o uint64) bool { return o != self }) {
+				if held[key] > 1 || slices.ContainsFunc(cache.Sharers(key), func(o uint64) bool { return o != self }) {
 					r.shared = true
 					break
 				}
 			}
 		}
 		d := r.cached
-		l.AddDigest(s, d.digest, func() ([]usage.Call, error) {
-			calls, ok := d.decodeCalls()
+		l.AddDigest(s, d.Digest, func() ([]usage.Call, error) {
+			calls, ok := d.Calls()
 			if !ok {
 				return nil, fmt.Errorf("%s: the usage cache's calls do not read", s.Path)
 			}
@@ -279,7 +278,7 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 		if r.shared {
 			l.Involve(s)
 		}
-		byOwner[ownerOf(jobs[k].key)] = s
+		byOwner[usagecache.OwnerOf(jobs[k].key)] = s
 	}
 	// A session read anew may hold another's requests (a resumed Claude
 	// Code session, copied lines and all): those sessions are counted
@@ -289,15 +288,15 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 			continue
 		}
 		for _, key := range r.keys {
-			for _, o := range cache.sharers(key) {
+			for _, o := range cache.Sharers(key) {
 				if s := byOwner[o]; s != nil {
 					l.Involve(s)
 				}
 			}
 		}
 	}
-	cache.save(keys, stamps)
-	st.Racy = cache.racy
+	cache.Save(keys, stamps)
+	st.Racy = cache.Racy
 	return l, st, nil
 }
 
@@ -309,7 +308,7 @@ type usageJob struct {
 	wal       bool
 	// vouched is the stamp a server that vouches for the cache saw (no
 	// stat: the file is as it was then), nil where the file is stat'ed.
-	vouched *usageStamp
+	vouched *usagecache.Stamp
 	read    func() (usage.Session, error)
 	// readFrom reads on from an offset of a file that only grew, after
 	// what was read of it before; nil where the harness's files are not
@@ -319,13 +318,13 @@ type usageJob struct {
 
 // stamp is the job's file's stamp; ok is false for a file that cannot be
 // stat'ed, which is read every time.
-func (j usageJob) stamp() (usageStamp, bool) {
+func (j usageJob) stamp() (usagecache.Stamp, bool) {
 	if j.vouched != nil {
 		return *j.vouched, true
 	}
-	st, ok := statStamp(j.file)
+	st, ok := usagecache.StatStamp(j.file)
 	if ok && j.wal {
-		wal, _ := statStamp(j.file + "-wal")
+		wal, _ := usagecache.StatStamp(j.file + "-wal")
 		st.Size, st.ModTime = st.Size^wal.Size<<32, st.ModTime^wal.ModTime
 	}
 	return st, ok
@@ -334,11 +333,11 @@ func (j usageJob) stamp() (usageStamp, bool) {
 // readJob reads job j's session: on from where the cache's read ended,
 // when its file only grew since and its harness's files are read so,
 // else whole. read is about how many bytes that read.
-func readJob(cache *usageCache, j usageJob, key string, stamp usageStamp) (s usage.Session, read int64, err error) {
+func readJob(cache *usagecache.Cache, j usageJob, key string, stamp usagecache.Stamp) (s usage.Session, read int64, err error) {
 	if j.readFrom != nil {
-		if d, from, ok := cache.grown(key, j.file, stamp); ok {
-			if calls, ok := d.decodeCalls(); ok {
-				prev := *d.s
+		if d, from, ok := cache.Grown(key, j.file, stamp); ok {
+			if calls, ok := d.Calls(); ok {
+				prev := *d.Session
 				prev.Calls = calls
 				if s, ok, err := j.readFrom(prev, from); ok {
 					return s, stamp.Size - from, err
@@ -357,7 +356,7 @@ func readJob(cache *usageCache, j usageJob, key string, stamp usageStamp) (s usa
 // cache's index knows the job by (ownerName), the id its session's
 // header gave it when the cache read it last (which a file's name need
 // not be), and as a child of its parent (childName).
-func jobNames(jobs []usageJob, cache *usageCache) map[string][]int {
+func jobNames(jobs []usageJob, cache *usagecache.Cache) map[string][]int {
 	m := make(map[string][]int, 4*len(jobs))
 	add := func(name string, k int) {
 		if name != "" && !slices.Contains(m[name], k) {
@@ -375,11 +374,11 @@ func jobNames(jobs []usageJob, cache *usageCache) map[string][]int {
 		if len(base) > 36 {
 			add(base[len(base)-36:], k)
 		}
-		add(ownerName(ownerOf(j.key)), k)
-		e := cache.old[j.key]
-		add(e.id, k)
-		if e.parent != "" {
-			add(childName(e.parent), k)
+		add(ownerName(usagecache.OwnerOf(j.key)), k)
+		e := cache.Old[j.key]
+		add(e.ID, k)
+		if e.Parent != "" {
+			add(childName(e.Parent), k)
 		}
 	}
 	return m
@@ -398,13 +397,13 @@ func ownerName(o uint64) string { return "\x00" + strconv.FormatUint(o, 16) }
 // too recently to be trusted by its stamp (a running agent's), which are
 // read again as they are with no server. A cache that holds nothing
 // (gone, or torn) has every harness walked.
-func vouchedJobs(cache *usageCache, hs []Harness) (jobs []usageJob, walk []Harness) {
-	if len(cache.old) == 0 {
+func vouchedJobs(cache *usagecache.Cache, hs []Harness) (jobs []usageJob, walk []Harness) {
+	if len(cache.Old) == 0 {
 		return nil, hs
 	}
 	racy := map[Harness]bool{}
-	for key, e := range cache.old {
-		if e.racy {
+	for key, e := range cache.Old {
+		if e.Racy {
 			h, _, _ := strings.Cut(key, " ")
 			racy[Harness(h)] = true
 		}
@@ -414,8 +413,8 @@ func vouchedJobs(cache *usageCache, hs []Harness) (jobs []usageJob, walk []Harne
 			walk = append(walk, h)
 		}
 	}
-	keys := make([]string, 0, len(cache.old))
-	for key := range cache.old {
+	keys := make([]string, 0, len(cache.Old))
+	for key := range cache.Old {
 		keys = append(keys, key)
 	}
 	slices.Sort(keys) // the order a walk would list them in need not be kept, but one order is
@@ -424,7 +423,7 @@ func vouchedJobs(cache *usageCache, hs []Harness) (jobs []usageJob, walk []Harne
 		if racy[Harness(h)] || !slices.Contains(hs, Harness(h)) {
 			continue
 		}
-		stamp := cache.old[key].stamp
+		stamp := cache.Old[key].Stamp
 		file := path
 		if db, ok := foreign.OpencodeDatabase(path); ok && Harness(h) == Opencode {
 			file = db
@@ -461,30 +460,4 @@ func (c *Catalog) usageCacheName(hs []Harness) string {
 		}
 	}
 	return name
-}
-
-// usageStamp is what says a file is as it was: a file whose size, inode
-// and mtime are those it had when it was read is not read again.
-type usageStamp struct {
-	Size, ModTime int64
-	Ino           uint64
-}
-
-func statStamp(path string) (usageStamp, bool) {
-	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() {
-		return usageStamp{}, false
-	}
-	st := usageStamp{Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
-	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-		st.Ino = sys.Ino
-	}
-	return st, true
-}
-
-// fresh reports whether a file of this stamp may have changed again in
-// the same clock tick as it was read: one changed within the last second
-// is read again next time, never trusted from the cache.
-func (s usageStamp) fresh(now time.Time) bool {
-	return now.UnixNano()-s.ModTime < int64(time.Second)
 }

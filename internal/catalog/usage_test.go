@@ -15,6 +15,7 @@ import (
 	"github.com/xdev/xdev/internal/ai"
 	"github.com/xdev/xdev/internal/session"
 	"github.com/xdev/xdev/internal/usage"
+	"github.com/xdev/xdev/internal/usagecache"
 )
 
 // usageWorld writes sessions of several harnesses in temp dirs, each
@@ -254,9 +255,8 @@ func (w *usageWorld) step() {
 // and the same tokens, as were made. A report by session puts no
 // subagent's calls in a row of their own.
 func TestUsageCountsOnce(t *testing.T) {
-	defer func(b int64, f int) { saveAtLeastBytes, saveAtLeastFiles = b, f }(saveAtLeastBytes, saveAtLeastFiles)
-	saveAtLeastBytes, saveAtLeastFiles = 0, 0 // every change is written, so that every run after the first reads the cache
-	var smaller atomic.Int64                  // runs whose ledger of recent sessions left some out
+	defer usagecache.SaveAlways()() // every change is written, so that every run after the first reads the cache
+	var smaller atomic.Int64        // runs whose ledger of recent sessions left some out
 	defer func() {
 		if smaller.Load() == 0 {
 			t.Error("no ledger of recent sessions left a session out")

@@ -1,4 +1,4 @@
-package catalog
+package usagecache
 
 import (
 	"cmp"
@@ -21,7 +21,7 @@ import (
 
 // A usageCache keeps what a ledger read of each session file, by the
 // file's stamp, in one file per set of places under the cache dir (the
-// bytes are in usagecodec.go): each session's header, digest and calls,
+// bytes are in codec.go): each session's header, digest and calls,
 // and an index of every session's requests, sorted, which says which
 // sessions share a request with another (they are counted call by call),
 // and which sessions a session read anew shares one with. A 10,000-session
@@ -32,32 +32,32 @@ import (
 // be sure of (usageStamp.fresh), is read again. Entries of files no
 // longer there are dropped when the cache is written, which is only when
 // something changed.
-type usageCache struct {
+type Cache struct {
 	path    string
 	started time.Time
 	// whole: every change is written, and every session read is kept,
 	// those too recent to trust as racy (UsageOptions.Vouching).
-	whole bool
+	Whole bool
 
-	old      map[string]cachedUsage
+	Old      map[string]Entry
 	oldIndex string // the requests: (key, owner) pairs of 16 bytes, by key
 
 	mu        sync.Mutex
-	now       map[string]cachedUsage
+	now       map[string]Entry
 	fresh     map[uint64][]uint64 // the requests of the entries read anew, by owner
 	freshSize int64               // the bytes read of their files
-	racy      int                 // of them, those kept racy
+	Racy      int                 // of them, those kept racy
 }
 
-type cachedUsage struct {
-	stamp  usageStamp
+type Entry struct {
+	Stamp  Stamp
 	shared bool
 	// racy: the file changed within a second of being read, so that its
 	// stamp may not tell a later change (usageStamp.fresh); the entry is
 	// only a base to read on from, where the file grew.
-	racy   bool
-	id     string // the session's id (its header's, which its file's name need not say)
-	parent string // its Parent
+	Racy   bool
+	ID     string // the session's id (its header's, which its file's name need not say)
+	Parent string // its Parent
 	// tail is the hash of the file's last bytes when it was read, ending
 	// in a newline (tailHash); 0 when it is not to be read on from there.
 	tail   uint64
@@ -97,7 +97,7 @@ const usageCacheMagic = "xdev usage cache 9\n" // 9: Claude Code agent_progress 
 const maxUsageCache = 1 << 30
 
 // ownerOf is the hash an entry's key is known by in the index.
-func ownerOf(key string) uint64 {
+func OwnerOf(key string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(key))
 	return h.Sum64()
@@ -105,8 +105,8 @@ func ownerOf(key string) uint64 {
 
 // openUsageCacheAt reads the cache file at path (Catalog.UsageCacheFile;
 // "" for none).
-func openUsageCacheAt(path string) *usageCache {
-	c := &usageCache{path: path, now: map[string]cachedUsage{}, fresh: map[uint64][]uint64{}, started: time.Now()}
+func Open(path string) *Cache {
+	c := &Cache{path: path, now: map[string]Entry{}, fresh: map[uint64][]uint64{}, started: time.Now()}
 	f, fi, err := regularfile.Open(c.path, 0)
 	if err != nil {
 		return c
@@ -135,15 +135,15 @@ func openUsageCacheAt(path string) *usageCache {
 	}
 	r := &usageReader{b: body.String()}
 	n := r.countOf(4)
-	old := make(map[string]cachedUsage, n)
+	old := make(map[string]Entry, n)
 	for range n {
 		key := r.str()
-		e := cachedUsage{stamp: usageStamp{Size: r.varint(), ModTime: r.varint(), Ino: r.uvarint()}}
+		e := Entry{Stamp: Stamp{Size: r.varint(), ModTime: r.varint(), Ino: r.uvarint()}}
 		flags := r.uvarint()
-		e.shared, e.racy = flags&1 != 0, flags&2 != 0
+		e.shared, e.Racy = flags&1 != 0, flags&2 != 0
 		e.tail = r.fixed64()
-		e.id = r.str()
-		e.parent = r.str()
+		e.ID = r.str()
+		e.Parent = r.str()
 		e.record = r.str()
 		old[key] = e
 	}
@@ -151,24 +151,24 @@ func openUsageCacheAt(path string) *usageCache {
 	if r.bad || len(r.b) != 16*pairs {
 		return c
 	}
-	c.old, c.oldIndex = old, r.b
+	c.Old, c.oldIndex = old, r.b
 	return c
 }
 
 // get is the session the cache holds for key at stamp (its header and
 // digest read, its calls on demand), and whether it shares a request
 // with another entry.
-func (c *usageCache) get(key string, stamp usageStamp) (decodedSession, bool, bool) {
+func (c *Cache) Get(key string, stamp Stamp) (Decoded, bool, bool) {
 	if key == "" {
-		return decodedSession{}, false, false
+		return Decoded{}, false, false
 	}
-	e, ok := c.old[key]
-	if !ok || e.racy || e.stamp != stamp || stamp.fresh(c.started) {
-		return decodedSession{}, false, false
+	e, ok := c.Old[key]
+	if !ok || e.Racy || e.Stamp != stamp || stamp.Fresh(c.started) {
+		return Decoded{}, false, false
 	}
-	d, ok := decodeSession(e.record)
+	d, ok := Decode(e.record)
 	if !ok {
-		return decodedSession{}, false, false
+		return Decoded{}, false, false
 	}
 	c.mu.Lock()
 	c.now[key] = e
@@ -179,45 +179,45 @@ func (c *usageCache) get(key string, stamp usageStamp) (decodedSession, bool, bo
 // grown is the session the cache holds for key when its file (at path)
 // has only grown since (the same inode, a larger size, and the bytes
 // before the old end as they were), and where it ended then.
-func (c *usageCache) grown(key, path string, stamp usageStamp) (decodedSession, int64, bool) {
-	e, ok := c.old[key]
-	if !ok || key == "" || e.tail == 0 || e.stamp.Ino != stamp.Ino || stamp.Size <= e.stamp.Size || tailHash(path, e.stamp.Size) != e.tail {
-		return decodedSession{}, 0, false
+func (c *Cache) Grown(key, path string, stamp Stamp) (Decoded, int64, bool) {
+	e, ok := c.Old[key]
+	if !ok || key == "" || e.tail == 0 || e.Stamp.Ino != stamp.Ino || stamp.Size <= e.Stamp.Size || tailHash(path, e.Stamp.Size) != e.tail {
+		return Decoded{}, 0, false
 	}
-	d, ok := decodeSession(e.record)
-	return d, e.stamp.Size, ok
+	d, ok := Decode(e.record)
+	return d, e.Stamp.Size, ok
 }
 
 // put keeps what was read of key at stamp: s and its digest, and
 // (incremental) the hash of its file's end, when it may be read on from
 // there. It returns the record it keeps, "" for none.
-func (c *usageCache) put(key string, stamp usageStamp, s *usage.Session, digest []usage.Bucket, file string, incremental bool, read int64) (record string) {
-	racy := stamp.fresh(c.started)
-	if key == "" || c.path == "" || racy && !incremental && !c.whole {
+func (c *Cache) Put(key string, stamp Stamp, s *usage.Session, digest []usage.Bucket, file string, incremental bool, read int64) (record string) {
+	racy := stamp.Fresh(c.started)
+	if key == "" || c.path == "" || racy && !incremental && !c.Whole {
 		return ""
 	}
 	var tail uint64
 	if incremental {
 		tail = tailHash(file, stamp.Size)
 	}
-	if racy && tail == 0 && !c.whole {
+	if racy && tail == 0 && !c.Whole {
 		return ""
 	}
 	rec := string(encodeSession(s, digest))
-	reqs := callKeys(s.Calls)
+	reqs := CallKeys(s.Calls)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.now[key] = cachedUsage{stamp: stamp, racy: racy, id: s.ID, parent: s.Parent, tail: tail, record: rec}
-	c.fresh[ownerOf(key)] = reqs
+	c.now[key] = Entry{Stamp: stamp, Racy: racy, ID: s.ID, Parent: s.Parent, tail: tail, record: rec}
+	c.fresh[OwnerOf(key)] = reqs
 	c.freshSize += read
 	if racy {
-		c.racy++
+		c.Racy++
 	}
 	return rec
 }
 
 // callKeys are the keys of calls (appendKeys).
-func callKeys(calls []usage.Call) []uint64 {
+func CallKeys(calls []usage.Call) []uint64 {
 	var keys []uint64
 	for _, call := range calls {
 		keys = appendKeys(keys, call)
@@ -240,7 +240,7 @@ func appendKeys(keys []uint64, c usage.Call) []uint64 {
 
 // sharers are the owners (entry key hashes) of the index's entries that
 // hold request r.
-func (c *usageCache) sharers(r uint64) []uint64 {
+func (c *Cache) Sharers(r uint64) []uint64 {
 	n := len(c.oldIndex) / 16
 	at := func(i int) uint64 { return (&usageReader{b: c.oldIndex[i:]}).fixed64() }
 	i := sort.Search(n, func(i int) bool { return at(16*i) >= r })
@@ -260,6 +260,14 @@ var (
 	saveAtLeastFiles       = 32
 )
 
+// SaveAlways makes every Save write what changed, however little, until
+// restore is called: for a test that reads each ledger's cache back.
+func SaveAlways() (restore func()) {
+	b, f := saveAtLeastBytes, saveAtLeastFiles
+	saveAtLeastBytes, saveAtLeastFiles = 0, 0
+	return func() { saveAtLeastBytes, saveAtLeastFiles = b, f }
+}
+
 // save writes the cache if enough in it changed (saveAtLeast; anything,
 // when it is whole), or entries are gone: the entries of the files keys and stamps name (the
 // ledger's jobs), those read as they were or carried over from the old
@@ -267,7 +275,7 @@ var (
 // kept, and the new entries'. An entry shares a request when the index
 // holds it under two owners. A cache that cannot be written is no error
 // (the next ledger reads the files again).
-func (c *usageCache) save(keys []string, stamps []usageStamp) {
+func (c *Cache) Save(keys []string, stamps []Stamp) {
 	if c.path == "" {
 		return
 	}
@@ -275,23 +283,23 @@ func (c *usageCache) save(keys []string, stamps []usageStamp) {
 		if _, ok := c.now[key]; ok || key == "" {
 			continue
 		}
-		if e, ok := c.old[key]; ok && e.stamp == stamps[k] {
+		if e, ok := c.Old[key]; ok && e.Stamp == stamps[k] {
 			c.now[key] = e // left out of this ledger, not gone
 		}
 	}
 	gone := false
-	for key := range c.old {
+	for key := range c.Old {
 		if _, ok := c.now[key]; !ok {
 			gone = true
 			break
 		}
 	}
-	if len(c.fresh) == 0 && !gone || !c.whole && len(c.fresh) < saveAtLeastFiles && c.freshSize < saveAtLeastBytes && !gone && len(c.old) > 0 {
+	if len(c.fresh) == 0 && !gone || !c.Whole && len(c.fresh) < saveAtLeastFiles && c.freshSize < saveAtLeastBytes && !gone && len(c.Old) > 0 {
 		return
 	}
 	kept := make(map[uint64]bool, len(c.now))
 	for key := range c.now {
-		o := ownerOf(key)
+		o := OwnerOf(key)
 		if _, ok := c.fresh[o]; !ok {
 			kept[o] = true
 		}
@@ -353,20 +361,20 @@ func (c *usageCache) save(keys []string, stamps []usageStamp) {
 		b = binary.AppendUvarint(b, uint64(len(c.now)))
 		for key, e := range c.now {
 			b = appendString(b, key)
-			b = binary.AppendVarint(b, e.stamp.Size)
-			b = binary.AppendVarint(b, e.stamp.ModTime)
-			b = binary.AppendUvarint(b, e.stamp.Ino)
+			b = binary.AppendVarint(b, e.Stamp.Size)
+			b = binary.AppendVarint(b, e.Stamp.ModTime)
+			b = binary.AppendUvarint(b, e.Stamp.Ino)
 			flags := uint64(0)
-			if shared[ownerOf(key)] {
+			if shared[OwnerOf(key)] {
 				flags |= 1
 			}
-			if e.racy {
+			if e.Racy {
 				flags |= 2
 			}
 			b = binary.AppendUvarint(b, flags)
 			b = binary.LittleEndian.AppendUint64(b, e.tail)
-			b = appendString(b, e.id)
-			b = appendString(b, e.parent)
+			b = appendString(b, e.ID)
+			b = appendString(b, e.Parent)
 			if err := flush(); err != nil {
 				return err
 			}

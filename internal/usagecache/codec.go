@@ -1,4 +1,4 @@
-package catalog
+package usagecache
 
 import (
 	"encoding/binary"
@@ -231,15 +231,15 @@ const (
 
 // decodedSession is a session record read up to its calls, which
 // calls() reads on demand.
-type decodedSession struct {
-	s      *usage.Session
-	digest []usage.Bucket
-	refs   []usage.ModelRef
-	calls  string
+type Decoded struct {
+	Session *usage.Session
+	Digest  []usage.Bucket
+	refs    []usage.ModelRef
+	calls   string
 }
 
 // decodeSession reads a session record.
-func decodeSession(b string) (decodedSession, bool) {
+func Decode(b string) (Decoded, bool) {
 	r := &usageReader{b: b}
 	table := make([]string, r.countOf(1))
 	for k := range table {
@@ -286,13 +286,13 @@ func decodeSession(b string) (decodedSession, bool) {
 	}
 	calls := r.str()
 	if r.bad || len(r.b) != 0 {
-		return decodedSession{}, false
+		return Decoded{}, false
 	}
-	return decodedSession{s, digest, refs, calls}, true
+	return Decoded{s, digest, refs, calls}, true
 }
 
 // decodeCalls reads the calls of a record decodeSession read.
-func (d decodedSession) decodeCalls() ([]usage.Call, bool) {
+func (d Decoded) Calls() ([]usage.Call, bool) {
 	r := &usageReader{b: d.calls}
 	calls := make([]usage.Call, r.countOf(callMinBytes))
 	for k := range calls {

@@ -1,4 +1,4 @@
-package catalog
+package usagecache
 
 import (
 	"bytes"
@@ -25,17 +25,17 @@ func sampleRecord() string {
 
 // TestUsageRecordRoundTrip: a session record reads back as it was written.
 func TestUsageRecordRoundTrip(t *testing.T) {
-	d, ok := decodeSession(sampleRecord())
+	d, ok := Decode(sampleRecord())
 	if !ok {
 		t.Fatal("the record does not read")
 	}
-	calls, ok := d.decodeCalls()
+	calls, ok := d.Calls()
 	if !ok || len(calls) != 2 || calls[0].Request != 9 || calls[0].Entry != 7 || calls[1].Tokens.Input != 1e300 || !calls[1].Imported ||
-		calls[0].Model.ID() != "claude-sonnet-4-5" || d.s.ImportOf == nil || d.s.ImportOf.ID != "x" || !d.s.Subagent || d.s.Skipped != 2 {
-		t.Errorf("read back %+v, %+v", d.s, calls)
+		calls[0].Model.ID() != "claude-sonnet-4-5" || d.Session.ImportOf == nil || d.Session.ImportOf.ID != "x" || !d.Session.Subagent || d.Session.Skipped != 2 {
+		t.Errorf("read back %+v, %+v", d.Session, calls)
 	}
-	if len(d.digest) != 2 || d.digest[0].Calls+d.digest[1].Calls != 2 {
-		t.Errorf("digest %+v", d.digest)
+	if len(d.Digest) != 2 || d.Digest[0].Calls+d.Digest[1].Calls != 2 {
+		t.Errorf("digest %+v", d.Digest)
 	}
 }
 
@@ -47,20 +47,20 @@ func FuzzUsageCache(f *testing.F) {
 	f.Add([]byte{0x05, 0x00, 0x01, 0xff})
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if d, ok := decodeSession(string(b)); ok {
-			d.decodeCalls()
+		if d, ok := Decode(string(b)); ok {
+			d.Calls()
 		}
 		file := binary.LittleEndian.AppendUint32(append([]byte(usageCacheMagic), b...), crc32.ChecksumIEEE(b))
 		path := filepath.Join(dir, "x")
 		if err := os.WriteFile(path, file, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		sum := openUsageCacheAt(path)
-		for key, e := range sum.old {
-			if d, ok := decodeSession(e.record); ok {
-				d.decodeCalls()
+		sum := Open(path)
+		for key, e := range sum.Old {
+			if d, ok := Decode(e.record); ok {
+				d.Calls()
 			}
-			sum.sharers(uint64(len(key)))
+			sum.Sharers(uint64(len(key)))
 		}
 	})
 }
@@ -71,18 +71,18 @@ func FuzzUsageCache(f *testing.F) {
 func TestUsageCacheFileRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c")
-	c := openUsageCacheAt(path)
-	c.whole = true
+	c := Open(path)
+	c.Whole = true
 	s := usage.Session{Harness: "xdev", Path: "/s/a.jsonl", ID: "a"}
 	keys := []string{"xdev /s/a.jsonl", "xdev /s/b.jsonl"}
-	stamps := []usageStamp{{Size: 10, ModTime: 1, Ino: 2}, {Size: 20, ModTime: 3, Ino: 4}}
+	stamps := []Stamp{{Size: 10, ModTime: 1, Ino: 2}, {Size: 20, ModTime: 3, Ino: 4}}
 	for k := range keys {
-		c.put(keys[k], stamps[k], &s, nil, "", false, 10)
+		c.Put(keys[k], stamps[k], &s, nil, "", false, 10)
 	}
-	c.save(keys, stamps)
-	again := openUsageCacheAt(path)
-	if len(again.old) != 2 || again.old[keys[1]].stamp != stamps[1] {
-		t.Fatalf("read back %d entries: %+v", len(again.old), again.old)
+	c.Save(keys, stamps)
+	again := Open(path)
+	if len(again.Old) != 2 || again.Old[keys[1]].Stamp != stamps[1] {
+		t.Fatalf("read back %d entries: %+v", len(again.Old), again.Old)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -92,11 +92,11 @@ func TestUsageCacheFileRoundTrip(t *testing.T) {
 		bad := bytes.Clone(b)
 		bad[i] ^= 0x40
 		os.WriteFile(path, bad, 0o600)
-		if n := len(openUsageCacheAt(path).old); n != 0 {
+		if n := len(Open(path).Old); n != 0 {
 			t.Fatalf("byte %d flipped: %d entries read", i, n)
 		}
 		os.WriteFile(path, b[:i], 0o600)
-		if n := len(openUsageCacheAt(path).old); n != 0 {
+		if n := len(Open(path).Old); n != 0 {
 			t.Fatalf("cut at %d: %d entries read", i, n)
 		}
 	}

@@ -1,0 +1,19 @@
+// Package usagecache keeps what a usage ledger read of each session file
+// (internal/catalog's Usage), so that a warm ledger reads only the files
+// that changed: one file per set of places under xdev's cache dir, named
+// by the places and by usage.CacheVersion, the version that sits beside
+// the cost rules and changes with them (a cache of another version is
+// another file, never read).
+//
+// For each session file, by its Stamp (size, inode, mtime): the
+// session's header, its digest, its calls and the requests they hold
+// (cache.go; the bytes in codec.go). An index of every session's
+// requests says which sessions share one with another, and are counted
+// call by call. A Claude Code transcript that only grew is read on from
+// where it ended (Cache.Grown). A file that is torn, damaged or of
+// another version is ignored and written again; an entry whose file
+// changed, or changed too recently to be sure of (Stamp.Fresh), is read
+// again. Save writes the cache only when enough changed (a running
+// agent's one session is cheaper to read again than 10,000 to rewrite),
+// atomically, and never fails a ledger.
+package usagecache
