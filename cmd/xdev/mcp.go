@@ -75,6 +75,7 @@ func (o *mcpOptions) run(e *env) error {
 	}
 	srv := recall.New(recall.Options{Catalog: c, UsageCache: catalog.UsageCacheDir(), Version: versionString(), Now: e.Now, Allow: o.allow,
 		TimeLimit: o.limit})
+	defer srv.Close()
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer cancel()
 	// JSON-RPC goes out unfiltered: escaping is for a person's terminal.

@@ -149,7 +149,7 @@ func TestPagesOutOfTime(t *testing.T) {
 func TestCallPastItsLimit(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
-	s := &server{limit: 50 * time.Millisecond, rest: time.AfterFunc(time.Hour, func() {}), slots: make(chan struct{}, 2)}
+	s := &server{limit: 50 * time.Millisecond, rest: time.AfterFunc(time.Hour, func() {}), slots: make(chan struct{}, 2), ix: &indexes{}}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	type in struct {
 		Wait bool `json:"wait,omitempty"`
@@ -163,7 +163,7 @@ func TestCallPastItsLimit(t *testing.T) {
 		}
 		return out{OK: true}, "done", nil
 	})
-	cs, ctx := connect(t, srv), context.Background()
+	cs, ctx := connect(t, &Server{Server: srv, s: s}), context.Background()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"wait": true}})
 	if err != nil || !res.IsError || !strings.Contains(textOf(res), "did not finish within its time limit") {
 		t.Fatalf("a call past its limit: %v, %+v", err, res)

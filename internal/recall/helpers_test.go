@@ -44,7 +44,7 @@ func newMachineWith(t testing.TB, opts func(*Options)) *machine {
 
 // connect is a client (the SDK's own) of srv over an in-memory
 // transport, closed when the test ends.
-func connect(t testing.TB, srv *mcp.Server) *mcp.ClientSession {
+func connect(t testing.TB, srv *Server) *mcp.ClientSession {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
@@ -56,7 +56,7 @@ func connect(t testing.TB, srv *mcp.Server) *mcp.ClientSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	t.Cleanup(func() { cs.Close(); ss.Wait(); srv.Close() })
 	return cs
 }
 

@@ -3,7 +3,6 @@ package recall
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/xdev/xdev/internal/catalog"
 )
@@ -11,20 +10,17 @@ import (
 // indexes are every place's search indexes, kept open between searches
 // (opening seven SQLite files and warming their caches is most of a
 // search's time) and freshened before each, as a search from a terminal
-// is: asked of a running xdev serve, else refreshed. They are closed
-// once idleClose has passed with no search, for SQLite's page caches to
-// go back to the system.
+// is: asked of a running xdev serve, else refreshed. They are reopened a
+// moment after a search, for SQLite's heap to go back to the system, at
+// the pace xdev serve reopens its own (catalog.Reopener).
 type indexes struct {
 	cat *catalog.Catalog
 
-	mu    sync.Mutex
-	ix    *catalog.Indexes
-	idle  *time.Timer
-	stale []catalog.SearchPlace // the places this search's refresh did not finish
+	mu     sync.Mutex
+	ix     *catalog.Indexes
+	reopen *catalog.Reopener
+	stale  []catalog.SearchPlace // the places this search's refresh did not finish
 }
-
-// idleClose is how long open indexes wait for the next search.
-const idleClose = 30 * time.Second
 
 // use runs fn on fresh indexes of every place here; searches take turns.
 // The indexes are refreshed under refresh, a context that ends before
@@ -56,23 +52,38 @@ func (x *indexes) use(ctx, refresh context.Context, fn func(ix *catalog.Indexes,
 		x.ix = nil
 		return err
 	}
-	if x.idle == nil {
-		x.idle = time.AfterFunc(idleClose, x.closeIdle)
-	} else {
-		x.idle.Reset(idleClose)
+	if x.reopen == nil {
+		x.reopen = catalog.NewReopener(x.reopenIdle)
 	}
+	defer x.reopen.Used(catalog.ReopenAfterSearch)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	return fn(x.ix, x.stale)
 }
 
-func (x *indexes) closeIdle() {
+// close closes the indexes and stops their reopening.
+func (x *indexes) close() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.reopen != nil {
+		x.reopen.Stop()
+	}
 	if x.ix != nil {
 		x.ix.Close()
 		x.ix = nil
+	}
+}
+
+// reopenIdle reopens the indexes once a search is done with them.
+func (x *indexes) reopenIdle() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.ix != nil {
+		if err := x.ix.Reopen(); err != nil {
+			x.ix.Close() // the next search opens them anew
+			x.ix = nil
+		}
 	}
 }
 

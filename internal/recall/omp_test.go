@@ -46,6 +46,7 @@ func serveForTest(cfg string) int {
 		return 2
 	}
 	srv := New(Options{Catalog: c, UsageCache: catalog.UsageCacheDir(), Version: "test"})
+	defer srv.Close()
 	if err := srv.Run(context.Background(), Transport(os.Stdin, os.Stdout)); err != nil && !strings.Contains(err.Error(), "EOF") {
 		os.Stderr.WriteString(err.Error())
 		return 1

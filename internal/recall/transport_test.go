@@ -29,6 +29,7 @@ import (
 func TestThousandCalls(t *testing.T) {
 	m := newMachine(t)
 	srv := New(Options{Catalog: m.Catalog(t), Version: "test"})
+	t.Cleanup(srv.Close)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())

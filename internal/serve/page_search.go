@@ -81,7 +81,7 @@ func (s *Server) search(r *http.Request, l *library, p *searchPage) {
 	}
 	hits, err := ix.SearchIn(r.Context(), q, func(pl catalog.SearchPlace) bool { return harness == "" || string(pl.Harness) == harness })
 	s.ixMu.Unlock()
-	s.usedIndexes(searchedAfter)
+	s.reopen.Used(catalog.ReopenAfterSearch)
 	if err != nil {
 		if errors.Is(err, catalog.ErrQuery) {
 			p.Error = err.Error()

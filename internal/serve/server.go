@@ -60,9 +60,7 @@ type Server struct {
 	status  atomic.Value // string: what the indexes are doing, for the search page
 	// The usage cache's marker, vouched for as the indexes' are.
 	usageLive usageLive
-	reopen    *time.Timer // reopens the indexes once unused a moment (usedIndexes)
-	reopenMu  sync.Mutex
-	reopenBy  time.Time // the latest the next reopen may be put off to; zero when none is due
+	reopen    *catalog.Reopener // reopens the indexes once unused a moment
 
 	// The views loop's: what each harness listed, which harnesses to list
 	// again (dueMu), and the keys of the paths seen.
@@ -94,8 +92,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, cat: cfg.Catalog, viewsKick: make(chan struct{}, 1), due: map[catalog.Harness]*pending{},
 		lists: map[catalog.Harness][]catalog.Row{}, failed: map[catalog.Harness]error{}, keys: map[string]harnessKey{}}
 	s.status.Store("Indexing…")
-	s.reopen = time.AfterFunc(time.Hour, s.reopenIndexes)
-	s.reopen.Stop()
+	s.reopen = catalog.NewReopener(s.reopenIndexes)
 	s.use.Store(&usageView{})
 	s.relist(nil)
 	s.handler = &Guard{Token: cfg.Token, Hosts: Hosts(cfg.Addr), Next: s.routes()}
@@ -219,7 +216,7 @@ func (s *Server) openIndexes(ctx context.Context, places []catalog.SearchPlace) 
 	s.ixMu.Unlock()
 	s.ready.Store(true)
 	s.status.Store("")
-	s.usedIndexes(idleAfter) // the first refresh's heap, back once idle
+	s.reopen.Used(catalog.ReopenAfterRefresh) // the first refresh's heap, back once idle
 	return nil
 }
 

@@ -250,7 +250,7 @@ func (s *Server) Run(ctx context.Context) error {
 // read: an append costs what the appended line costs, not a walk of
 // every session.
 func (s *Server) refreshIndexes(ctx context.Context, dirty map[int]bool, whole []bool, seen map[int]*pending) (failed map[int]bool) {
-	defer s.usedIndexes(idleAfter)
+	defer s.reopen.Used(catalog.ReopenAfterRefresh)
 	failed = map[int]bool{}
 	for k := range dirty {
 		var paths []string
@@ -456,39 +456,12 @@ func (s *Server) viewsLoop(ctx context.Context) {
 	}
 }
 
-// The pace of reopening the indexes (reopenIndexes): searchedAfter after
-// a search, idleAfter after a refresh, and never later than reopenWithin
-// after the first use since the last reopen. A search of a common word
-// grows SQLite's heap by ~17 MB; were the reopen put off for as long as
-// refreshes keep coming (a burst of appends, the CLI's questions), that
-// heap would stay through all of it, on top of the burst's own.
-const (
-	searchedAfter = 300 * time.Millisecond
-	reopenWithin  = 5 * time.Second
-)
-
-// usedIndexes is told of each search (after searchedAfter) and refresh
-// (after idleAfter): the indexes are closed and opened again that long
-// after the last one, or reopenWithin after the first.
-func (s *Server) usedIndexes(after time.Duration) {
-	s.reopenMu.Lock()
-	defer s.reopenMu.Unlock()
-	now := time.Now()
-	if s.reopenBy.IsZero() {
-		s.reopenBy = now.Add(reopenWithin)
-	}
-	s.reopen.Reset(min(after, s.reopenBy.Sub(now)))
-}
-
 // reopenIndexes closes the indexes and opens them again: SQLite's heap,
 // which a search of a common word or a refresh grows by tens of MB, goes
 // back to the system only with its connection. It runs once the indexes
-// have not been used a moment, or have been used for reopenWithin
-// (usedIndexes), whatever else the server is doing.
+// have not been used a moment, or have been used for a while
+// (catalog.Reopener), whatever else the server is doing.
 func (s *Server) reopenIndexes() {
-	s.reopenMu.Lock()
-	s.reopenBy = time.Time{}
-	s.reopenMu.Unlock()
 	s.ixMu.Lock()
 	if s.ix != nil {
 		if err := s.ix.Reopen(); err != nil {
