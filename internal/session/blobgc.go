@@ -119,7 +119,7 @@ func RemoveBlobs(dataDir string, blobs []BlobInfo) (int64, error) {
 }
 
 func isDigest(s string) bool {
-	_, err := ParseBlobRef(BlobRefPrefix + s)
+	_, err := parseBlobRef(BlobRefPrefix + s)
 	return err == nil
 }
 

@@ -16,9 +16,9 @@ import (
 // BlobRefPrefix starts every blob reference.
 const BlobRefPrefix = "blob:sha256:"
 
-// ImageBlobThreshold is the size of base64 image data, in characters, from
+// imageBlobThreshold is the size of base64 image data, in characters, from
 // which omp stores the image in the blob store instead of inline.
-const ImageBlobThreshold = 1024
+const imageBlobThreshold = 1024
 
 // ErrBadBlobRef is returned for a reference that is not exactly
 // "blob:sha256:" followed by 64 lowercase hex digits.
@@ -56,9 +56,9 @@ func (b *BlobStore) Dir() string { return b.dir }
 // IsBlobRef reports whether s looks like a blob reference (valid or not).
 func IsBlobRef(s string) bool { return strings.HasPrefix(s, BlobRefPrefix) }
 
-// ParseBlobRef validates ref and returns its hex digest. Nothing else may
+// parseBlobRef validates ref and returns its hex digest. Nothing else may
 // become a path: the digest is checked before any file name is built.
-func ParseBlobRef(ref string) (string, error) {
+func parseBlobRef(ref string) (string, error) {
 	hexDigest, ok := strings.CutPrefix(ref, BlobRefPrefix)
 	if !ok || len(hexDigest) != 64 {
 		return "", fmt.Errorf("%w: %.80q", ErrBadBlobRef, ref)
@@ -101,7 +101,7 @@ var ErrBlobCorrupt = errors.New("blob content does not match its sha256")
 // Get returns the bytes a reference names, after checking they still hash
 // to it.
 func (b *BlobStore) Get(ref string) ([]byte, error) {
-	digest, err := ParseBlobRef(ref)
+	digest, err := parseBlobRef(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func readNoFollow(path string) ([]byte, error) {
 // still reaches the model there, so a context built here must carry the
 // same bytes. Verify reports the damage.
 func (b *BlobStore) getUnchecked(ref string) ([]byte, error) {
-	digest, err := ParseBlobRef(ref)
+	digest, err := parseBlobRef(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +162,7 @@ func (b *BlobStore) getUnchecked(ref string) ([]byte, error) {
 
 // size returns the size of the blob a reference names, without reading it.
 func (b *BlobStore) size(ref string) (int64, error) {
-	digest, err := ParseBlobRef(ref)
+	digest, err := parseBlobRef(ref)
 	if err != nil {
 		return 0, err
 	}

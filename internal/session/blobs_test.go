@@ -73,9 +73,9 @@ func TestParseBlobRef(t *testing.T) {
 		{"", false},
 	}
 	for _, c := range cases {
-		d, err := ParseBlobRef(c.ref)
+		d, err := parseBlobRef(c.ref)
 		if (err == nil) != c.ok || (!c.ok && !errors.Is(err, ErrBadBlobRef)) || (c.ok && d != hex64) {
-			t.Errorf("ParseBlobRef(%q) = %q, %v", c.ref, d, err)
+			t.Errorf("parseBlobRef(%q) = %q, %v", c.ref, d, err)
 		}
 	}
 }
@@ -88,7 +88,7 @@ func TestImageExternalization(t *testing.T) {
 	blobs := NewBlobStore(BlobsDir(filepath.Dir(filepath.Dir(filepath.Dir(path)))))
 	small := base64.StdEncoding.EncodeToString(make([]byte, 765)) // 1020 chars
 	big := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("px", 384)))
-	if len(small) >= ImageBlobThreshold || len(big) != ImageBlobThreshold {
+	if len(small) >= imageBlobThreshold || len(big) != imageBlobThreshold {
 		t.Fatalf("sizes %d %d", len(small), len(big))
 	}
 	text := "blob:sha256:" + strings.Repeat("0", 64) + " is just text"

@@ -124,7 +124,7 @@ func ExternalizeImages(entry []byte, blobs *BlobStore) ([]byte, error) {
 }
 
 // externalizeValue is the image part of omp's truncateForPersistence
-// (session-persistence.ts): image data of ImageBlobThreshold base64
+// (session-persistence.ts): image data of imageBlobThreshold base64
 // characters or more, where omp resolves images on load (see
 // isExternalizableImage), moves to the blob store and leaves its
 // reference; so does the result of an image_generation_call, and an
@@ -132,11 +132,11 @@ func ExternalizeImages(entry []byte, blobs *BlobStore) ([]byte, error) {
 // encrypted blocks are left whole, as omp leaves them.
 func externalizeValue(v jsonx.Value, key string, blobs *BlobStore) (jsonx.Value, bool, error) {
 	if v.Kind() == jsonx.Object {
-		if res, ok := v.Get("result").Text(); ok && v.Get("type").Is("image_generation_call") && !IsBlobRef(res) && utf16Len(res) >= ImageBlobThreshold {
+		if res, ok := v.Get("result").Text(); ok && v.Get("type").Is("image_generation_call") && !IsBlobRef(res) && utf16Len(res) >= imageBlobThreshold {
 			ref, err := blobs.Put(decodeBase64Lenient(res))
 			return v.With("result", jsonx.Str(ref)), err == nil, err
 		}
-		if data, ok := v.Get("data").Text(); ok && isExternalizableImage(v, key) && !IsBlobRef(data) && utf16Len(data) >= ImageBlobThreshold {
+		if data, ok := v.Get("data").Text(); ok && isExternalizableImage(v, key) && !IsBlobRef(data) && utf16Len(data) >= imageBlobThreshold {
 			ref, err := blobs.Put(decodeBase64Lenient(data))
 			return v.With("data", jsonx.Str(ref)), err == nil, err
 		}

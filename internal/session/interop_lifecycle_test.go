@@ -126,7 +126,7 @@ func TestInteropLifecycle(t *testing.T) {
 	t.Logf("omp resumed %d sessions xdev forked, branched or created; both list %d", len(written), len(ompPaths))
 }
 
-// TestInteropResolve: for one project, xdev's MostRecent and Resolve pick
+// TestInteropResolve: for one project, xdev's mostRecent and Resolve pick
 // what omp's --continue and --resume <arg> pick.
 func TestInteropResolve(t *testing.T) {
 	requireOmp(t)
@@ -142,7 +142,7 @@ func TestInteropResolve(t *testing.T) {
 	if err := json.Unmarshal(runOmp(t, agent, "resolve.ts", append([]string{cwd}, args...)...), &omp); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := MostRecent(agent, cwd); err != nil || got.Path != omp.Continue {
+	if got, err := mostRecent(agent, cwd); err != nil || got.Path != omp.Continue {
 		t.Errorf("continue: xdev %s (%v), omp %s", got.Path, err, omp.Continue)
 	}
 	for _, arg := range args {

@@ -16,14 +16,14 @@ import (
 // writing: a temp file of a new or rewritten file (atomicfile's, named
 // ".<name>.xdev-<pid>-<n>.tmp" where the system has no nameless temp
 // files) and omp's lockfile (".<name>.jsonl.lock") whose holder is gone.
-// Neither name can be a session file's (*.jsonl). IsLeftover says which
+// Neither name can be a session file's (*.jsonl). isLeftover says which
 // files are such leftovers, by atomicfile.Leftover and omp's stale-lock
 // rule; a write into a project directory removes those it finds there
 // (SweepLeftovers), and VerifyDataDir reports them (ProblemLeftover).
 
-// IsLeftover reports whether the file at path, with info, is a temp file
+// isLeftover reports whether the file at path, with info, is a temp file
 // or lockfile of a writer that is gone.
-func IsLeftover(path string, info fs.FileInfo) bool {
+func isLeftover(path string, info fs.FileInfo) bool {
 	name := filepath.Base(path)
 	if strings.HasSuffix(name, ".jsonl") || !info.Mode().IsRegular() {
 		return false
@@ -34,7 +34,7 @@ func IsLeftover(path string, info fs.FileInfo) bool {
 	return IsLockfile(name) && lockIsStale(path)
 }
 
-// RemoveLeftover removes path if it is still a leftover (see IsLeftover).
+// RemoveLeftover removes path if it is still a leftover (see isLeftover).
 func RemoveLeftover(path string) error {
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -43,7 +43,7 @@ func RemoveLeftover(path string) error {
 	if err != nil {
 		return err
 	}
-	if !IsLeftover(path, fi) {
+	if !isLeftover(path, fi) {
 		return fmt.Errorf("%s: not a leftover of a writer that is gone; left alone", path)
 	}
 	return os.Remove(path)
@@ -79,7 +79,7 @@ func sweep(dir string) {
 		if e.Name()[0] != '.' || !e.Type().IsRegular() {
 			continue
 		}
-		if fi, err := e.Info(); err == nil && IsLeftover(filepath.Join(dir, e.Name()), fi) {
+		if fi, err := e.Info(); err == nil && isLeftover(filepath.Join(dir, e.Name()), fi) {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}

@@ -53,7 +53,7 @@ type SessionInfo struct {
 // without subagents.
 type ListOptions struct {
 	// Cwd limits the listing to one project: its sessions directory and the
-	// older names omp gave that directory (see LegacySlugs).
+	// older names omp gave that directory (see legacySlugs).
 	Cwd string
 	// Subagents includes subagent transcripts.
 	Subagents bool
@@ -92,7 +92,7 @@ func List(dataDir string, opts *ListOptions) ([]SessionInfo, error) {
 	var dirs []string
 	var cands []candidate
 	if opts.Cwd != "" {
-		for _, name := range append([]string{Slug(opts.Cwd)}, LegacySlugs(opts.Cwd)...) {
+		for _, name := range append([]string{Slug(opts.Cwd)}, legacySlugs(opts.Cwd)...) {
 			dirs = append(dirs, filepath.Join(root, name))
 		}
 	} else {

@@ -38,8 +38,8 @@ func TestSlugs(t *testing.T) {
 		if got := Slug(c.cwd); got != c.slug {
 			t.Errorf("Slug(%q) = %q, want %q", c.cwd, got, c.slug)
 		}
-		if got := LegacySlugs(c.cwd); !slices.Equal(got, c.legacy) {
-			t.Errorf("LegacySlugs(%q) = %q, want %q", c.cwd, got, c.legacy)
+		if got := legacySlugs(c.cwd); !slices.Equal(got, c.legacy) {
+			t.Errorf("legacySlugs(%q) = %q, want %q", c.cwd, got, c.legacy)
 		}
 	}
 }
@@ -215,7 +215,7 @@ func TestListCwdLegacyDirs(t *testing.T) {
 	agent := t.TempDir()
 	cwd := filepath.Join(home, "code", "app")
 	var want []string
-	for i, name := range append([]string{Slug(cwd)}, LegacySlugs(cwd)...) {
+	for i, name := range append([]string{Slug(cwd)}, legacySlugs(cwd)...) {
 		p := filepath.Join(SessionsDir(agent), name, FileName(fixedTime.Add(time.Duration(i)*time.Second), NewID()))
 		s, err := Create(p, NewOptions{Cwd: cwd})
 		if err != nil {
@@ -326,16 +326,16 @@ func TestResolve(t *testing.T) {
 
 func TestMostRecent(t *testing.T) {
 	agent, cwd, paths := resumeFixture(t)
-	got, err := MostRecent(agent, cwd)
+	got, err := mostRecent(agent, cwd)
 	if err != nil || got.Path != paths[2] {
-		t.Fatalf("MostRecent = %v, %v; want %s", got.Path, err, paths[2])
+		t.Fatalf("mostRecent = %v, %v; want %s", got.Path, err, paths[2])
 	}
 	// A newer file that does not open is passed over.
 	dir := filepath.Dir(paths[0])
 	bad := writeFile(t, dir, "broken.jsonl", "garbage\n")
 	os.Chtimes(bad, time.Now(), time.Now())
-	if got, _ := MostRecent(agent, cwd); got.Path != paths[2] {
-		t.Errorf("MostRecent picked %s", got.Path)
+	if got, _ := mostRecent(agent, cwd); got.Path != paths[2] {
+		t.Errorf("mostRecent picked %s", got.Path)
 	}
 	// Appending makes a session the most recent.
 	s, err := Open(paths[0], nil)
@@ -347,10 +347,10 @@ func TestMostRecent(t *testing.T) {
 	}
 	s.Close()
 	os.Chtimes(bad, fixedTime, fixedTime)
-	if got, _ := MostRecent(agent, cwd); got.Path != paths[0] {
-		t.Errorf("after an append MostRecent = %s, want %s", got.Path, paths[0])
+	if got, _ := mostRecent(agent, cwd); got.Path != paths[0] {
+		t.Errorf("after an append mostRecent = %s, want %s", got.Path, paths[0])
 	}
-	if _, err := MostRecent(agent, "/nowhere"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("MostRecent(empty project) err = %v", err)
+	if _, err := mostRecent(agent, "/nowhere"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("mostRecent(empty project) err = %v", err)
 	}
 }

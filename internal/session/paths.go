@@ -103,12 +103,12 @@ func slugScope(cwd string) (slug, scope string) {
 	return absSlug(c), "abs"
 }
 
-// LegacySlugs returns the other names omp has given the sessions directory
+// legacySlugs returns the other names omp has given the sessions directory
 // of cwd, which it migrates (renames) when it next opens that project:
 // the absolute form "--abs-path--" of the cwd as given and as resolved, and
 // the hashed form "<home|tmp|abs>-<basename>-<sha256>" of omp 17.2.5-17.2.8.
 // List reads them too, without moving anything.
-func LegacySlugs(cwd string) []string {
+func legacySlugs(cwd string) []string {
 	abs, err := filepath.Abs(cwd)
 	if err != nil {
 		abs = filepath.Clean(cwd)

@@ -18,9 +18,9 @@ var ErrNotFound = errors.New("no session found")
 // its matches newest first.
 type AmbiguousError = sessionname.AmbiguousError
 
-// MostRecent returns the session --continue would pick for cwd: the most
+// mostRecent returns the session --continue would pick for cwd: the most
 // recently modified session of that project that opens.
-func MostRecent(dataDir, cwd string) (SessionInfo, error) {
+func mostRecent(dataDir, cwd string) (SessionInfo, error) {
 	infos, err := List(dataDir, &ListOptions{Cwd: cwd})
 	if err != nil {
 		return SessionInfo{}, err

@@ -257,7 +257,7 @@ func verifyBlobs(raw []byte, line int, blobs *BlobStore, add func(line int, kind
 		return
 	}
 	r := &blobResolver{get: func(ref string) ([]byte, error) {
-		if _, err := ParseBlobRef(ref); err != nil {
+		if _, err := parseBlobRef(ref); err != nil {
 			add(line, ProblemBadBlob, err.Error(), "")
 			return nil, err
 		}
@@ -479,7 +479,7 @@ func VerifyDataDir(dataDir string, opts *VerifyOptions, progress func(done, tota
 		case !d.IsDir() && strings.HasSuffix(p, ".jsonl"):
 			files = append(files, p)
 		case d.Type().IsRegular() && strings.HasPrefix(d.Name(), "."):
-			if fi, err := d.Info(); err == nil && IsLeftover(p, fi) {
+			if fi, err := d.Info(); err == nil && isLeftover(p, fi) {
 				reports = append(reports, FileReport{Path: p, Problems: []Problem{{Path: p, Kind: ProblemLeftover,
 					Detail: fmt.Sprintf("a temp file or lockfile a killed writer left (%s)", sizeOf(fi.Size())),
 					Repair: "remove it"}}})

@@ -555,8 +555,8 @@ func setMembers(v jsontext.Value, setID bool, id string, setParent bool, parent 
 	return ed.Bytes()
 }
 
-// BranchMarker is the customType of xdev's branch marker.
-const BranchMarker = "branch"
+// branchMarker is the customType of xdev's branch marker.
+const branchMarker = "branch"
 
 // Branch moves the leaf to targetID durably. It appends the design's branch
 // marker, a custom entry {"customType":"branch","data":{"to":target}}, with
@@ -571,7 +571,7 @@ func (s *Store) Branch(targetID string) (*Entry, error) {
 	if targetID == "" {
 		return nil, fmt.Errorf("%s: no entry to branch to", s.path)
 	}
-	return s.appendBody(&Custom{CustomType: BranchMarker, Data: data}, &targetID)
+	return s.appendBody(&Custom{CustomType: branchMarker, Data: data}, &targetID)
 }
 
 // SyncMode says when appends reach stable storage.
