@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -72,20 +71,7 @@ func (o *exportOptions) run(e *env) error {
 	if len(o.args) != 1 {
 		return usagef("want one SESSION")
 	}
-	if o.db.on() {
-		return o.db.with(e, o.args[0], func(ctx context.Context, d *catalog.StoredSession) error {
-			r, err := d.Readable(ctx)
-			if err != nil {
-				return err
-			}
-			return o.write(e, r)
-		})
-	}
-	r, err := resolveReadable(e, o.store, o.sources, o.args[0])
-	if err != nil {
-		return err
-	}
-	return o.write(e, r)
+	return withReadable(e, o.store, o.sources, o.db, o.args[0], func(r catalog.Readable) error { return o.write(e, r) })
 }
 
 // write exports the session r to -o, or to stdout.

@@ -92,39 +92,11 @@ func (o *showOptions) run(e *env) error {
 	if o.tree && o.raw {
 		return usagef("--tree and --raw are different views; give one")
 	}
-	var s *session.Store
-	var r catalog.Readable
-	if o.db.on() {
-		// From a database: the context view opens the session in place,
-		// windowed; the views of every entry read it through the catalog
-		// (catalog.StoredSession.Readable).
-		ctx, cancel := interruptible()
-		defer cancel()
-		db, err := o.db.open(e, ctx)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		d, err := db.Find(ctx, o.args[0])
-		if err != nil {
-			return err
-		}
-		if o.at != "" || o.tree || o.raw {
-			if r, err = d.Readable(ctx); err != nil {
-				return err
-			}
-		} else {
-			r = catalog.Readable{Shown: d.Shown, Harness: catalog.DB}
-			if s, err = d.OpenStore(ctx); err != nil {
-				return err
-			}
-		}
-	} else {
-		var err error
-		if r, err = resolveReadable(e, o.store, o.sources, o.args[0]); err != nil {
-			return err
-		}
-	}
+	return withReadable(e, o.store, o.sources, o.db, o.args[0], func(r catalog.Readable) error { return o.show(e, r) })
+}
+
+// show shows the session r in the view the flags choose.
+func (o *showOptions) show(e *env, r catalog.Readable) error {
 	if o.at != "" {
 		if o.tree || o.raw {
 			return usagef("--at shows messages; it does not go with --tree or --raw")
@@ -146,16 +118,11 @@ func (o *showOptions) run(e *env) error {
 	}
 	// The context is read a message at a time: that of a long session
 	// never compacted is the whole file, and is never held whole.
-	var c *session.ContextReader
-	if s != nil {
-		c = session.ContextOf(s)
-	} else {
-		var err error
-		if c, err = r.ReadContext(); err != nil {
-			return err
-		}
-		defer c.Close()
+	c, err := r.ReadContext()
+	if err != nil {
+		return err
 	}
+	defer c.Close()
 	title, _ := c.Title()
 	tokens, err := c.Tokens()
 	if err != nil {

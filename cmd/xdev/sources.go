@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 
@@ -96,6 +97,27 @@ func resolveReadable(e *env, store *storeFlags, sources *sourceFlags, arg string
 	ctx, cancel := interruptible()
 	defer cancel()
 	return c.Open(ctx, ref)
+}
+
+// withReadable finds the session arg names, in the database --db names
+// or else by the catalog's rule, and runs fn with it as a reader opens
+// it; a database stays connected until fn returns. The one place a
+// command that reads one session chooses between the two.
+func withReadable(e *env, store *storeFlags, sources *sourceFlags, db *dbFlags, arg string, fn func(r catalog.Readable) error) error {
+	if db.on() {
+		return db.with(e, arg, func(ctx context.Context, d *catalog.StoredSession) error {
+			r, err := d.Readable(ctx)
+			if err != nil {
+				return err
+			}
+			return fn(r)
+		})
+	}
+	r, err := resolveReadable(e, store, sources, arg)
+	if err != nil {
+		return err
+	}
+	return fn(r)
 }
 
 // needOmpFormat refuses a session not in omp's format: a Claude Code or

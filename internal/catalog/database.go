@@ -257,6 +257,14 @@ func (s *StoredSession) Readable(ctx context.Context) (Readable, error) {
 	r := Readable{Shown: s.Shown, Harness: DB}
 	if s.row == nil {
 		r.index = func() (*session.Index, error) { return s.d.db.OpenIndex(ctx, s.s) }
+		r.context = func() (*session.ContextReader, error) {
+			// Windowed from the server, reading only the leaf's path.
+			st, err := s.OpenStore(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return session.ContextOf(st), nil
+		}
 		return r, nil
 	}
 	cache, err := os.UserCacheDir()

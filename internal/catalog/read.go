@@ -25,14 +25,19 @@ type Readable struct {
 	// unreadable (a torn line, junk).
 	Skipped int
 
-	// index, when set, opens the session other than from Path (a synced
-	// session of a database, through its rows).
-	index func() (*session.Index, error)
+	// index and context, when set, open the session other than from Path
+	// (a synced session of a database, through its rows; its context
+	// windowed from the server).
+	index   func() (*session.Index, error)
+	context func() (*session.ContextReader, error)
 }
 
 // ReadContext reads the context a resume of the session sends, a message
 // at a time, through a checkpoint when the file is long (ReadContext).
 func (r Readable) ReadContext() (*session.ContextReader, error) {
+	if r.context != nil {
+		return r.context()
+	}
 	return ReadContext(r.Path)
 }
 
