@@ -81,13 +81,3 @@ func (f *dbFlags) with(e *env, arg string, fn func(ctx context.Context, s *catal
 	}
 	return fn(ctx, s)
 }
-
-// dbListRows lists the database's sessions in `xdev list`'s shape.
-func dbListRows(e *env, ctx context.Context, f *dbFlags, cwd string, subagents bool) ([]catalog.Row, error) {
-	db, err := f.open(e, ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	return db.List(ctx, catalog.ListOptions{Cwd: cwd, Subagents: subagents})
-}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -105,58 +106,70 @@ func (o *listOptions) run(e *env) error {
 			}
 		}
 	}
-	if o.db.on() {
-		ctx, cancel := interruptible()
-		rows, err := dbListRows(e, ctx, o.db, cwd, o.subagents)
-		cancel()
-		if err != nil {
-			return err
-		}
-		good, bad := splitBad(rows)
-		return o.print(e, good, bad, false, func() string { return "No sessions " + o.where(cwd) + " in the database." })
-	}
-	c, err := o.sources.catalog(e, o.store)
+	ctx, cancel := interruptible()
+	defer cancel()
+	places, nothing, err := o.places(e, ctx, cwd)
 	if err != nil {
 		return err
 	}
-	hs, err := c.Scope(o.from)
-	if err != nil {
-		return usagef("--from is %s, not %q", catalog.HarnessChoices(), o.from)
-	}
-	if len(hs) == 1 {
-		if _, here := c.Where(hs[0]); !here && o.from != "" {
-			return notHere(c, hs[0])
-		}
-	}
-	rows, failed := c.ListIn(hs, catalog.ListOptions{Subagents: o.subagents, Cwd: cwd})
-	for _, h := range hs {
-		if err := failed[h]; err != nil && len(hs) == 1 {
+	rows, failed := catalog.ListPlaces(ctx, places, catalog.ListOptions{Subagents: o.subagents, Cwd: cwd})
+	for _, p := range places {
+		if err := failed[p.Harness()]; err != nil && len(places) == 1 {
 			return err
 		} else if err != nil {
 			// One harness that cannot be read (a damaged opencode
 			// database) does not hide the others': it is said, and the
 			// listing fails at the end.
-			fmt.Fprintf(e.ErrOut, "xdev list: %s: %v\n", h, err)
+			fmt.Fprintf(e.ErrOut, "xdev list: %s: %v\n", p.Harness(), err)
 		}
 	}
 	good, bad := splitBad(rows)
-	// Whose session each is, where more than one harness has sessions
-	// here (or the one is not xdev's): a column that does not come and go
-	// with the rows a listing happens to show.
-	var here []catalog.Harness
-	for _, h := range hs {
-		if _, ok := c.Where(h); ok {
-			here = append(here, h)
+	// Whose session each is, where the places here are more than one, or
+	// the one is another harness's: a column that does not come and go
+	// with the rows a listing happens to show. (A database's rows are
+	// xdev's data dirs', synced.)
+	var here []catalog.Place
+	for _, p := range places {
+		if _, ok := p.Where(); ok {
+			here = append(here, p)
 		}
 	}
-	withHarness := len(here) > 1 || len(here) == 1 && here[0] != catalog.Xdev
-	if err := o.print(e, good, bad, withHarness, func() string { return o.nothingListed(c, hs, cwd) }); err != nil {
+	withHarness := len(here) > 1 || len(here) == 1 && here[0].Harness() != catalog.Xdev && here[0].Harness() != catalog.DB
+	if err := o.print(e, good, bad, withHarness, nothing); err != nil {
 		return err
 	}
 	if len(failed) > 0 {
 		return errProblems
 	}
 	return nil
+}
+
+// places are the places the flags choose to list: the database --db
+// names, --from's harness, the data dir --data-dir or --omp chose, or
+// every harness's; and what to say when they hold no session.
+func (o *listOptions) places(e *env, ctx context.Context, cwd string) ([]catalog.Place, func() string, error) {
+	if o.db.on() {
+		db, err := o.db.open(e, ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		context.AfterFunc(ctx, db.Close)
+		return []catalog.Place{db}, func() string { return "No sessions " + o.where(cwd) + " in the database." }, nil
+	}
+	c, err := o.sources.catalog(e, o.store)
+	if err != nil {
+		return nil, nil, err
+	}
+	hs, err := c.Scope(o.from)
+	if err != nil {
+		return nil, nil, usagef("--from is %s, not %q", catalog.HarnessChoices(), o.from)
+	}
+	if len(hs) == 1 {
+		if _, here := c.Where(hs[0]); !here && o.from != "" {
+			return nil, nil, notHere(c, hs[0])
+		}
+	}
+	return c.Places(hs), func() string { return o.nothingListed(c, hs, cwd) }, nil
 }
 
 // splitBad keeps the rows that are sessions in place (10,000 of them are

@@ -10,12 +10,12 @@
 // harness keeps them). Everything xdev writes goes into the data dir; the
 // other places are only read.
 //
-// A Place is where one harness keeps its sessions on this machine, one
-// interface with two implementations: an omp-format data dir (xdev's,
-// omp's) and another harness's directory, read through its
-// foreign.Source. Catalog.Place gives the place of a harness; listing,
-// naming, searching and costing go through it. A Database is the place
-// beyond the machine.
+// A Place is where sessions live, one interface with three
+// implementations: an omp-format data dir (xdev's, omp's), another
+// harness's directory, read through its foreign.Source, and a team's
+// PostgreSQL store (*Database). Catalog.Place gives the place of a
+// harness; listing (ListPlaces), naming, searching and costing go through
+// it.
 //
 // # Naming a session
 //
@@ -130,6 +130,7 @@
 package catalog
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -361,7 +362,7 @@ func (c *Catalog) Resolve(arg string) (Ref, error) {
 func (c *Catalog) resolveForeign(arg string) (Ref, error) {
 	var all []Ref
 	for _, p := range c.others() {
-		all = append(all, p.named(arg)...)
+		all = append(all, p.named(context.Background(), arg)...)
 	}
 	one, several := sessionname.Pick(arg, all, func(r *Ref) (string, string) { return r.ID, filepath.Base(r.Path) })
 	switch {

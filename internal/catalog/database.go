@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,7 +16,9 @@ import (
 	"github.com/xdev/xdev/internal/atomicfile"
 	"github.com/xdev/xdev/internal/pgstore"
 	"github.com/xdev/xdev/internal/session"
+	"github.com/xdev/xdev/internal/sessionname"
 	"github.com/xdev/xdev/internal/usage"
+	"github.com/xdev/xdev/internal/usagecache"
 )
 
 // EnvDatabaseURL is the environment variable a database's URL is taken
@@ -285,31 +288,66 @@ func (s *StoredSession) Readable(ctx context.Context) (Readable, error) {
 
 // Usage builds the usage ledger of the stored sessions (of the project
 // cwd, or all when ""), subagents' included, each read through its rows
-// as the views of every entry read it: the machines that synced to the
-// server, counted together, each call once.
+// as the views of every entry read it, by the rules of a local ledger
+// (Catalog.Usage): the machines that synced to the server, counted
+// together, each call once.
 func (d *Database) Usage(ctx context.Context, cwd string) (*usage.Ledger, UsageStats, error) {
 	st := UsageStats{Failed: map[Harness]error{}}
-	rows, err := d.List(ctx, ListOptions{Cwd: cwd, Subagents: true})
+	jobs, err := d.usageJobs(ctx)
 	if err != nil {
 		return nil, st, err
 	}
-	l := &usage.Ledger{}
-	for _, row := range rows {
-		if err := ctx.Err(); err != nil {
-			return nil, st, err
-		}
-		s, err := d.readUsage(ctx, row)
-		if err != nil {
-			st.Skipped++
-			continue
-		}
-		s.Harness = string(row.Harness)
-		st.Sessions++
-		st.Read++
-		st.Skipped += s.Skipped
-		l.Add(&s)
+	l, err := ledgerOf(ctx, jobs, usagecache.Open(""), UsageOptions{Cwd: cwd}, &st)
+	return l, st, err
+}
+
+// The Database as a Place: whose sessions it holds, where it is, and what
+// a local place's are (listed, named and costed by the same rules). It
+// has no local index: it is searched on its server (Search).
+
+// Harness is DB.
+func (d *Database) Harness() Harness { return DB }
+
+// Where is the database as a person is shown it, and that it is there.
+func (d *Database) Where() (string, bool) { return d.URL(), true }
+
+// Index is ErrNoIndex: a database is searched on its server (Search).
+func (d *Database) Index() (SearchPlace, error) { return SearchPlace{}, ErrNoIndex }
+
+// Writable is false: only xdev sync writes a database (Push).
+func (d *Database) Writable() bool { return false }
+
+func (d *Database) named(ctx context.Context, arg string) []Ref {
+	rows, err := d.List(ctx, ListOptions{Subagents: true})
+	if err != nil {
+		return nil
 	}
-	return l, st, nil
+	var out []Ref
+	for _, r := range rows {
+		if r.Err == nil && sessionname.Of(arg, r.ID, path.Base(r.Path)) != sessionname.None {
+			out = append(out, Ref{Harness: DB, Path: r.Path, ID: r.ID})
+		}
+	}
+	return out
+}
+
+// usageJobs are the stored sessions, each read through its rows; none
+// has a file to stamp, so none is cached.
+func (d *Database) usageJobs(ctx context.Context) ([]usageJob, error) {
+	rows, err := d.List(ctx, ListOptions{Subagents: true})
+	if err != nil {
+		return nil, err
+	}
+	jobs := make([]usageJob, 0, len(rows))
+	for _, row := range rows {
+		jobs = append(jobs, usageJob{key: string(DB) + " " + row.Path,
+			read: func() (usage.Session, error) {
+				s, err := d.readUsage(ctx, row)
+				s.Harness = string(row.Harness)
+				return s, err
+			}})
+	}
+	return jobs, nil
 }
 
 func (d *Database) readUsage(ctx context.Context, row Row) (usage.Session, error) {

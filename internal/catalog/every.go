@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -90,21 +91,30 @@ func (c *Catalog) Where(h Harness) (dir string, here bool) {
 	return dir, here
 }
 
-// ListIn lists the sessions of the harnesses hs here, newest first: each
-// as ListHarness does. A harness that cannot be read does not hide the
-// others: its error is in failed, by harness.
-func (c *Catalog) ListIn(hs []Harness, opts ListOptions) (rows []Row, failed map[Harness]error) {
-	for _, h := range hs {
-		list, err := c.ListHarness(h, opts)
+// Places are the places of the harnesses hs (Place).
+func (c *Catalog) Places(hs []Harness) []Place {
+	out := make([]Place, len(hs))
+	for i, h := range hs {
+		out[i] = c.Place(h)
+	}
+	return out
+}
+
+// ListPlaces lists the sessions of places, newest first: each as its
+// List does. A place that cannot be read does not hide the others: its
+// error is in failed, by harness.
+func ListPlaces(ctx context.Context, places []Place, opts ListOptions) (rows []Row, failed map[Harness]error) {
+	for _, p := range places {
+		list, err := p.List(ctx, opts)
 		if err != nil {
 			if failed == nil {
 				failed = map[Harness]error{}
 			}
-			failed[h] = err
+			failed[p.Harness()] = err
 		}
 		rows = append(rows, list...)
 	}
-	if len(hs) > 1 {
+	if len(places) > 1 {
 		slices.SortStableFunc(rows, func(a, b Row) int { return b.Modified.Compare(a.Modified) })
 	}
 	return rows, failed
@@ -113,7 +123,7 @@ func (c *Catalog) ListIn(hs []Harness, opts ListOptions) (rows []Row, failed map
 // ListHarness lists the sessions of harness h here, newest first (its
 // Place's List).
 func (c *Catalog) ListHarness(h Harness, opts ListOptions) ([]Row, error) {
-	return c.Place(h).List(opts)
+	return c.Place(h).List(context.Background(), opts)
 }
 
 // PlacesIn are the search places of the harnesses hs here; a harness
@@ -121,7 +131,7 @@ func (c *Catalog) ListHarness(h Harness, opts ListOptions) ([]Row, error) {
 func (c *Catalog) PlacesIn(hs []Harness) ([]SearchPlace, error) {
 	var out []SearchPlace
 	for _, h := range hs {
-		p, err := c.Place(h).Search()
+		p, err := c.Place(h).Index()
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

@@ -30,7 +30,7 @@ func TestHitsNameSessionsAsTheListDoes(t *testing.T) {
 		s.Close()
 	}
 	c := p.Catalog(t)
-	rows, _ := c.ListIn(catalog.Every, catalog.ListOptions{Subagents: true})
+	rows, _ := catalog.ListPlaces(t.Context(), c.Places(catalog.Every), catalog.ListOptions{Subagents: true})
 	byPath := map[string]catalog.Row{}
 	for _, r := range rows {
 		byPath[r.Path] = r

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -12,40 +13,48 @@ import (
 	"github.com/xdev/xdev/internal/usage"
 )
 
-// A Place is where one harness keeps its sessions on this machine: an
-// omp-format data dir (xdev's, omp's) or another harness's directory
-// (foreign.Kinds). Catalog.Place gives the place of a harness, and every
-// operation over harnesses goes through it: listing (ListIn), naming
-// (Resolve looks through every place but the data dir at once), searching
-// (PlacesIn), costing (Usage), and saying where xdev looked (Where). The
-// interface is sealed: a harness is added as a foreign.Source and its
-// registry entry, which harnessPlace serves; only the data dir is
-// written. A team's PostgreSQL store (Database) is a place beyond the
-// machine, listed and named by the same rules.
+// A Place is where sessions live: on this machine, where one harness
+// keeps them (an omp-format data dir, xdev's or omp's, or another
+// harness's directory, foreign.Kinds), and beyond it, a team's PostgreSQL
+// store (Database). Catalog.Place gives the place of a harness, and every
+// operation over places goes through this interface: listing (ListIn),
+// naming (Resolve looks through every place of the machine but the data
+// dir at once), searching (PlacesIn), costing (Usage), and saying where
+// xdev looked (Where). The interface is sealed: a harness is added as a
+// foreign.Source and its registry entry, which harnessPlace serves; only
+// the data dir is written.
 type Place interface {
-	// Harness is whose sessions the place holds.
+	// Harness is whose sessions the place holds (DB for a database).
 	Harness() Harness
-	// Where is the directory the place keeps its sessions in (or would
-	// keep them: what a person is told xdev looked at; "" when it has no
-	// home here), and whether it is on this machine.
+	// Where is where the place keeps its sessions (or would keep them:
+	// what a person is told xdev looked at; "" when it has no home here;
+	// a database's URL without its password), and whether it is there.
 	Where() (dir string, here bool)
 	// List lists its sessions, newest first (ListOptions); nothing when
 	// it is not here.
-	List(opts ListOptions) ([]Row, error)
-	// Search is where its search index reads; an error wrapping
-	// fs.ErrNotExist when it is not here.
-	Search() (SearchPlace, error)
+	List(ctx context.Context, opts ListOptions) ([]Row, error)
+	// Index is where its local search index reads; an error wrapping
+	// fs.ErrNotExist when it is not here, ErrNoIndex for a place searched
+	// on its server (Database.Search).
+	Index() (SearchPlace, error)
 	// Writable reports whether xdev writes sessions here: the data dir
-	// only.
+	// only (a database is written by xdev sync alone).
 	Writable() bool
 
 	// named are its sessions that the name arg matches at all, by the
 	// one naming rule (sessionname.Of); a place that cannot be read
 	// holds none.
-	named(arg string) []Ref
+	named(ctx context.Context, arg string) []Ref
 	// usageJobs are its sessions as the usage ledger reads them.
-	usageJobs() ([]usageJob, error)
+	usageJobs(ctx context.Context) ([]usageJob, error)
 }
+
+// The places a Place may be.
+var (
+	_ Place = dataDirPlace{}
+	_ Place = harnessPlace{}
+	_ Place = (*Database)(nil)
+)
 
 // Place is the place of harness h on this machine.
 func (c *Catalog) Place(h Harness) Place {
@@ -98,22 +107,22 @@ func (p dataDirPlace) here() bool { _, ok := p.Where(); return ok }
 
 func (p dataDirPlace) Writable() bool { return p.dir != "" && p.dir == p.c.cfg.DataDir }
 
-func (p dataDirPlace) List(opts ListOptions) ([]Row, error) {
+func (p dataDirPlace) List(_ context.Context, opts ListOptions) ([]Row, error) {
 	if !p.here() {
 		return nil, nil
 	}
 	return ListDataDir(p.h, p.dir, opts)
 }
 
-func (p dataDirPlace) Search() (SearchPlace, error) {
+func (p dataDirPlace) Index() (SearchPlace, error) {
 	if !p.here() {
 		return SearchPlace{}, fmt.Errorf("no %s sessions: %w", p.h.Name(), fs.ErrNotExist)
 	}
 	return DataDirPlace(p.h, p.dir), nil
 }
 
-func (p dataDirPlace) named(arg string) []Ref {
-	rows, err := p.List(ListOptions{Subagents: true})
+func (p dataDirPlace) named(ctx context.Context, arg string) []Ref {
+	rows, err := p.List(ctx, ListOptions{Subagents: true})
 	if err != nil {
 		return nil
 	}
@@ -126,7 +135,7 @@ func (p dataDirPlace) named(arg string) []Ref {
 	return out
 }
 
-func (p dataDirPlace) usageJobs() ([]usageJob, error) {
+func (p dataDirPlace) usageJobs(context.Context) ([]usageJob, error) {
 	if p.dir == "" {
 		return nil, nil
 	}
@@ -166,7 +175,7 @@ func (p harnessPlace) Where() (string, bool) {
 
 func (p harnessPlace) Writable() bool { return false }
 
-func (p harnessPlace) List(opts ListOptions) ([]Row, error) {
+func (p harnessPlace) List(_ context.Context, opts ListOptions) ([]Row, error) {
 	if p.src == nil {
 		return nil, nil
 	}
@@ -186,7 +195,7 @@ func (p harnessPlace) List(opts ListOptions) ([]Row, error) {
 	return out, nil
 }
 
-func (p harnessPlace) Search() (SearchPlace, error) {
+func (p harnessPlace) Index() (SearchPlace, error) {
 	if p.src == nil {
 		return SearchPlace{}, fmt.Errorf("no %s sessions: %w", p.h.Name(), fs.ErrNotExist)
 	}
@@ -207,7 +216,7 @@ func (p harnessPlace) Search() (SearchPlace, error) {
 	return SearchPlace{Harness: p.h, Dir: m.Dir, Root: p.src.Root(), mirror: m}, nil
 }
 
-func (p harnessPlace) named(arg string) []Ref {
+func (p harnessPlace) named(_ context.Context, arg string) []Ref {
 	if p.src == nil {
 		return nil
 	}
@@ -224,7 +233,7 @@ func (p harnessPlace) named(arg string) []Ref {
 	return out
 }
 
-func (p harnessPlace) usageJobs() ([]usageJob, error) {
+func (p harnessPlace) usageJobs(context.Context) ([]usageJob, error) {
 	if p.src == nil {
 		return nil, nil
 	}

@@ -40,9 +40,9 @@ func DataDirPlace(h Harness, dir string) SearchPlace {
 }
 
 // HarnessPlace is the search place of another harness's sessions (its
-// Place's Search); an error wrapping fs.ErrNotExist when it keeps none on
+// Place's Index); an error wrapping fs.ErrNotExist when it keeps none on
 // this machine.
-func (c *Catalog) HarnessPlace(h Harness) (SearchPlace, error) { return c.Place(h).Search() }
+func (c *Catalog) HarnessPlace(h Harness) (SearchPlace, error) { return c.Place(h).Index() }
 
 // IndexedFile is the file of p's index that holds the session ref names:
 // its mirror for a Claude Code or Codex session, else its own file. What

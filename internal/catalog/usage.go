@@ -94,7 +94,7 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 	}
 	st.Walked = walk
 	for _, h := range walk {
-		js, err := c.Place(h).usageJobs()
+		js, err := c.Place(h).usageJobs(ctx)
 		if err != nil {
 			st.Failed[h] = err
 			continue
@@ -104,6 +104,14 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 	if err := ctx.Err(); err != nil {
 		return nil, st, err
 	}
+	l, err := ledgerOf(ctx, jobs, cache, opts, &st)
+	return l, st, err
+}
+
+// ledgerOf reads the sessions of jobs into a ledger: each from cache
+// where its file is as it was, only those opts asks for (and those they
+// need), counted in st. The rules of Usage, whatever the places.
+func ledgerOf(ctx context.Context, jobs []usageJob, cache *usagecache.Cache, opts UsageOptions, st *UsageStats) (*usage.Ledger, error) {
 	type result struct {
 		s      *usage.Session
 		cached usagecache.Decoded
@@ -181,7 +189,7 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 		}
 	})
 	if err := ctx.Err(); err != nil {
-		return nil, st, err
+		return nil, err
 	}
 	// A session left out for its age may still be needed: the sessions
 	// read descend from it, were imported from it or hold its requests.
@@ -190,7 +198,7 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 	for len(wanted) > 0 {
 		each(wanted, process)
 		if err := ctx.Err(); err != nil {
-			return nil, st, err
+			return nil, err
 		}
 		if opts.ModifiedSince.IsZero() {
 			break
@@ -297,7 +305,7 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 	}
 	cache.Save(keys, stamps)
 	st.Racy = cache.Racy
-	return l, st, nil
+	return l, nil
 }
 
 // A usageJob is one session to read into a ledger: its cache key, the

@@ -78,7 +78,7 @@ func (s *server) list(ctx context.Context, a ListArgs) (ListResult, string, erro
 			failed[catalog.Harness(a.Harness)] = err
 		}
 	} else {
-		rows, failed = s.cat.ListIn(catalog.Every, opts)
+		rows, failed = catalog.ListPlaces(ctx, s.cat.Places(catalog.Every), opts)
 	}
 	for h, err := range failed {
 		out.Failed = append(out.Failed, fmt.Sprintf("%s: %v", h, err))
