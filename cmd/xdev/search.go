@@ -163,7 +163,9 @@ func (o *indexOptions) setArgs(args []string) { o.args = args }
 
 // indexJSON is one index in `xdev index --json`.
 type indexJSON struct {
-	DataDir   string `json:"dataDir"`
+	Harness   string `json:"harness"`
+	Root      string `json:"root"`    // where the sessions are, as a person knows it
+	DataDir   string `json:"dataDir"` // the omp-format dir indexed: Root, or its converted mirror
 	Index     string `json:"index"`
 	IndexSize int64  `json:"indexSize"`
 	Files     int    `json:"files"`
@@ -202,7 +204,7 @@ func (o *indexOptions) run(e *env) error {
 	out := []indexJSON{}
 	for i, in := range infos {
 		st := stats[i]
-		j := indexJSON{DataDir: in.Place.Dir, Index: in.Path, IndexSize: in.Size,
+		j := indexJSON{Harness: string(in.Place.Harness), Root: in.Place.Root, DataDir: in.Place.Dir, Index: in.Path, IndexSize: in.Size,
 			Files: st.Files, Unchanged: st.Unchanged, Grown: st.Grown, Indexed: st.Indexed, Removed: st.Removed,
 			Entries: st.Entries, BytesRead: st.Bytes, Malformed: st.Malformed, TextBytes: st.TextBytes, Errors: len(st.Errors), Millis: took.Milliseconds()}
 		out = append(out, j)
@@ -211,8 +213,8 @@ func (o *indexOptions) run(e *env) error {
 		return writeJSON(e, out)
 	}
 	for _, j := range out {
-		fmt.Fprintf(e.Out, "%s: %s (%s unchanged, %d grown, %d read anew, %d removed), %s indexed from %s read in %s\n",
-			term.HomePath(j.DataDir), term.Plural(j.Files, "session file"), strconv.Itoa(j.Unchanged), j.Grown, j.Indexed, j.Removed,
+		fmt.Fprintf(e.Out, "%s %s: %s (%s unchanged, %d grown, %d read anew, %d removed), %s indexed from %s read in %s\n",
+			catalog.Harness(j.Harness).Name(), term.HomePath(j.Root), term.Plural(j.Files, "session file"), strconv.Itoa(j.Unchanged), j.Grown, j.Indexed, j.Removed,
 			entries(j.Entries), term.Size(j.BytesRead), took.Round(time.Millisecond))
 		fmt.Fprintf(e.Out, "  index %s, %s", term.HomePath(j.Index), term.Size(j.IndexSize))
 		if j.Malformed > 0 {
