@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"github.com/xdev/xdev/internal/atomicfile"
 	"github.com/xdev/xdev/internal/pgstore"
 	"github.com/xdev/xdev/internal/session"
-	"github.com/xdev/xdev/internal/sessionname"
 	"github.com/xdev/xdev/internal/usage"
 	"github.com/xdev/xdev/internal/usagecache"
 )
@@ -318,17 +316,7 @@ func (d *Database) Index() (SearchPlace, error) { return SearchPlace{}, ErrNoInd
 func (d *Database) Writable() bool { return false }
 
 func (d *Database) named(ctx context.Context, arg string) []Ref {
-	rows, err := d.List(ctx, ListOptions{Subagents: true})
-	if err != nil {
-		return nil
-	}
-	var out []Ref
-	for _, r := range rows {
-		if r.Err == nil && sessionname.Of(arg, r.ID, path.Base(r.Path)) != sessionname.None {
-			out = append(out, Ref{Harness: DB, Path: r.Path, ID: r.ID})
-		}
-	}
-	return out
+	return namedRows(ctx, d, arg, func(r Row) Ref { return Ref{Harness: DB, Path: r.Path, ID: r.ID} })
 }
 
 // usageJobs are the stored sessions, each read through its rows; none

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 
 	"github.com/xdev/xdev/internal/foreign"
@@ -122,14 +123,22 @@ func (p dataDirPlace) Index() (SearchPlace, error) {
 }
 
 func (p dataDirPlace) named(ctx context.Context, arg string) []Ref {
+	return namedRows(ctx, p, arg, func(r Row) Ref { return Ref{Harness: p.h, Path: r.Path, ID: r.ID, InDataDir: p.Writable()} })
+}
+
+// namedRows are the sessions of p's listing (subagents' included) that
+// the name arg matches at all, each as ref makes its Ref; none when p
+// cannot be listed.
+func namedRows(ctx context.Context, p Place, arg string, ref func(Row) Ref) []Ref {
 	rows, err := p.List(ctx, ListOptions{Subagents: true})
 	if err != nil {
 		return nil
 	}
 	var out []Ref
 	for _, r := range rows {
-		if r.Err == nil && sessionname.Of(arg, r.ID, filepath.Base(r.Path)) != sessionname.None {
-			out = append(out, Ref{Harness: p.h, Path: r.Path, ID: r.ID, InDataDir: p.Writable()})
+		// A stored session's name is a slash path on every system.
+		if r.Err == nil && sessionname.Of(arg, r.ID, path.Base(filepath.ToSlash(r.Path))) != sessionname.None {
+			out = append(out, ref(r))
 		}
 	}
 	return out
