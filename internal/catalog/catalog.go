@@ -87,9 +87,9 @@
 // default (most of a person's sessions are another harness's): Scope is
 // the harnesses a command reads given the one a person named (the data
 // dir alone when a flag chose it), Where the directory each keeps its
-// sessions in and whether it is on this machine; ListIn lists the
-// sessions of some of them (DataDirOf names the omp-format data dirs
-// here), PlacesIn their search places,
+// sessions in and whether it is on this machine; Places are their places
+// and ListPlaces lists the sessions of some (DataDirOf names the
+// omp-format data dirs here), PlacesIn their search places,
 // SearchPlace.Watched the directory a watcher of a place watches, and RefOf
 // names a listed row as Resolve would.
 //

@@ -18,12 +18,13 @@ import (
 // keeps them (an omp-format data dir, xdev's or omp's, or another
 // harness's directory, foreign.Kinds), and beyond it, a team's PostgreSQL
 // store (Database). Catalog.Place gives the place of a harness, and every
-// operation over places goes through this interface: listing (ListIn),
+// operation over places goes through this interface: listing (ListPlaces),
 // naming (Resolve looks through every place of the machine but the data
 // dir at once), searching (PlacesIn), costing (Usage), and saying where
 // xdev looked (Where). The interface is sealed: a harness is added as a
 // foreign.Source and its registry entry, which harnessPlace serves; only
-// the data dir is written.
+// the data dir is written. Its implementations: dataDirPlace,
+// harnessPlace and *Database.
 type Place interface {
 	// Harness is whose sessions the place holds (DB for a database).
 	Harness() Harness
