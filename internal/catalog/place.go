@@ -189,7 +189,13 @@ func (p harnessPlace) List(_ context.Context, opts ListOptions) ([]Row, error) {
 	if p.src == nil {
 		return nil, nil
 	}
-	list, err := p.src.List(opts.Subagents)
+	var list []foreign.Session
+	var err error
+	if l, ok := p.src.(foreign.CwdLister); ok && opts.Cwd != "" {
+		list, err = l.ListCwd(opts.Cwd, opts.Subagents) // one project's files, not every one's
+	} else {
+		list, err = p.src.List(opts.Subagents)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -111,9 +111,15 @@ const claudeHeadBytes = 64 << 10
 // with subagents, the transcripts of Claude's subagents (agent-*.jsonl,
 // and <session>/subagents/*.jsonl), marked Subagent.
 func ListClaude(root string, subagents bool) ([]Session, error) {
+	return listClaude(root, subagents, nil)
+}
+
+// listClaude lists the transcripts of the project directories project
+// keeps (every one when nil).
+func listClaude(root string, subagents bool, project func(name, cwd string) bool) ([]Session, error) {
 	history := readClaudeHistory(root)
 	var out []Session
-	claudeFiles(root, subagents, func(path, cwd string, sub bool) {
+	claudeFiles(root, subagents, project, func(path, cwd string, sub bool) {
 		if s, ok := claudeListed(path, cwd, history); ok {
 			s.Subagent = sub
 			out = append(out, s)
@@ -131,17 +137,17 @@ func ListClaude(root string, subagents bool) ([]Session, error) {
 // of every line (the usage ledger) needs, which reads the rest itself.
 func ClaudeFiles(root string) []Session {
 	var out []Session
-	claudeFiles(root, true, func(path, cwd string, sub bool) {
+	claudeFiles(root, true, nil, func(path, cwd string, sub bool) {
 		out = append(out, Session{Harness: HarnessClaude, ID: strings.TrimSuffix(filepath.Base(path), ".jsonl"), Path: path, Cwd: cwd, Subagent: sub})
 	})
 	return out
 }
 
 // claudeFiles calls fn with every transcript under root's projects
-// directories, its project's cwd, and whether it is a subagent's (an
+// directories (those project keeps, when not nil), its project's cwd, and whether it is a subagent's (an
 // agent-*.jsonl beside the sessions, or one under <session>/subagents/,
 // listed only with subagents).
-func claudeFiles(root string, subagents bool, fn func(path, cwd string, sub bool)) {
+func claudeFiles(root string, subagents bool, project func(name, cwd string) bool, fn func(path, cwd string, sub bool)) {
 	registered := claudeRegistered(root)
 	for _, container := range []string{"projects", ".projects"} {
 		projects, err := os.ReadDir(filepath.Join(root, container))
@@ -154,6 +160,9 @@ func claudeFiles(root string, subagents bool, fn func(path, cwd string, sub bool
 			}
 			dir := filepath.Join(root, container, p.Name())
 			cwd := claudeProjectCwd(p.Name(), registered)
+			if project != nil && !project(p.Name(), cwd) {
+				continue
+			}
 			ents, _ := os.ReadDir(dir)
 			for _, e := range ents {
 				switch {
@@ -171,6 +180,41 @@ func claudeFiles(root string, subagents bool, fn func(path, cwd string, sub bool
 			}
 		}
 	}
+}
+
+// ListCwd lists the transcripts of the project of cwd only: those in
+// the project directory Claude Code names after it (every character but
+// a letter or a digit a '-', as Claude Code's sanitizePath does; a name
+// it shortened and hashed, past 200 characters, is read to be sure), or
+// that ~/.claude.json registers for it. A listing of one project reads
+// that project's files, not every session's head and tail.
+func (c claudeSource) ListCwd(cwd string, subagents bool) ([]Session, error) {
+	slug := claudeSlug(cwd)
+	return listClaude(c.root, subagents, func(name, projectCwd string) bool {
+		return name == slug || len(name) > claudeSlugMax || projectCwd == filepath.Clean(cwd)
+	})
+}
+
+// claudeSlugMax is the longest project directory name Claude Code writes
+// whole; a longer one is cut and given a hash.
+const claudeSlugMax = 200
+
+// claudeSlug is the name of the project directory Claude Code keeps the
+// sessions of cwd in: path.replace(/[^a-zA-Z0-9]/g, '-'), on JavaScript's
+// UTF-16 code units (a character past the BMP is two of them).
+func claudeSlug(cwd string) string {
+	var b strings.Builder
+	for _, r := range filepath.Clean(cwd) {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			b.WriteString("--")
+		default:
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
 }
 
 // ClaudeSessionAt describes the transcript at path as a listing of root

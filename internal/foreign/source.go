@@ -79,6 +79,14 @@ type Source interface {
 	Usage(s Session) (usage.Session, error)
 }
 
+// A CwdLister is a Source that can list the sessions of one project
+// without reading every session's head: a harness that keeps each
+// project's sessions in a directory of its own. What it lists includes
+// every session of that cwd, and may hold others (the caller filters).
+type CwdLister interface {
+	ListCwd(cwd string, subagents bool) ([]Session, error)
+}
+
 // Purpose says what a conversion is for, where the two differ.
 type Purpose int
 
