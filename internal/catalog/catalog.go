@@ -366,6 +366,10 @@ func (c *Catalog) resolveForeign(arg string) (Ref, error) {
 	}
 	one, several := sessionname.Pick(arg, all, func(r *Ref) (string, string) { return r.ID, filepath.Base(r.Path) })
 	switch {
+	case one != nil && one.Foreign == nil && c.sources[one.Harness] != nil:
+		// Found by its file's name (foreign.FileNamer): described now,
+		// as a listing would have.
+		return c.At(one.Path)
 	case one != nil:
 		return *one, nil
 	case len(several) > 0:

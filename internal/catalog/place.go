@@ -236,6 +236,17 @@ func (p harnessPlace) named(_ context.Context, arg string) []Ref {
 	if p.src == nil {
 		return nil
 	}
+	if fn, ok := p.src.(foreign.FileNamer); ok {
+		// Matched by the files' names, none opened; the one chosen is
+		// described by Resolve (Ref.Foreign nil until then).
+		var out []Ref
+		for _, s := range fn.Files() {
+			if sessionname.Of(arg, s.ID, filepath.Base(s.Path)) != sessionname.None {
+				out = append(out, Ref{Harness: p.h, Path: s.Path, ID: s.ID})
+			}
+		}
+		return out
+	}
 	list, err := p.src.List(true)
 	if err != nil {
 		return nil // a harness that cannot be read holds nothing to find

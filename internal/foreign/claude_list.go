@@ -217,6 +217,10 @@ func claudeSlug(cwd string) string {
 	return b.String()
 }
 
+// Files are the transcripts under the root, subagents' included, named
+// by their files (ClaudeFiles): no file is opened.
+func (c claudeSource) Files() []Session { return ClaudeFiles(c.root) }
+
 // ClaudeSessionAt describes the transcript at path as a listing of root
 // would, whether or not it lies under root.
 func ClaudeSessionAt(root, path string) (Session, error) {

@@ -87,6 +87,14 @@ type CwdLister interface {
 	ListCwd(cwd string, subagents bool) ([]Session, error)
 }
 
+// A FileNamer is a Source whose sessions are named by their files, so
+// that the sessions a name matches are found without opening one: its
+// Files give each transcript's id, path, project and whether it is a
+// subagent's (Claude Code's <id>.jsonl), and At describes the one chosen.
+type FileNamer interface {
+	Files() []Session
+}
+
 // Purpose says what a conversion is for, where the two differ.
 type Purpose int
 
