@@ -355,6 +355,11 @@ func (c *Catalog) Resolve(arg string) (Ref, error) {
 	return ref, ferr
 }
 
+// maxDescribed is how many sessions an ambiguous name may match for
+// those found by their files' names to be read, to leave out the files
+// that are not sessions; a name that matches more is ambiguous anyway.
+const maxDescribed = 64
+
 // resolveForeign finds the session arg names among the other places
 // here (the other omp-format data dirs, xdev's and omp's, and the other
 // harnesses), by the one naming rule (internal/sessionname) over all of
@@ -364,7 +369,23 @@ func (c *Catalog) resolveForeign(arg string) (Ref, error) {
 	for _, p := range c.others() {
 		all = append(all, p.named(context.Background(), arg)...)
 	}
-	one, several := sessionname.Pick(arg, all, func(r *Ref) (string, string) { return r.ID, filepath.Base(r.Path) })
+	name := func(r *Ref) (string, string) { return r.ID, filepath.Base(r.Path) }
+	one, several := sessionname.Pick(arg, all, name)
+	if len(several) > 0 && len(several) <= maxDescribed {
+		// Some may have been found by their files' names alone: those
+		// that are not sessions (a torn .zst) are no candidates, as a
+		// listing would not have listed them.
+		kept := several[:0:0]
+		for _, r := range several {
+			if r.Foreign == nil && c.sources[r.Harness] != nil {
+				if d, err := c.At(r.Path); err != nil || d.Foreign == nil || d.Foreign.Err != nil {
+					continue
+				}
+			}
+			kept = append(kept, r)
+		}
+		one, several = sessionname.Pick(arg, kept, name)
+	}
 	switch {
 	case one != nil && one.Foreign == nil && c.sources[one.Harness] != nil:
 		// Found by its file's name (foreign.FileNamer): described now,

@@ -98,6 +98,21 @@ func ListCodex(root string) ([]CodexSession, error) {
 	return out, nil
 }
 
+// Files are the rollouts under the root, named by their files (the id
+// a rollout's name ends in, CodexRolloutID): no file is opened.
+func (c codexSource) Files() []Session {
+	var out []Session
+	for _, r := range codexRoots {
+		filepath.WalkDir(filepath.Join(c.root, r), func(path string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() && (strings.HasSuffix(path, ".jsonl") || strings.HasSuffix(path, ".jsonl.zst")) {
+				out = append(out, Session{Harness: HarnessCodex, ID: CodexRolloutID(path), Path: path})
+			}
+			return nil // an unreadable directory names nothing, as it lists nothing
+		})
+	}
+	return out
+}
+
 // CodexSessionAt is the listing of the rollout at path, whether or not it
 // lies under a Codex data dir; a rollout omp would not list (no
 // session_meta, or no cwd) is still described, from its name and times.
