@@ -16,7 +16,7 @@ import (
 // SearchArgs are search_sessions' arguments.
 type SearchArgs struct {
 	Query     string `json:"query" jsonschema:"what to find: words (all must match), \"exact phrases\", prefix*, OR between two terms, -excluded"`
-	Harness   string `json:"harness,omitempty" jsonschema:"only this harness's sessions: xdev, omp, pi, claude, codex, opencode, copilot or gemini"`
+	Harness   string `json:"harness,omitempty" jsonschema:"only this harness's sessions (the enum, from catalog.Every)"`
 	Project   string `json:"project,omitempty" jsonschema:"only sessions of this project: its directory, as the session's cwd"`
 	Since     string `json:"since,omitempty" jsonschema:"only entries from this time on: 30m, 12h, 7d, 2w, 2026-11-01 or an RFC 3339 time"`
 	Until     string `json:"until,omitempty" jsonschema:"only entries before this time, in since's forms"`

@@ -6,11 +6,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/corpus"
@@ -207,7 +207,7 @@ func TestBadArguments(t *testing.T) {
 		{"search_sessions", map[string]any{}, "query"},
 		{"search_sessions", map[string]any{"query": "  "}, "query is empty"},
 		{"search_sessions", map[string]any{"query": 5}, "query"},
-		{"search_sessions", map[string]any{"query": "a", "harness": "nope"}, "harness is one of"},
+		{"search_sessions", map[string]any{"query": "a", "harness": "nope"}, "harness: enum: nope does not equal any of: [xdev omp claude"},
 		{"search_sessions", map[string]any{"query": "a", "since": "yesterday"}, "since"},
 		{"search_sessions", map[string]any{"query": "a", "until": "soon"}, "until"},
 		{"search_sessions", map[string]any{"query": "a", "limit": 1000}, "limit is from 1"},
@@ -219,7 +219,7 @@ func TestBadArguments(t *testing.T) {
 		{"search_sessions", map[string]any{"query": `"unterminated`}, "query"},
 		{"search_sessions", map[string]any{"query": "a", "extra": 1}, "extra"},
 		{"list_sessions", map[string]any{"since": "7x"}, "since"},
-		{"list_sessions", map[string]any{"harness": "xdevv"}, "harness is one of"},
+		{"list_sessions", map[string]any{"harness": "xdevv"}, "harness: enum: xdevv"},
 		{"list_sessions", map[string]any{"subagents": "yes"}, "subagents"},
 		{"get_session", map[string]any{}, "session"},
 		{"get_session", map[string]any{"session": ""}, "session is empty"},
@@ -352,19 +352,25 @@ func TestOnlyItsPlaces(t *testing.T) {
 	}
 }
 
-// TestEveryHarnessNamed: the tools' harness arguments and the server's
-// instructions name every harness of the catalog (schema descriptions are
-// struct tags, written out: this holds them to catalog.Every).
+// TestEveryHarnessNamed: the tools' harness arguments take, and the
+// server's instructions name, every harness of the catalog: the schema's
+// enum comes from catalog.Every, never a list written in a tag.
 func TestEveryHarnessNamed(t *testing.T) {
-	for _, v := range []any{SearchArgs{}, ListArgs{}, UsageArgs{}} {
-		f, ok := reflect.TypeOf(v).FieldByName("Harness")
-		if !ok {
-			t.Fatalf("%T has no Harness", v)
+	for name, schema := range map[string]*jsonschema.Schema{"search_sessions": inputSchema[SearchArgs](),
+		"list_sessions": inputSchema[ListArgs](), "usage_summary": inputSchema[UsageArgs]()} {
+		p := schema.Properties["harness"]
+		if p == nil {
+			t.Fatalf("%s has no harness argument", name)
 		}
-		tag := f.Tag.Get("jsonschema")
-		for _, h := range catalog.Every {
-			if !regexp.MustCompile(`\b` + string(h) + `\b`).MatchString(tag) {
-				t.Errorf("%T's harness description does not name %s: %s", v, h, tag)
+		if len(p.Enum) != len(catalog.Every) {
+			t.Errorf("%s's harness takes %v, want every one of %v", name, p.Enum, catalog.Every)
+		}
+		for i, h := range catalog.Every {
+			if i < len(p.Enum) && p.Enum[i] != string(h) {
+				t.Errorf("%s's harness enum[%d] = %v, want %s", name, i, p.Enum[i], h)
+			}
+			if !strings.Contains(p.Description, h.Name()) {
+				t.Errorf("%s's harness description does not name %s: %s", name, h.Name(), p.Description)
 			}
 		}
 	}

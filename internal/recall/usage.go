@@ -16,7 +16,7 @@ type UsageArgs struct {
 	By      string `json:"by,omitempty" jsonschema:"rows by daily (default), weekly, monthly, session, model, project or harness"`
 	Since   string `json:"since,omitempty" jsonschema:"calls from this day on: 7d, 2w, 2026-11-01"`
 	Until   string `json:"until,omitempty" jsonschema:"calls up to this day (inclusive)"`
-	Harness string `json:"harness,omitempty" jsonschema:"only this harness's sessions: xdev, omp, pi, claude, codex, opencode, copilot or gemini"`
+	Harness string `json:"harness,omitempty" jsonschema:"only this harness's sessions (the enum, from catalog.Every)"`
 	Project string `json:"project,omitempty" jsonschema:"only sessions of this project: its directory"`
 	Paging
 }
