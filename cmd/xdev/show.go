@@ -137,9 +137,9 @@ func (o *showOptions) show(e *env, r catalog.Readable) error {
 	id := c.Header().ID
 	switch {
 	case r.Converted:
-		id += " · " + string(r.Harness) + " session, converted for reading"
-	case r.Harness == catalog.Pi:
-		id += " · pi session"
+		id += " · " + r.Harness.Name() + " session, converted for reading"
+	case slices.Contains(catalog.Foreign, r.Harness):
+		id += " · " + r.Harness.Name() + " session" // read in place, in omp's format (pi's)
 	}
 	thinking := orDash(c.ThinkingLevel)
 	if r.Converted && !c.ThinkingSet {
