@@ -76,11 +76,11 @@ func (f *storeFlags) existingDir() (string, error) {
 	fi, err := os.Stat(sessions)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		hint := "--data-dir or $XDEV_DATA_DIR chooses another; --omp reads omp's"
+		h := catalog.Xdev
 		if f.omp {
-			hint = "$PI_CODING_AGENT_DIR chooses omp's agent dir"
+			h = catalog.Omp
 		}
-		return "", fmt.Errorf("no sessions: %s does not exist (%s)%s", sessions, hint, otherHarnessesHere())
+		return "", fmt.Errorf("no sessions: %s does not exist (%s)%s", sessions, elsewhereHint(h), otherHarnessesHere())
 	case err != nil:
 		return "", err
 	case !fi.IsDir():
@@ -114,14 +114,19 @@ func lookedIn(c *catalog.Catalog, hs []catalog.Harness) string {
 // and which other harnesses' sessions are here.
 func notHere(c *catalog.Catalog, h catalog.Harness) error {
 	dir, _ := c.Where(h)
-	hint := fmt.Sprintf("--%s-dir chooses another", h)
+	return fmt.Errorf("no sessions: %s does not exist (%s)%s", dir, elsewhereHint(h), otherHarnessesHere())
+}
+
+// elsewhereHint says how to point xdev at harness h's sessions elsewhere.
+func elsewhereHint(h catalog.Harness) string {
 	switch h {
 	case catalog.Xdev:
-		hint = "--data-dir or $XDEV_DATA_DIR chooses another; --omp reads omp's"
+		return "--data-dir or $XDEV_DATA_DIR chooses another; --omp reads omp's"
 	case catalog.Omp:
-		hint = "$PI_CODING_AGENT_DIR chooses omp's agent dir"
+		return "$PI_CODING_AGENT_DIR chooses omp's agent dir"
 	}
-	return fmt.Errorf("no sessions: %s does not exist (%s)%s", dir, hint, otherHarnessesHere())
+	flag, _ := h.RootFlag()
+	return "--" + flag + " chooses another"
 }
 
 // otherHarnessesHere says which other harnesses keep sessions on this

@@ -39,11 +39,6 @@ func DataDirPlace(h Harness, dir string) SearchPlace {
 	return SearchPlace{Harness: h, Dir: dir, Root: dir}
 }
 
-// HarnessPlace is the search place of another harness's sessions (its
-// Place's Index); an error wrapping fs.ErrNotExist when it keeps none on
-// this machine.
-func (c *Catalog) HarnessPlace(h Harness) (SearchPlace, error) { return c.Place(h).Index() }
-
 // IndexedFile is the file of p's index that holds the session ref names:
 // its mirror for a Claude Code or Codex session, else its own file. What
 // a search limited to one session filters on.
