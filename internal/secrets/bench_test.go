@@ -1,0 +1,41 @@
+package secrets
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xdev/xdev/internal/realfixtures"
+)
+
+// fixtureText is every real fixture's bytes, as one text.
+func fixtureText(tb testing.TB) string {
+	tb.Helper()
+	root := realfixtures.Dir(tb)
+	var b strings.Builder
+	filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
+		if err != nil || !e.Type().IsRegular() || strings.HasSuffix(p, ".db") || strings.HasSuffix(p, ".gz") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err == nil {
+			b.Write(data)
+			b.WriteByte('\n')
+		}
+		return nil
+	})
+	return b.String()
+}
+
+// BenchmarkFind reads every real fixture's text; its MB/s is what masking
+// costs a byte shown.
+func BenchmarkFind(b *testing.B) {
+	text := fixtureText(b)
+	d := Default()
+	b.SetBytes(int64(len(text)))
+	b.ResetTimer()
+	for b.Loop() {
+		d.Find(text)
+	}
+}

@@ -1,0 +1,3 @@
+package secrets
+
+//go:generate go run ./genrules -out gitleaks.json.gz

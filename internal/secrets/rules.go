@@ -1,0 +1,355 @@
+package secrets
+
+import (
+	"bytes"
+	"compress/gzip"
+	_ "embed"
+	"encoding/json"
+	"io"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// gitleaksRules is gitleaks' default configuration as genrules wrote it.
+//
+//go:embed gitleaks.json.gz
+var gitleaksRules []byte
+
+// ruleSet is the file genrules writes.
+type ruleSet struct {
+	Gitleaks   string       `json:"gitleaks"`
+	Rules      []*Rule      `json:"rules"`
+	Allowlists []*Allowlist `json:"allowlists"`
+}
+
+// A Rule finds one kind of secret, as a gitleaks rule does: where one of
+// its Keywords is (ignoring case), its Regex matches; the secret is the
+// SecretGroup'th group (or the first group that matched, or the whole
+// match); it counts when its Shannon entropy is above Entropy and no
+// allowlist (the set's, then the rule's) lets it go.
+type Rule struct {
+	ID          string       `json:"id"`
+	Regex       string       `json:"regex"`
+	SecretGroup int          `json:"secretGroup"`
+	Entropy     float64      `json:"entropy"`
+	Keywords    []string     `json:"keywords"`
+	Allowlists  []*Allowlist `json:"allowlists"`
+
+	once      sync.Once
+	re        *regexp.Regexp
+	multiline bool // its match may span lines
+	width     int  // the most bytes a match may hold, or -1 when unbounded
+	// semiGeneric: the regex is gitleaks' "name = value" shape (see
+	// semiGenericPrefix), and core is it without the prefix.
+	semiGeneric bool
+	core        *regexp.Regexp
+	keyLed      bool // core begins with one of the keywords: the name, not the value
+	minSecret   int  // the fewest bytes its secret group may hold
+	// anchored, when every match must begin with one of the keywords, is
+	// the expression held to start where a keyword does: it then reads
+	// only as far as a match may reach from there. boundary says the
+	// expression begins with \b.
+	anchored *regexp.Regexp
+	boundary bool
+}
+
+// semiGenericPrefix and semiGenericOperator are the parts of the shape
+// gitleaks' generator gives the rules of a value named by a keyword
+// (generic-api-key and 94 others): up to 50 name characters, the keyword,
+// up to 20 more name characters and 3 quotes or spaces, an operator, the
+// value. The lazy prefix makes Go's regexp carry 50 threads through every
+// byte, and only says where the match starts; the rule runs without it
+// (core) and the prefix is measured afterwards, where a match was found.
+const (
+	semiGenericPrefix   = `(?i)[\w.-]{0,50}?`
+	semiGenericOperator = `(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)`
+)
+
+// An Allowlist lets a finding go when one of its Regexes matches its
+// Target (the secret, the whole "match", or the "line"), or when the
+// secret holds one of its StopWords; with And, only when both do.
+type Allowlist struct {
+	And       bool     `json:"and"`
+	Target    string   `json:"target"`
+	Regexes   []string `json:"regexes"`
+	StopWords []string `json:"stopwords"`
+
+	once sync.Once
+	res  []*regexp.Regexp
+}
+
+// compile makes the rule's expression on its first use: most rules are
+// never asked for in a given text, and compiling all of them costs tens
+// of milliseconds.
+func (r *Rule) compile() *regexp.Regexp {
+	r.once.Do(func() {
+		r.re = regexp.MustCompile(r.Regex)
+		r.multiline = strings.Contains(r.Regex, `[\s\S`) || strings.Contains(r.Regex, `(?s`) || strings.Contains(r.Regex, `\n`)
+		r.width = -1
+		if re, err := syntax.Parse(r.Regex, syntax.Perl); err == nil {
+			r.width = maxWidth(re)
+			g := r.SecretGroup
+			if g == 0 {
+				g = 1
+			}
+			if sub := capture(re, g); sub != nil {
+				r.minSecret = minWidth(sub)
+			}
+			if lits, boundary, ok := leading(re.Simplify()); ok && allStartWith(lits, r.Keywords) {
+				r.anchored = regexp.MustCompile(`^(?:` + r.Regex + `)`)
+				r.boundary = boundary
+			}
+		}
+		if rest, ok := strings.CutPrefix(r.Regex, semiGenericPrefix); ok && strings.Contains(rest, semiGenericOperator) {
+			r.semiGeneric = true
+			r.core = regexp.MustCompile("(?i)" + rest)
+			if re, err := syntax.Parse("(?i)"+rest, syntax.Perl); err == nil {
+				lits, _, ok := leading(re.Simplify())
+				r.keyLed = ok && allStartWith(lits, r.Keywords)
+			}
+		}
+	})
+	return r.re
+}
+
+// allows reports whether the list lets go a secret found in match, on line.
+func (a *Allowlist) allows(secret, match, line string) bool {
+	a.once.Do(func() {
+		for _, s := range a.Regexes {
+			a.res = append(a.res, regexp.MustCompile(s))
+		}
+	})
+	target := secret
+	switch a.Target {
+	case "match":
+		target = match
+	case "line":
+		target = line
+	}
+	re := false
+	for _, x := range a.res {
+		if x.MatchString(target) {
+			re = true
+			break
+		}
+	}
+	stop := false
+	if len(a.StopWords) > 0 {
+		low := strings.ToLower(secret)
+		for _, w := range a.StopWords {
+			if strings.Contains(low, w) {
+				stop = true
+				break
+			}
+		}
+	}
+	if a.And {
+		return re && stop
+	}
+	return re || stop
+}
+
+// loadRules reads the embedded rule set and appends xdev's own rules.
+func loadRules() *ruleSet {
+	z, err := gzip.NewReader(bytes.NewReader(gitleaksRules))
+	if err != nil {
+		panic("secrets: the embedded rule set: " + err.Error())
+	}
+	b, err := io.ReadAll(z)
+	if err != nil {
+		panic("secrets: the embedded rule set: " + err.Error())
+	}
+	var set ruleSet
+	if err := json.Unmarshal(b, &set); err != nil {
+		panic("secrets: the embedded rule set: " + err.Error())
+	}
+	set.Rules = append(set.Rules, extraRules()...)
+	return &set
+}
+
+// maxWidth is the most bytes a match of re may hold, or -1 when that is
+// unbounded.
+func maxWidth(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText,
+		syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return 0
+	case syntax.OpLiteral:
+		n := 0
+		for _, r := range re.Rune {
+			n += utf8.RuneLen(r)
+		}
+		return n
+	case syntax.OpCharClass:
+		if len(re.Rune) == 0 {
+			return 0
+		}
+		return max(1, utf8.RuneLen(min(re.Rune[len(re.Rune)-1], utf8.MaxRune)))
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return utf8.UTFMax
+	case syntax.OpCapture:
+		return maxWidth(re.Sub[0])
+	case syntax.OpStar, syntax.OpPlus:
+		return -1
+	case syntax.OpQuest:
+		return maxWidth(re.Sub[0])
+	case syntax.OpRepeat:
+		w := maxWidth(re.Sub[0])
+		if re.Max < 0 || w < 0 {
+			return -1
+		}
+		return w * re.Max
+	case syntax.OpConcat:
+		n := 0
+		for _, s := range re.Sub {
+			w := maxWidth(s)
+			if w < 0 {
+				return -1
+			}
+			n += w
+		}
+		return n
+	case syntax.OpAlternate:
+		n := 0
+		for _, s := range re.Sub {
+			w := maxWidth(s)
+			if w < 0 {
+				return -1
+			}
+			n = max(n, w)
+		}
+		return n
+	}
+	return -1
+}
+
+// minWidth is the fewest bytes a match of re may hold.
+func minWidth(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return len(string(re.Rune))
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return 1
+	case syntax.OpCapture, syntax.OpPlus:
+		return minWidth(re.Sub[0])
+	case syntax.OpRepeat:
+		return minWidth(re.Sub[0]) * re.Min
+	case syntax.OpConcat:
+		n := 0
+		for _, s := range re.Sub {
+			n += minWidth(s)
+		}
+		return n
+	case syntax.OpAlternate:
+		n := -1
+		for _, s := range re.Sub {
+			if w := minWidth(s); n < 0 || w < n {
+				n = w
+			}
+		}
+		return max(n, 0)
+	}
+	return 0
+}
+
+// capture is the n'th capturing group of re, or nil.
+func capture(re *syntax.Regexp, n int) *syntax.Regexp {
+	if re.Op == syntax.OpCapture && re.Cap == n {
+		return re
+	}
+	for _, s := range re.Sub {
+		if c := capture(s, n); c != nil {
+			return c
+		}
+	}
+	return nil
+}
+
+// leading is the strings every match of re begins with (one of them), and
+// whether re asks for a word boundary before them; ok is false when a
+// match may begin otherwise.
+func leading(re *syntax.Regexp) (lits []string, boundary, ok bool) {
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	subs := []*syntax.Regexp{re}
+	if re.Op == syntax.OpConcat {
+		subs = re.Sub
+	}
+	for len(subs) > 0 && (subs[0].Op == syntax.OpWordBoundary || subs[0].Op == syntax.OpEmptyMatch) {
+		boundary = boundary || subs[0].Op == syntax.OpWordBoundary
+		subs = subs[1:]
+	}
+	lits, _ = prefixes(subs)
+	for _, l := range lits {
+		if l == "" {
+			return nil, false, false
+		}
+	}
+	return lits, boundary, len(lits) > 0
+}
+
+// prefixes is the strings a match of the concatenation subs may begin
+// with, as far as its literal parts reach (at most 64 strings), and
+// whether they are whole matches.
+func prefixes(subs []*syntax.Regexp) (out []string, whole bool) {
+	out = []string{""}
+	for _, s := range subs {
+		var next []string
+		var w bool
+		switch s.Op {
+		case syntax.OpLiteral:
+			next, w = []string{strings.ToLower(string(s.Rune))}, true
+		case syntax.OpCapture:
+			next, w = prefixes(s.Sub)
+		case syntax.OpConcat:
+			next, w = prefixes(s.Sub)
+		case syntax.OpQuest:
+			next, w = prefixes(s.Sub)
+			next = append(next, "")
+		case syntax.OpAlternate:
+			w = true
+			for _, a := range s.Sub {
+				p, aw := prefixes([]*syntax.Regexp{a})
+				next = append(next, p...)
+				w = w && aw
+			}
+		default:
+			return out, false
+		}
+		if len(out)*len(next) > 64 {
+			return out, false
+		}
+		var joined []string
+		for _, a := range out {
+			for _, b := range next {
+				joined = append(joined, a+b)
+			}
+		}
+		out = joined
+		if !w {
+			return out, false
+		}
+	}
+	return out, true
+}
+
+// allStartWith reports whether each literal begins with one of the words.
+func allStartWith(lits, words []string) bool {
+	for _, l := range lits {
+		found := false
+		for _, w := range words {
+			if strings.HasPrefix(l, strings.ToLower(w)) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return len(lits) > 0
+}
