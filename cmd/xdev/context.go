@@ -108,7 +108,7 @@ func (o *contextOptions) printReader(e *env, c *session.ContextReader) error {
 	}
 	head := contextHead(c, tokens)
 	if o.asJSON {
-		return writeContextJSON(e, nil, head, leafValue(c.LeafID), c.Each)
+		return writeContextJSON(e, nil, head, leafValue(c.LeafID), c.Each, false)
 	}
 	fmt.Fprintf(e.Out, "%s (%s)  model %s  thinking %s  ~%d tokens\n\n", orNone(head.Title), head.TitleSource, orNone(head.Model), head.ThinkingLevel, head.Tokens)
 	return c.Each(func(m *ai.Message) error {
@@ -163,7 +163,10 @@ func summarize(m *ai.Message) string {
 // escapes included (a Go JSON encoder would replace them), and the leaf id
 // as the file has it (a number stays a number). The messages come from
 // each, one at a time, and go out as they come.
-func writeContextJSON(e *env, lead []jsonx.Member, c contextJSON, leaf jsonx.Value, each func(func(*ai.Message) error) error) error {
+//
+// With mask (show --json), the secrets of every string are masked;
+// context --json is plumbing and prints the messages as they are.
+func writeContextJSON(e *env, lead []jsonx.Member, c contextJSON, leaf jsonx.Value, each func(func(*ai.Message) error) error, mask bool) error {
 	str := func(name, s string) jsonx.Member { return jsonx.Member{Name: name, Value: jsonx.Str(s)} }
 	num := func(name string, n float64) jsonx.Member { return jsonx.Member{Name: name, Value: jsonx.Num(n)} }
 	head := jsonx.ObjectOf(append(lead,
@@ -186,6 +189,9 @@ func writeContextJSON(e *env, lead []jsonx.Member, c contextJSON, leaf jsonx.Val
 			if raw, err = m.MarshalJSON(); err != nil {
 				return err
 			}
+		}
+		if mask {
+			raw = shownJSON(raw, false)
 		}
 		v, err := jsonx.ParseOwned(raw) // the message's own text: never changed
 		if err != nil {

@@ -34,6 +34,7 @@ type exportOptions struct {
 	out     string
 	all     bool
 	full    bool
+	reveal  bool
 	args    []string
 }
 
@@ -44,6 +45,7 @@ func (o *exportOptions) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.format, "format", "", "md or html (default: from -o's extension, else md)")
 	fs.StringVar(&o.out, "o", "", "write to this file (with --all, this directory) instead of stdout")
 	fs.BoolVar(&o.all, "all", false, "export every session of the data dir into the directory -o")
+	fs.BoolVar(&o.reveal, "reveal", false, "write keys, tokens and passwords as they are (by default each is masked as [REDACTED kind …fp])")
 	fs.BoolVar(&o.full, "full", false, "HTML: the whole branch, every output whole (by default a page keeps the newest 8 MiB of the branch and cuts outputs at 64 KiB, so any browser opens it)")
 }
 
@@ -66,7 +68,7 @@ func (o *exportOptions) run(e *env) error {
 		if o.db.on() {
 			return usagef("--all exports a data dir; with --db, export one SESSION at a time")
 		}
-		return exportAll(e, o.store, o.sources, o.format, o.full, o.out)
+		return exportAll(e, o.store, o.sources, o.format, o.full, o.reveal, o.out)
 	}
 	if len(o.args) != 1 {
 		return usagef("want one SESSION")
@@ -77,29 +79,31 @@ func (o *exportOptions) run(e *env) error {
 // write exports the session r to -o, or to stdout.
 func (o *exportOptions) write(e *env, r catalog.Readable) error {
 	if o.out == "" {
-		return exportOne(e.dataOut(), r.OpenIndex, o.format, o.full)
+		return exportOne(e.dataOut(), r.OpenIndex, o.format, o.full, o.reveal)
 	}
 	return o.store.outputPolicy(o.sources, r.Shown).writeFile(o.out, func(w io.Writer) error {
-		return exportOne(w, r.OpenIndex, o.format, o.full)
+		return exportOne(w, r.OpenIndex, o.format, o.full, o.reveal)
 	})
 }
 
 // exportOne writes one session. A Markdown export is the whole branch; an
-// HTML page is bounded (export.PageDefaults) unless full.
-func exportOne(w io.Writer, open func() (*session.Index, error), format string, full bool) error {
+// HTML page is bounded (export.PageDefaults) unless full. Secrets are
+// masked unless reveal.
+func exportOne(w io.Writer, open func() (*session.Index, error), format string, full, reveal bool) error {
 	x, err := open()
 	if err != nil {
 		return err
 	}
 	defer x.Close()
-	if format == "html" {
-		opts := &export.PageDefaults
-		if full {
-			opts = nil
-		}
-		return export.HTML(w, x, opts)
+	var opts export.Options
+	if format == "html" && !full {
+		opts = export.PageDefaults
 	}
-	return export.Markdown(w, x, nil)
+	opts.Reveal = reveal
+	if format == "html" {
+		return export.HTML(w, x, &opts)
+	}
+	return export.Markdown(w, x, &opts)
 }
 
 // exportAll writes every session of the data dir into dir, one file per
@@ -107,7 +111,7 @@ func exportOne(w io.Writer, open func() (*session.Index, error), format string, 
 // so sessions of different projects never share an output name. A session
 // that fails is reported and the others are still exported; so is a file
 // that is not a session. Either makes the exit code 1.
-func exportAll(e *env, store *storeFlags, sources *sourceFlags, format string, full bool, dir string) error {
+func exportAll(e *env, store *storeFlags, sources *sourceFlags, format string, full, reveal bool, dir string) error {
 	data, err := store.existingDir()
 	if err != nil {
 		return err
@@ -139,7 +143,7 @@ func exportAll(e *env, store *storeFlags, sources *sourceFlags, format string, f
 		if err == nil {
 			policy.inputs = []string{info.Path}
 			open := func() (*session.Index, error) { return session.OpenIndex(info.Path, nil) }
-			err = policy.writeFile(dst, func(w io.Writer) error { return exportOne(w, open, format, full) })
+			err = policy.writeFile(dst, func(w io.Writer) error { return exportOne(w, open, format, full, reveal) })
 		}
 		if err != nil {
 			failed = append(failed, fmt.Sprintf("%s: not exported: %v", info.Path, err))

@@ -68,6 +68,7 @@ type showOptions struct {
 	asJSON  bool
 	at      string
 	around  int
+	reveal  bool
 	args    []string
 }
 
@@ -81,6 +82,7 @@ func (o *showOptions) define(fs *flag.FlagSet) {
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 	fs.StringVar(&o.at, "at", "", "show the conversation around the entry of this id (a search hit's)")
 	fs.IntVar(&o.around, "around", 3, "with --at: how many entries before and after it")
+	fs.BoolVar(&o.reveal, "reveal", false, "print keys, tokens and passwords as they are (by default each is masked as [REDACTED kind …fp])")
 }
 
 func (o *showOptions) setArgs(args []string) { o.args = args }
@@ -101,7 +103,7 @@ func (o *showOptions) show(e *env, r catalog.Readable) error {
 		if o.tree || o.raw {
 			return usagef("--at shows messages; it does not go with --tree or --raw")
 		}
-		return showAt(e, r, o.at, o.around, o.full, o.asJSON)
+		return showAt(e, r, o.at, o.around, o.full, o.asJSON, o.reveal)
 	}
 	if o.tree || o.raw {
 		// The whole file, one entry at a time: memory follows the number
@@ -114,7 +116,7 @@ func (o *showOptions) show(e *env, r catalog.Readable) error {
 		if o.raw {
 			return showRaw(e, x)
 		}
-		return showTree(e, x, r, o.asJSON)
+		return showTree(e, x, r, o.asJSON, o.reveal)
 	}
 	// The context is read a message at a time: that of a long session
 	// never compacted is the whole file, and is never held whole.
@@ -131,7 +133,7 @@ func (o *showOptions) show(e *env, r catalog.Readable) error {
 	if o.asJSON {
 		head := contextHead(c, tokens)
 		head.Malformed += r.Skipped
-		return writeShowJSON(e, showJSON{ID: c.Header().ID, Path: r.Shown, Harness: string(r.Harness), contextJSON: head}, c.Each)
+		return writeShowJSON(e, showJSON{ID: c.Header().ID, Path: r.Shown, Harness: string(r.Harness), contextJSON: head}, c.Each, o.reveal)
 	}
 	w := bufio.NewWriter(e.Out)
 	id := c.Header().ID
@@ -145,7 +147,7 @@ func (o *showOptions) show(e *env, r catalog.Readable) error {
 	if r.Converted && !c.ThinkingSet {
 		thinking = "not recorded" // the harness keeps no level; "off" would be omp's default, not the session's
 	}
-	fmt.Fprintf(w, "%s\n%s · %s · model %s · thinking %s · ~%d tokens\n", orUntitled(title), id, term.HomePath(r.Shown),
+	fmt.Fprintf(w, "%s\n%s · %s · model %s · thinking %s · ~%d tokens\n", shown(orUntitled(title), o.reveal), id, shown(term.HomePath(r.Shown), o.reveal),
 		orDash(c.Model()), thinking, tokens)
 	if r.Skipped > 0 {
 		fmt.Fprintf(w, "%s of the %s transcript skipped as unreadable (torn, junk or too long), as omp's import skips them\n",
@@ -158,7 +160,7 @@ func (o *showOptions) show(e *env, r catalog.Readable) error {
 	if e.IsTTY && !o.full {
 		cut = 12
 	}
-	if err := c.Each(func(m *ai.Message) error { printMessage(w, m, cut); return nil }); err != nil {
+	if err := c.Each(func(m *ai.Message) error { printMessage(w, m, cut, o.reveal); return nil }); err != nil {
 		return err
 	}
 	return w.Flush()
@@ -167,10 +169,14 @@ func (o *showOptions) show(e *env, r catalog.Readable) error {
 // writeShowJSON prints `xdev show --json`: the session's id, path and
 // harness, then the context as `xdev context --json` prints it, its
 // messages streamed from each.
-func writeShowJSON(e *env, out showJSON, each func(func(*ai.Message) error) error) error {
+func writeShowJSON(e *env, out showJSON, each func(func(*ai.Message) error) error, reveal bool) error {
 	lead := []jsonx.Member{{Name: "id", Value: jsonx.Str(out.ID)}, {Name: "path", Value: jsonx.Str(out.Path)},
 		{Name: "harness", Value: jsonx.Str(out.Harness)}}
-	return writeContextJSON(e, lead, out.contextJSON, jsonx.Str(out.LeafID), each)
+	if !reveal {
+		out.Title, out.titleValue = shown(out.Title, false), jsonx.Value{}
+		lead[1].Value = jsonx.Str(shown(out.Path, false))
+	}
+	return writeContextJSON(e, lead, out.contextJSON, jsonx.Str(out.LeafID), each, !reveal)
 }
 
 func orUntitled(s string) string {
@@ -181,7 +187,13 @@ func orUntitled(s string) string {
 }
 
 // printMessage renders one context message for reading in a terminal.
-func printMessage(w io.Writer, m *ai.Message, cut int) {
+func printMessage(w io.Writer, m *ai.Message, cut int, reveal bool) {
+	line := func(w io.Writer, parts ...string) {
+		for k := range parts {
+			parts[k] = shown(parts[k], reveal)
+		}
+		printLine(w, parts...)
+	}
 	head := string(m.Role)
 	switch m.Role {
 	case ai.RoleAssistant:
@@ -199,33 +211,33 @@ func printMessage(w io.Writer, m *ai.Message, cut int) {
 	}
 	fmt.Fprintf(w, "\n── %s %s\n", head, strings.Repeat("─", max(3, 60-len([]rune(head)))))
 	if m.Content.IsString {
-		printLine(w, m.Content.String)
+		line(w, m.Content.String)
 	}
 	for _, b := range m.Content.Blocks {
 		switch b.Type {
 		case ai.BlockText:
 			if m.Role == ai.RoleToolResult {
-				printLine(w, cutLines(b.Text, cut))
+				printLine(w, cutLines(shown(b.Text, reveal), cut))
 			} else {
-				printLine(w, b.Text)
+				line(w, b.Text)
 			}
 		case ai.BlockThinking:
-			printLine(w, "(thinking) ", cutLines(b.Thinking, cut))
+			printLine(w, "(thinking) ", cutLines(shown(b.Thinking, reveal), cut))
 		case ai.BlockRedactedThinking:
-			printLine(w, "(thinking, redacted)")
+			line(w, "(thinking, redacted)")
 		case ai.BlockToolCall:
-			printLine(w, "→ ", b.Name, " ", string(b.Arguments))
+			line(w, "→ ", b.Name, " ", string(b.Arguments))
 		case ai.BlockImage:
-			printLine(w, "[image ", b.MimeType, "]")
+			line(w, "[image ", b.MimeType, "]")
 		}
 	}
 	for _, s := range []string{m.Summary, m.Command, m.Code} {
 		if s != "" {
-			printLine(w, s)
+			line(w, s)
 		}
 	}
 	if m.Output != "" {
-		printLine(w, cutLines(m.Output, cut))
+		printLine(w, cutLines(shown(m.Output, reveal), cut))
 	}
 }
 
@@ -272,7 +284,7 @@ func showRaw(e *env, x *session.Index) error {
 // a branch that leaves it is drawn indented where it leaves, and the main
 // line goes on below at the left. So a long session stays at the left
 // however often it forked. ● marks the leaf, * the entries on its path.
-func showTree(e *env, x *session.Index, r catalog.Readable, asJSON bool) error {
+func showTree(e *env, x *session.Index, r catalog.Readable, asJSON, reveal bool) error {
 	labels := x.Labels()
 	onPath := make([]bool, x.Len())
 	if leaf := x.Leaf(); leaf >= 0 {
@@ -281,10 +293,10 @@ func showTree(e *env, x *session.Index, r catalog.Readable, asJSON bool) error {
 		}
 	}
 	if asJSON {
-		return treeJSONOut(e, x, r, labels, onPath)
+		return treeJSONOut(e, x, r, labels, onPath, reveal)
 	}
 	t := &treePrinter{x: x, labels: labels, onPath: onPath, seen: make([]bool, x.Len()),
-		w: bufio.NewWriter(e.Out), width: 120}
+		w: bufio.NewWriter(e.Out), width: 120, reveal: reveal}
 	if e.IsTTY {
 		t.width = e.Width
 	}
@@ -316,6 +328,7 @@ type treePrinter struct {
 	tree   *session.Tree
 	w      *bufio.Writer
 	width  int
+	reveal bool
 }
 
 // chain prints the chain that starts at entry i: its first line after
@@ -380,9 +393,9 @@ func (t *treePrinter) line(i int, prefix string) error {
 	}
 	head := prefix + mark + " " + term.Escape(session.DisplayID(en.ID)) + " "
 	if l := t.labels[en.ID]; l != "" {
-		head += "[" + term.Fit(term.Escape(term.OneLine(l)), 40) + "] "
+		head += "[" + term.Fit(term.Escape(term.OneLine(shown(l, t.reveal))), 40) + "] "
 	}
-	summary := term.Escape(entrySummary(en))
+	summary := term.Escape(entrySummary(en, t.reveal))
 	// Deep in nested branches even the head may not fit: then the line is
 	// cut at the edge.
 	fmt.Fprintln(t.w, term.Fit(head+term.Fit(summary, max(t.width-term.DisplayWidth(head), 12)), t.width))
@@ -390,7 +403,7 @@ func (t *treePrinter) line(i int, prefix string) error {
 }
 
 // treeJSONOut streams the entries as a JSON array, one decoded at a time.
-func treeJSONOut(e *env, x *session.Index, r catalog.Readable, labels map[string]string, onPath []bool) error {
+func treeJSONOut(e *env, x *session.Index, r catalog.Readable, labels map[string]string, onPath []bool, reveal bool) error {
 	w := bufio.NewWriter(e.RawOut)
 	enc := jsontext.NewEncoder(w, jsontext.Multiline(true), jsontext.WithIndent("  "), jsontext.AllowInvalidUTF8(true))
 	if err := enc.WriteToken(jsontext.BeginArray); err != nil {
@@ -402,8 +415,8 @@ func treeJSONOut(e *env, x *session.Index, r catalog.Readable, labels map[string
 		if en == nil {
 			return fmt.Errorf("%s: line %d: unreadable", x.Path(), x.Line(i))
 		}
-		t := treeJSON{ID: session.DisplayID(en.ID), Type: en.Type, Line: r.Line(x, i), Label: labels[en.ID],
-			Summary: entrySummary(en), OnPath: onPath[i], Leaf: i == leaf}
+		t := treeJSON{ID: session.DisplayID(en.ID), Type: en.Type, Line: r.Line(x, i), Label: shown(labels[en.ID], reveal),
+			Summary: entrySummary(en, reveal), OnPath: onPath[i], Leaf: i == leaf}
 		if en.ParentID != "" {
 			pid := session.DisplayID(en.ParentID)
 			t.ParentID = &pid
@@ -425,8 +438,14 @@ func treeJSONOut(e *env, x *session.Index, r catalog.Readable, labels map[string
 	return w.Flush()
 }
 
-// entrySummary describes an entry in a few words.
-func entrySummary(en *session.Entry) string {
+// entrySummary describes an entry in a few words, its secrets masked
+// unless reveal.
+func entrySummary(en *session.Entry, reveal bool) string {
+	return shownPrefix(entryWords(en), 80, reveal)
+}
+
+// entryWords describes an entry in a few words.
+func entryWords(en *session.Entry) string {
 	switch b := en.Body.(type) {
 	case *session.Message:
 		m := &b.Message

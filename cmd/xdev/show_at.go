@@ -37,7 +37,7 @@ type showAtEntry struct {
 // before it on its branch, and the around after it, following the
 // continuation that leads to the leaf (else the latest one). Only
 // entries a person reads count: messages and summaries.
-func showAt(e *env, r catalog.Readable, id string, around int, full, asJSON bool) error {
+func showAt(e *env, r catalog.Readable, id string, around int, full, asJSON, reveal bool) error {
 	if around < 0 {
 		return usagef("--around wants 0 or more")
 	}
@@ -121,11 +121,11 @@ func showAt(e *env, r catalog.Readable, id string, around int, full, asJSON bool
 			}
 			out.Entries = append(out.Entries, j)
 		}
-		return writeJSON(e, out)
+		return writeShownJSON(e, out, reveal)
 	}
 	w := bufio.NewWriter(e.Out)
 	title, _ := x.Title()
-	fmt.Fprintf(w, "%s\n%s · %s · entry %s, line %d", orUntitled(title), x.Header().ID, term.HomePath(path),
+	fmt.Fprintf(w, "%s\n%s · %s · entry %s, line %d", shown(orUntitled(title), reveal), x.Header().ID, shown(term.HomePath(path), reveal),
 		session.DisplayID(x.ID(at)), r.Line(x, at))
 	if !onLeafPath[at] {
 		fmt.Fprint(w, " · on an abandoned branch")
@@ -145,12 +145,12 @@ func showAt(e *env, r catalog.Readable, id string, around int, full, asJSON bool
 		}
 		switch b := en.Body.(type) {
 		case *session.Message:
-			printMessage(w, &b.Message, cut)
+			printMessage(w, &b.Message, cut, reveal)
 		case *session.CustomMessage:
 			m := ai.Message{Role: ai.RoleCustom, Content: b.Content}
-			printMessage(w, &m, cut)
+			printMessage(w, &m, cut, reveal)
 		default:
-			fmt.Fprintf(w, "\n── %s\n", entrySummary(en))
+			fmt.Fprintf(w, "\n── %s\n", entrySummary(en, reveal))
 		}
 	}
 	return w.Flush()

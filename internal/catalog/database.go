@@ -111,7 +111,7 @@ func (d *Database) List(ctx context.Context, opts ListOptions) ([]Row, error) {
 			row := Row{Harness: Omp, ID: r.ID, Title: r.Title, TitleSource: r.TitleSource, Cwd: r.Cwd, Path: r.Path,
 				Created: r.Created, Modified: time.UnixMilli(r.MtimeMs), Size: r.Size, ParentSession: r.ParentSession, Err: r.Err}
 			row.fill(r.Listing)
-			out = append(out, row)
+			out = append(out, row.masked())
 		}
 		return out, nil
 	}
@@ -123,7 +123,7 @@ func (d *Database) List(ctx context.Context, opts ListOptions) ([]Row, error) {
 		row := Row{Harness: Xdev, ID: s.ID, Title: s.Title, TitleSource: s.TitleSource, Cwd: s.Cwd, Path: s.Name(),
 			Created: s.Created, Modified: s.Updated, Size: s.Size, ParentSession: s.ParentSession, Subagent: s.Subagent}
 		row.fill(s.Listing)
-		out = append(out, row)
+		out = append(out, row.masked())
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"cmp"
+	"github.com/xdev/xdev/internal/secrets"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -65,6 +66,14 @@ func rowOf(h Harness, i session.SessionInfo) Row {
 	if r.Title == i.Title {
 		r.TitleSource = i.TitleSource.String()
 	}
+	return r.masked()
+}
+
+// masked is the row with the secrets of its texts (a title, a first
+// message, a summary: what a person reads of a listing) masked. Every
+// row a place lists is: a listing reaches pages, MCP results and JSON.
+func (r Row) masked() Row {
+	r.Title, r.ShortSummary, r.FirstMessage = secrets.Mask(r.Title), secrets.Mask(r.ShortSummary), secrets.Mask(r.FirstMessage)
 	return r
 }
 

@@ -206,7 +206,7 @@ func (p harnessPlace) List(_ context.Context, opts ListOptions) ([]Row, error) {
 		}
 		out = append(out, Row{Harness: p.h, ID: s.ID, Title: s.Title, Cwd: s.Cwd, Path: s.Path, Created: s.Created,
 			Modified: s.Modified, Size: s.Size, FirstMessage: s.FirstMessage, Subagent: s.Subagent,
-			ParentSession: s.ParentSession, Err: s.Err})
+			ParentSession: s.ParentSession, Err: s.Err}.masked())
 	}
 	return out, nil
 }

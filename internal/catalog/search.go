@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/xdev/xdev/internal/secrets"
 	"os"
 	"regexp"
 	"slices"
@@ -380,6 +381,7 @@ func (p SearchPlace) nameUntitled(hits []search.Hit, limit int) {
 			} else {
 				l[0], l[1] = h.Title, session.Stat(h.Path).FirstMessage
 			}
+			l[0], l[1] = secrets.Mask(l[0]), secrets.Mask(l[1]) // as every listing is
 			seen[h.Path] = l
 		}
 		if l[0] != "" || l[1] != "" {

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/xdev/xdev/internal/ai"
+	"github.com/xdev/xdev/internal/secrets"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -38,6 +39,10 @@ type Options struct {
 	// MaxOutput cuts each tool output, command output and thinking block to
 	// this many bytes, saying how much was cut. Zero means whole.
 	MaxOutput int
+	// Reveal writes the transcript's text as it is. By default every
+	// secret in it (a key, a token, a password: internal/secrets) is
+	// masked as [REDACTED kind …fp], since an export is made to be shared.
+	Reveal bool
 }
 
 // PageDefaults are the options for an HTML page any browser opens at once:
@@ -107,6 +112,9 @@ func newTranscript(x *session.Index, opts *Options) *transcript {
 	h := x.Header()
 	t := &transcript{x: x, opts: *opts, Title: title, ID: h.ID, Cwd: h.Cwd, Created: h.Timestamp, Path: x.Path(),
 		labels: x.Labels()}
+	if !opts.Reveal {
+		t.Title, t.Cwd, t.Path = secrets.Mask(t.Title), secrets.Mask(t.Cwd), secrets.Mask(t.Path)
+	}
 	if leaf := x.Leaf(); leaf >= 0 {
 		t.branch = x.PathTo(leaf)
 	}
@@ -203,6 +211,9 @@ func (t *transcript) item(e *session.Entry) (it Item, ok bool) {
 	default:
 		return it, false
 	}
+	if !t.opts.Reveal {
+		mask(&it)
+	}
 	if n := t.opts.MaxOutput; n > 0 {
 		it.Output = t.cut(&it, it.Output)
 		for k := range it.Thinking {
@@ -210,6 +221,21 @@ func (t *transcript) item(e *session.Entry) (it Item, ok bool) {
 		}
 	}
 	return it, true
+}
+
+// mask masks the secrets in every text of an item, before any is cut
+// (a cut could leave part of a key no rule knows).
+func mask(it *Item) {
+	it.Label = secrets.Mask(it.Label)
+	it.Text = secrets.Mask(it.Text)
+	it.Output = secrets.Mask(it.Output)
+	for k := range it.Thinking {
+		it.Thinking[k] = secrets.Mask(it.Thinking[k])
+	}
+	for k := range it.Calls {
+		it.Calls[k].Name = secrets.Mask(it.Calls[k].Name)
+		it.Calls[k].Args = secrets.Mask(it.Calls[k].Args)
+	}
 }
 
 // cut shortens s to Options.MaxOutput bytes (on a rune boundary) and

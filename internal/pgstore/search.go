@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"github.com/xdev/xdev/internal/secrets"
 	"strings"
 	"time"
 
@@ -127,7 +128,9 @@ ORDER BY h.ts DESC NULLS LAST, h.session DESC, h.off DESC`
 		if err != nil {
 			return nil, db.redact(err)
 		}
-		h.Snippet, h.Highlights = searchtext.Cut(doc, highlights)
+		// Masked before it is cut, as a local index's hit is.
+		h.Snippet, h.Highlights = searchtext.Cut(secrets.Mask(doc), highlights)
+		s.Title = secrets.Mask(s.Title)
 		if ts != nil {
 			h.Time = time.UnixMilli(*ts)
 		}

@@ -3,6 +3,7 @@ package recall
 import (
 	"encoding/base64"
 	"fmt"
+	"github.com/xdev/xdev/internal/secrets"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -68,8 +69,17 @@ func (b *budget) report(next string) Budget {
 	return Budget{MaxTokens: b.tokens, UsedTokens: b.used(), NextCursor: next}
 }
 
-// cut is s within n bytes, on a rune boundary, saying what was cut.
+// cut is s within n bytes, on a rune boundary, saying what was cut, its
+// secrets masked: every transcript text a result holds passes here, and
+// nothing an agent is given (and hands on to its model's provider) holds
+// a key as it was written. Masked before it is cut, on a few KiB past the
+// cut (a cut could leave part of a key no rule knows), never the whole
+// of a long text.
 func cut(s string, n int) string {
+	if len(s) > n+4<<10 {
+		s = s[:n+4<<10]
+	}
+	s = secrets.Mask(s)
 	if len(s) <= n {
 		return s
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/xdev/xdev/internal/secrets"
 	"strconv"
 	"strings"
 	"time"
@@ -191,7 +192,7 @@ func (db *DB) search(ctx context.Context, q Query) ([]Hit, error) {
 		h := Hit{
 			EntryID: st.ColumnText(1), Role: st.ColumnText(2), Tool: st.ColumnText(3), Model: st.ColumnText(4),
 			Offset: st.ColumnInt64(6), Line: st.ColumnInt(7), OnActiveBranch: st.ColumnBool(9), InContext: st.ColumnBool(10),
-			Path: st.ColumnText(11), Harness: st.ColumnText(12), SessionID: st.ColumnText(13), Title: st.ColumnText(14),
+			Path: st.ColumnText(11), Harness: st.ColumnText(12), SessionID: st.ColumnText(13), Title: secrets.Mask(st.ColumnText(14)),
 			Cwd: st.ColumnText(15), Subagent: st.ColumnBool(16), Modified: time.Unix(0, st.ColumnInt64(17)),
 			version: st.ColumnInt(18), headerLine: st.ColumnInt(19), Rank: st.ColumnFloat(20),
 		}
@@ -307,7 +308,7 @@ func (db *DB) sessions(ctx context.Context, q Query) ([]Session, error) {
 	var out []Session
 	for st.Step() {
 		out = append(out, Session{Harness: st.ColumnText(0), Path: st.ColumnText(1), SessionID: st.ColumnText(2),
-			Title: st.ColumnText(3), Cwd: st.ColumnText(4), Subagent: st.ColumnBool(5),
+			Title: secrets.Mask(st.ColumnText(3)), Cwd: st.ColumnText(4), Subagent: st.ColumnBool(5),
 			Modified: time.Unix(0, st.ColumnInt64(6)), Hits: st.ColumnInt(7)})
 	}
 	if err := st.Err(); err != nil {
@@ -383,7 +384,10 @@ func snippetOf(h *Hit, phrases []searchtext.Phrase) (string, [][2]int) {
 			text = d.Thinking
 		}
 	}
-	return searchtext.Cut(text, phrases)
+	// Masked before it is cut: a cut could leave part of a key no rule
+	// knows. The index keeps the text as it is (a local cache, 0600);
+	// nothing read from it leaves unmasked.
+	return searchtext.Cut(secrets.Mask(text), phrases)
 }
 
 // docAt reads back the searchable text of the entry whose line starts at

@@ -92,3 +92,20 @@ func FuzzMask(f *testing.F) {
 		}
 	})
 }
+
+// TestMaskJSON: the strings of a JSON text are masked and it stays JSON,
+// escapes and all; text that is not JSON is masked as text.
+func TestMaskJSON(t *testing.T) {
+	const pat = "ghp_R4nd0mT0k3nV4lu3Qx9Zk2Lp8Wm5Yt7Hc1Jd"
+	for _, c := range []struct{ in, want string }{
+		{`{"a":1}`, `{"a":1}`},
+		{`{"cmd":"export GITHUB_TOKEN=` + pat + `\nnext"}`, `{"cmd":"export GITHUB_TOKEN=` + Redaction("github-pat", pat) + `\nnext"}`},
+		{`{"k":"\u0067hp_R4nd0mT0k3nV4lu3Qx9Zk2Lp8Wm5Yt7Hc1Jd"}`, `{"k":"` + Redaction("github-pat", pat) + `"}`},
+		{`not json ` + pat, `not json ` + Redaction("github-pat", pat)},
+	} {
+		got, _ := Default().MaskJSON([]byte(c.in))
+		if string(got) != c.want {
+			t.Errorf("MaskJSON(%s)\n got %s\nwant %s", c.in, got, c.want)
+		}
+	}
+}
