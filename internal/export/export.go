@@ -157,8 +157,9 @@ func (t *transcript) timeOf(i int) string {
 }
 
 // each calls fn with the items of the branch in order, decoded one at a
-// time. Before the kept part, only compactions are given; omitted is
-// called once where the left-out part ends.
+// time and finished (masked, cut). Before the kept part, only
+// compactions are given; omitted is called once where the left-out part
+// ends.
 func (t *transcript) each(fn func(it *Item) error, omitted func() error) error {
 	for pos, i := range t.branch {
 		if pos == t.from && t.from > 0 && t.Omitted.Entries > 0 {
@@ -177,6 +178,7 @@ func (t *transcript) each(fn func(it *Item) error, omitted func() error) error {
 		if !ok {
 			continue
 		}
+		t.finish(&it)
 		if err := fn(&it); err != nil {
 			return err
 		}
@@ -211,16 +213,21 @@ func (t *transcript) item(e *session.Entry) (it Item, ok bool) {
 	default:
 		return it, false
 	}
+	return it, true
+}
+
+// finish makes an item what an export shows: its secrets masked (unless
+// Options.Reveal), then its outputs cut (Options.MaxOutput).
+func (t *transcript) finish(it *Item) {
 	if !t.opts.Reveal {
-		mask(&it)
+		mask(it)
 	}
 	if n := t.opts.MaxOutput; n > 0 {
-		it.Output = t.cut(&it, it.Output)
+		it.Output = t.cut(it, it.Output)
 		for k := range it.Thinking {
-			it.Thinking[k] = t.cut(&it, it.Thinking[k])
+			it.Thinking[k] = t.cut(it, it.Thinking[k])
 		}
 	}
-	return it, true
 }
 
 // mask masks the secrets in every text of an item, before any is cut

@@ -81,6 +81,7 @@ func HTMLEntries(w io.Writer, x *session.Index, idx []int, opts *Options) (int, 
 		if !ok {
 			continue
 		}
+		t.finish(&it)
 		if err := pageItem().Execute(bw, itemView{Item: &it}); err != nil {
 			return n, err
 		}

@@ -1,79 +1,94 @@
 package secrets
 
-// keywords finds every occurrence of a set of lowercase ASCII words in a
-// text, ignoring ASCII case, in one pass: an Aho–Corasick automaton made
-// a full table of transitions, so that each byte of the text costs one
-// lookup. gitleaks asks for a rule's regular expression only where one of
-// its keywords is; with 244 keywords over every byte a command shows, the
-// pass has to cost about what reading the bytes costs.
+// keywords finds every occurrence of a set of lowercase ASCII words (two
+// bytes or more) in a text, ignoring ASCII case. gitleaks asks for a
+// rule's regular expression only where one of its keywords is; with 244
+// keywords over every byte a command shows, the pass has to cost about
+// what reading the bytes costs.
+//
+// Each position's first bytes, folded, are looked up in two bitmaps of
+// 8 KiB (in the cache): the first two bytes of the two-byte words, a hash
+// of the first three of the longer ones. Only where one says a word may
+// start are the words that start with those two bytes compared (about 3%
+// of a transcript's positions). About 2 ns a byte, as an Aho–Corasick
+// table's was: what masking adds to an export is mostly this pass.
 type keywords struct {
-	next  []uint16  // state<<8 | byte → state
-	out   [][]int32 // per state, the words that end there (its own and its suffixes')
-	words []string
+	words  []string
+	two    [1 << 16 / 64]uint64 // the two-byte words
+	three  [1 << 16 / 64]uint64 // hashes of the longer words' first three bytes
+	bucket [1 << 16]uint8       // first two bytes → 1 + the index of their words in by
+	by     [][]int32
 }
 
 func newKeywords(words []string) *keywords {
 	k := &keywords{words: words}
-	// The trie, its transitions in next (0 = none yet; state 0 is the root).
-	k.next = make([]uint16, 256)
-	k.out = [][]int32{nil}
 	for w, word := range words {
-		s := 0
-		for i := range len(word) {
-			c := lower(word[i])
-			if k.next[s<<8|int(c)] == 0 {
-				k.next = append(k.next, make([]uint16, 256)...)
-				k.out = append(k.out, nil)
-				k.next[s<<8|int(c)] = uint16(len(k.out) - 1)
+		if len(word) < 2 {
+			panic("secrets: a keyword of fewer than two bytes: " + word)
+		}
+		b := uint16(fold[word[0]])<<8 | uint16(fold[word[1]])
+		if len(word) == 2 {
+			k.two[b/64] |= 1 << (b % 64)
+		} else {
+			h := hash3(fold[word[0]], fold[word[1]], fold[word[2]])
+			k.three[h/64] |= 1 << (h % 64)
+		}
+		if k.bucket[b] == 0 {
+			if len(k.by) == 255 {
+				panic("secrets: too many keywords' starts")
 			}
-			s = int(k.next[s<<8|int(c)])
+			k.by = append(k.by, nil)
+			k.bucket[b] = uint8(len(k.by))
 		}
-		k.out[s] = append(k.out[s], int32(w))
-	}
-	if len(k.out) > 1<<16 {
-		panic("secrets: too many keyword states")
-	}
-	// Breadth first, each state's missing transitions are its failure
-	// state's, and its words include its failure state's.
-	fail := make([]uint16, len(k.out))
-	queue := make([]int, 0, len(k.out))
-	for c := range 256 {
-		if t := k.next[c]; t != 0 {
-			queue = append(queue, int(t))
-		}
-	}
-	for len(queue) > 0 {
-		s := queue[0]
-		queue = queue[1:]
-		k.out[s] = append(k.out[s], k.out[fail[s]]...)
-		for c := range 256 {
-			t := k.next[s<<8|c]
-			if t == 0 {
-				k.next[s<<8|c] = k.next[int(fail[s])<<8|c]
-				continue
-			}
-			fail[t] = k.next[int(fail[s])<<8|c]
-			queue = append(queue, int(t))
-		}
+		k.by[k.bucket[b]-1] = append(k.by[k.bucket[b]-1], int32(w))
 	}
 	return k
 }
 
+func hash3(a, b, c byte) uint16 {
+	return uint16((uint32(a)*0x9E37 ^ uint32(b)*0x85EB ^ uint32(c)*0xC2B3) >> 3)
+}
+
 // each calls fn with the index of each word found in text and the offset
-// just past it, in the order of those offsets.
+// just past it, in the order of where they start.
 func (k *keywords) each(text string, fn func(word, end int)) {
-	s := 0
-	for i := range len(text) {
-		s = int(k.next[s<<8|int(lower(text[i]))])
-		for _, w := range k.out[s] {
-			fn(int(w), i+1)
+	for i := 0; i+1 < len(text); i++ {
+		f0, f1 := fold[text[i]], fold[text[i+1]]
+		b := uint16(f0)<<8 | uint16(f1)
+		hit := k.two[b/64]&(1<<(b%64)) != 0
+		if !hit && i+2 < len(text) {
+			h := hash3(f0, f1, fold[text[i+2]])
+			hit = k.three[h/64]&(1<<(h%64)) != 0
+		}
+		if !hit || k.bucket[b] == 0 {
+			continue
+		}
+		for _, w := range k.by[k.bucket[b]-1] {
+			word := k.words[w]
+			if len(text)-i >= len(word) && equalFold(text[i:i+len(word)], word) {
+				fn(int(w), i+len(word))
+			}
 		}
 	}
 }
 
-func lower(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
+// equalFold reports whether s is word (lowercase) but for ASCII case.
+func equalFold(s, word string) bool {
+	for i := 2; i < len(word); i++ {
+		if fold[s[i]] != word[i] {
+			return false
+		}
 	}
-	return c
+	return true
 }
+
+// fold is each byte with ASCII letters in lower case.
+var fold = func() (t [256]byte) {
+	for c := range 256 {
+		t[c] = byte(c)
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = byte(c) + 'a' - 'A'
+	}
+	return t
+}()

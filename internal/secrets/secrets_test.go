@@ -10,7 +10,7 @@ import (
 // TestKeywordsFindEveryOccurrence holds the automaton to a plain search
 // over random texts of the rules' keywords and their pieces.
 func TestKeywordsFindEveryOccurrence(t *testing.T) {
-	words := []string{"key", "ey", "api", "token", "s.", "ghp_", "akia", "a", "aa", "keykey"}
+	words := []string{"key", "ey", "api", "token", "s.", "ghp_", "akia", "aa", "keykey", "kk"}
 	k := newKeywords(words)
 	rng := rand.New(rand.NewPCG(3, 4))
 	alphabet := []string{"k", "K", "e", "Y", "y", "a", "A", "p", "i", "s", ".", "t", "o", "n", "g", "h", "_", " ", "\n", "é"}
