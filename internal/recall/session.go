@@ -340,6 +340,7 @@ func (s *server) context(ctx context.Context, a ContextArgs) (ContextResult, str
 	}
 	defer c.Close()
 	title, _ := c.Title()
+	title = secrets.Mask(title)
 	out.Session, out.Title, out.Model, out.LeafID, out.Total = c.Header().ID, title, c.Model(), c.LeafID, c.Len()
 	if from < 0 {
 		from = max(0, out.Total+from)
