@@ -71,7 +71,7 @@ var commandGroups = []struct {
 	title    string
 	commands []*command
 }{
-	{"Sessions", []*command{listCommand, showCommand, searchCommand, usageCommand, forkCommand, retitleCommand, verifyCommand, exportCommand, blobsCommand, indexCommand, importCommand, syncCommand, serveCommand, mcpCommand}},
+	{"Sessions", []*command{listCommand, showCommand, searchCommand, usageCommand, forkCommand, retitleCommand, verifyCommand, secretsCommand, exportCommand, blobsCommand, indexCommand, importCommand, syncCommand, serveCommand, mcpCommand}},
 	{"Plumbing (for scripts)", []*command{contextCommand, newCommand, appendCommand, titleCommand, branchCommand}},
 }
 

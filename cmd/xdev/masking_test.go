@@ -62,5 +62,16 @@ func TestNoSecretLeaves(t *testing.T) {
 		}
 		secretstest.Check(t, strings.Join(args, " "), out+errs, planted)
 	}
+	// xdev secrets names each one, masked, and exits 3.
+	for _, args := range [][]string{{"secrets"}, {"secrets", "--json"}} {
+		out, errs, code := xdev(t, "", args...)
+		if code != exitProblems {
+			t.Errorf("%v: exit %d, want %d: %s", args, code, exitProblems, errs)
+		}
+		secretstest.Check(t, strings.Join(args, " "), out+errs, planted)
+		if n := strings.Count(out, "[REDACTED "); n < len(planted) {
+			t.Errorf("%v: %d secrets named of %d planted", args, n, len(planted))
+		}
+	}
 	t.Logf("%d secrets planted in %d sessions", len(planted), len(files))
 }

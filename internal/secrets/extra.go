@@ -12,6 +12,8 @@ func extraRules() []*Rule {
 		`(?i)^(?:\*+|x+|\.+|-+|_+|\$\{?\w+\}?|\$\([^)]*\)|%\w+%|<[^>]*>|\{\{[^}]*\}\}|\[[^\]]*\]|` +
 			`pass(?:word)?|passwd|pwd|secret|token|changeme|changeit|example|placeholder|redacted|` +
 			`your[_-]?\w*|my[_-]?\w*|none|null|nil|undefined|true|false|test|dummy|fake|foo|bar|admin|user(?:name)?)$`,
+		// an expression, not a value: a template's ${…} or {{…}}, a shell or env variable
+		`\$\{|\{\{|^\$[A-Za-z_(]|^process\.env\.|^os\.environ`,
 	}}
 	return []*Rule{
 		{
@@ -43,11 +45,13 @@ func extraRules() []*Rule {
 			ID: "url-password",
 			// scheme://user:password@host, from the "://" on
 			// (a password may hold an unencoded @: the host follows the last)
-			Regex:       `://[^\s:/?#@'"<>]{0,64}:([^\s/?#'"<>]{3,128})@[\w.-]`,
+			Regex:       `://[^\s:/?#@'"<>]{0,64}:([^\s/?#'"<>]{3,128})@[\w.-]+`,
 			SecretGroup: 1,
 			Entropy:     1.5,
 			Keywords:    []string{"://"},
-			Allowlists:  []*Allowlist{placeholders},
+			Allowlists: []*Allowlist{placeholders,
+				// the documentation's hosts (RFC 2606): a URL validator's tests, an example
+				{Target: "match", Regexes: []string{`@(?:[\w-]+\.)*example(?:\.(?:com|org|net))?$`}}},
 		},
 	}
 }

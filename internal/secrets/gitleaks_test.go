@@ -134,7 +134,11 @@ func TestMasksTheRealFixtures(t *testing.T) {
 		// Line by line (a transcript's lines are JSON, whose strings hold
 		// no newline), which gitleaks reads many times faster.
 		for i, line := range strings.Split(string(data), "\n") {
-			total += len(checkMasked(t, fmt.Sprintf("%s:%d", strings.TrimPrefix(p, root), i+1), line))
+			name := fmt.Sprintf("%s:%d", strings.TrimPrefix(p, root), i+1)
+			for _, f := range checkMasked(t, name, line) {
+				t.Logf("gitleaks: %s %s %.12s…", name, f.RuleID, f.Secret)
+				total++
+			}
 		}
 		return nil
 	})
