@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -79,6 +80,7 @@ func FuzzMask(f *testing.F) {
 	f.Add("GITHUB_TOKEN=ghp_R4nd0mT0k3nV4lu3Qx9Zk2Lp8Wm5Yt7Hc1Jd6")
 	f.Add("password: 'Xy7!kq2@'\nhttps://u:p4ssw0rd@h.io")
 	f.Add("-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----")
+	f.Add(`{"cmd":"export GITHUB_TOKEN=ghp_R4nd0mT0k3nV4lu3Qx9Zk2Lp8Wm5Yt7Hc1Jd\\n"}`)
 	f.Fuzz(func(t *testing.T, text string) {
 		fs := Default().Find(text)
 		for i, x := range fs {
@@ -87,8 +89,13 @@ func FuzzMask(f *testing.F) {
 			}
 		}
 		masked, n := Default().Mask(text)
-		if (n == 0) != (masked == text) && n == 0 {
+		if n == 0 && masked != text {
 			t.Fatalf("nothing masked, text changed")
+		}
+		// Masking a JSON text's strings keeps it JSON.
+		mj, _ := Default().MaskJSON([]byte(text))
+		if json.Valid([]byte(text)) && !json.Valid(mj) {
+			t.Fatalf("MaskJSON(%q) = %q, not JSON", text, mj)
 		}
 	})
 }
