@@ -6,31 +6,19 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/lucasjones/reggen"
-	"github.com/zricethezav/gitleaks/v8/detect"
 	"github.com/zricethezav/gitleaks/v8/report"
 
 	"github.com/xdev/xdev/internal/realfixtures"
+	"github.com/xdev/xdev/internal/secrets/secretstest"
 	"github.com/xdev/xdev/internal/testscale"
 )
 
-// gitleaks is gitleaks' own detector of its default rules: the oracle.
-// It does not decode base64 or hex here, as xdev does not.
-var gitleaks = sync.OnceValue(func() *detect.Detector {
-	d, err := detect.NewDetectorDefaultConfig()
-	if err != nil {
-		panic(err)
-	}
-	d.MaxDecodeDepth = 0
-	return d
-})
-
 // oracle is what gitleaks finds in text.
 func oracle(text string) []report.Finding {
-	return gitleaks().DetectString(text)
+	return secretstest.Gitleaks().DetectString(text)
 }
 
 // planted is, for every rule of gitleaks' default configuration that
