@@ -50,7 +50,7 @@ func planted(seed int64, perRule int) (secrets []string, kinds map[string]int) {
 // is masked so that gitleaks finds nothing in what is left, and nothing
 // of it is left.
 func TestEveryRuleAgainstGitleaks(t *testing.T) {
-	secrets, kinds := planted(1, testscale.N(3, 40))
+	secrets, kinds := planted(1, testscale.N(3, 8))
 	t.Logf("%d secrets of %d kinds", len(secrets), len(kinds))
 	if len(kinds) < 200 {
 		t.Errorf("only %d of the rules' secrets could be made", len(kinds))
@@ -72,10 +72,11 @@ func TestEveryRuleAgainstGitleaks(t *testing.T) {
 // ordinary text, several to a text, and holds the masked text to having
 // nothing gitleaks finds and none of the secrets gitleaks found.
 func TestPlantedAmongText(t *testing.T) {
+	skipUnderRace(t)
 	secrets, _ := planted(2, 1)
 	rng := rand.New(rand.NewPCG(1, 2))
 	filler := []string{"the build passed", "ran go test ./...", "let me read the config file", "", "ok", `{"a": 1}`, "export X=1"}
-	for round := range testscale.N(2, 10) {
+	for round := range testscale.N(2, 4) {
 		var b strings.Builder
 		for _, s := range secrets {
 			if rng.IntN(3) == 0 {
@@ -109,6 +110,7 @@ func checkMasked(t *testing.T, name, text string) (found []report.Finding) {
 // TestMasksTheRealFixtures holds Mask to leaving gitleaks nothing in
 // every real fixture's bytes.
 func TestMasksTheRealFixtures(t *testing.T) {
+	skipUnderRace(t)
 	root := realfixtures.Dir(t)
 	total := 0
 	filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
@@ -131,4 +133,13 @@ func TestMasksTheRealFixtures(t *testing.T) {
 		return nil
 	})
 	t.Logf("gitleaks finds %d secrets in the real fixtures", total)
+}
+
+// skipUnderRace skips a test whose time is gitleaks' reading of many
+// megabytes: minutes under the race detector, and nothing of it runs
+// concurrently. .ci/run runs these without -race.
+func skipUnderRace(t *testing.T) {
+	if raceEnabled {
+		t.Skip("gitleaks over megabytes under -race takes minutes; .ci/run runs this test without -race")
+	}
 }
