@@ -25,7 +25,7 @@ type Detector struct {
 }
 
 // Default is the detector every way out of xdev masks with, made on first
-// use (the keyword automaton, about a millisecond; each rule's expression
+// use (the keyword tables, well under a millisecond; each rule's expression
 // is compiled when a text first holds one of its keywords).
 var Default = sync.OnceValue(func() *Detector { return New(loadRules()) })
 

@@ -23,7 +23,7 @@
 //
 // # The engine
 //
-// Detector.Find makes one pass over the text with an automaton of every
+// Detector.Find makes one pass over the text with tables of every
 // rule's keywords (keywords.go), and asks a rule's expression only about
 // the text around each keyword it finds: as far as a match of that
 // expression may reach when that is bounded (its width, from the parsed

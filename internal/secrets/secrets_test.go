@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestKeywordsFindEveryOccurrence holds the automaton to a plain search
+// TestKeywordsFindEveryOccurrence holds the keyword search to a plain one
 // over random texts of the rules' keywords and their pieces.
 func TestKeywordsFindEveryOccurrence(t *testing.T) {
 	words := []string{"key", "ey", "api", "token", "s.", "ghp_", "akia", "aa", "keykey", "kk"}
