@@ -1,10 +1,13 @@
 package main
 
 import (
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/xdev/xdev/internal/pgtest"
 	"github.com/xdev/xdev/internal/secrets/secretstest"
 	"github.com/xdev/xdev/internal/testscale"
 )
@@ -72,6 +75,39 @@ func TestNoSecretLeaves(t *testing.T) {
 		if n := strings.Count(out, "[REDACTED "); n < len(planted) {
 			t.Errorf("%v: %d secrets named of %d planted", args, n, len(planted))
 		}
+	}
+	// xdev sync pushes them masked: what a pull writes, and what the
+	// store shows and finds, holds none; --raw pushes them as they are.
+	db := pgtest.NewDB(t)
+	out, errs, code := xdev(t, "", "sync", "--db", db)
+	if code != 0 || !strings.Contains(out, "secrets masked") {
+		t.Fatalf("sync: exit %d: %s%s", code, out, errs)
+	}
+	pulled := filepath.Join(home, "pulled")
+	if out, errs, code := xdev(t, "", "sync", "--pull", "--db", db, "--data-dir", pulled); code != 0 {
+		t.Fatalf("sync --pull: exit %d: %s%s", code, out, errs)
+	}
+	pulledFiles := 0
+	filepath.WalkDir(pulled, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".jsonl") {
+			b, _ := os.ReadFile(p)
+			secretstest.Check(t, "pulled "+p, string(b), planted)
+			pulledFiles++
+		}
+		return nil
+	})
+	if pulledFiles == 0 {
+		t.Error("sync --pull wrote no session")
+	}
+	for _, args := range [][]string{{"list", "--db", db}, {"search", "--db", db, secretstest.Word}} {
+		out, errs, code := xdev(t, "", args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		secretstest.Check(t, strings.Join(args, " "), out+errs, planted)
+	}
+	if out, errs, code := xdev(t, "", "sync", "--raw", "--db", db); code != 0 || strings.Contains(out, "masked") {
+		t.Errorf("sync --raw: exit %d: %s%s", code, out, errs)
 	}
 	t.Logf("%d secrets planted in %d sessions", len(planted), len(files))
 }

@@ -9,10 +9,11 @@ import (
 )
 
 var syncCommand = &command{
-	name: "sync", args: "[--db URL] [--pull [SESSION...]] [--omp-table [--omp-root DIR]] [--json]",
+	name: "sync", args: "[--db URL] [--pull [SESSION...]] [--raw] [--omp-table [--omp-root DIR]] [--json]",
 	summary: "Push the data dir's sessions to PostgreSQL, or pull them from it",
 	example: `  export XDEV_DATABASE_URL=postgres://me@db.example.com/team
-  xdev sync                      push what changed since the last sync
+  xdev sync                      push what changed since the last sync, secrets masked
+  xdev sync --raw                push the files' bytes as they are (your own backup)
   xdev sync --omp                push omp's data dir too
   xdev sync --pull               write every stored session into the data dir
   xdev sync --pull 01a11069      one session
@@ -25,6 +26,7 @@ type syncOptions struct {
 	store   *storeFlags
 	db      *dbFlags
 	pull    bool
+	raw     bool
 	origin  string
 	ompRoot string
 	asJSON  bool
@@ -35,6 +37,7 @@ func (o *syncOptions) define(fs *flag.FlagSet) {
 	o.store = addStoreFlags(fs)
 	o.db = addDBFlags(fs)
 	fs.BoolVar(&o.pull, "pull", false, "write sessions from the database into the data dir (all, or each SESSION)")
+	fs.BoolVar(&o.raw, "raw", false, "push the files' bytes as they are, secrets unmasked (for a store only you read)")
 	fs.StringVar(&o.origin, "origin", "", "name this machine's pushes (default: host name and data dir)")
 	fs.StringVar(&o.ompRoot, "omp-root", "", "with --omp-table: key the rows under this directory instead of the files' absolute paths")
 	fs.BoolVar(&o.asJSON, "json", false, "print what was done as JSON")
@@ -60,6 +63,9 @@ type failedJSON struct {
 func (o *syncOptions) run(e *env) error {
 	if len(o.args) > 0 && !o.pull {
 		return usagef("SESSION names what --pull writes; a push sends every changed session")
+	}
+	if o.raw && o.pull {
+		return usagef("--raw says how a push stores sessions; a pull writes what was stored")
 	}
 	if o.ompRoot != "" && !o.db.ompTable {
 		return usagef("--omp-root keys rows of omp's table; it goes with --omp-table")
@@ -106,7 +112,7 @@ func (o *syncOptions) run(e *env) error {
 			if origin != "" && len(dirs) > 1 {
 				origin += ":" + dir
 			}
-			one, err := db.Push(ctx, dir, catalog.SyncOptions{Origin: origin, OmpRoot: o.ompRoot, Progress: prog.Update})
+			one, err := db.Push(ctx, dir, catalog.SyncOptions{Origin: origin, OmpRoot: o.ompRoot, Raw: o.raw, Progress: prog.Update})
 			st.Add(one)
 			if err != nil {
 				prog.Done()
@@ -172,6 +178,9 @@ func printPush(e *env, url string, st *catalog.PushStats) {
 		}
 		fmt.Fprintf(e.Out, "Pushed %d new, %d grown, %d rewritten (new revisions), %d retitled: %s%s, %s to %s.",
 			st.New, st.Appended, st.Revised, st.Retitled, term.Plural(int(st.Lines), "line"), blobs, term.Size(st.Bytes), url)
+	}
+	if st.Masked > 0 {
+		fmt.Fprintf(e.Out, " %s masked (xdev secrets lists them; --raw pushes them as they are).", term.Plural(st.Masked, "secret"))
 	}
 	if st.Behind > 0 {
 		fmt.Fprintf(e.Out, " %s behind the database (xdev sync --pull brings them).", term.Plural(st.Behind, "file"))

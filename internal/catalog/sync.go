@@ -29,6 +29,10 @@ type SyncOptions struct {
 	Sessions []string
 	// Progress, when set, is called as files are done.
 	Progress func(done, total int)
+	// Raw pushes the files' bytes as they are; a push masks the secrets
+	// in every line unless told so, since every member of a team reads
+	// its store (pgstore's masked.go).
+	Raw bool
 }
 
 // Push stores the data dir's session files in the database: in xdev's
@@ -37,9 +41,9 @@ type SyncOptions struct {
 // them. Files it cannot store are in the stats' Failed, the rest pushed.
 func (d *Database) Push(ctx context.Context, dataDir string, opts SyncOptions) (PushStats, error) {
 	if d.tbl != nil {
-		return d.tbl.Push(ctx, dataDir, pgstore.OmpPushOptions{Root: opts.OmpRoot, Progress: opts.Progress})
+		return d.tbl.Push(ctx, dataDir, pgstore.OmpPushOptions{Root: opts.OmpRoot, Progress: opts.Progress, Raw: opts.Raw})
 	}
-	return d.db.Push(ctx, dataDir, pgstore.PushOptions{Origin: opts.Origin, Progress: opts.Progress})
+	return d.db.Push(ctx, dataDir, pgstore.PushOptions{Origin: opts.Origin, Progress: opts.Progress, Raw: opts.Raw})
 }
 
 // Pull writes stored sessions into the data dir byte for byte as they

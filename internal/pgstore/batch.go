@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/jackc/pgx/v5"
@@ -38,12 +39,15 @@ func (db *DB) currentPaths(ctx context.Context) (map[string]bool, error) {
 // transaction. It fails as a whole (and the caller pushes the files one
 // at a time, which reports a bad one alone) if a file cannot be read, or
 // another writer stored one of the paths meanwhile.
-func (db *DB) pushNew(ctx context.Context, origin string, files []session.SessionFile, rels []string) ([]fileResult, error) {
+func (db *DB) pushNew(ctx context.Context, opts PushOptions, files []session.SessionFile, rels []string) ([]fileResult, error) {
 	type open struct {
 		fh   *os.File
 		fi   os.FileInfo
 		slot []byte
 		end  int64
+		r    io.ReaderAt // what is stored: the file, or its masked view
+		rend int64
+		tail []byte
 	}
 	opened := make([]open, len(files))
 	defer func() {
@@ -65,21 +69,33 @@ func (db *DB) pushNew(ctx context.Context, origin string, files []session.Sessio
 		if opened[i].end, err = completeEnd(fh, opened[i].fi.Size()); err != nil {
 			return nil, problem(fmt.Errorf("%s: %w", f.Path, err))
 		}
+		opened[i].r, opened[i].rend = fh, opened[i].end
+		if !opts.Raw {
+			o := &opened[i]
+			v, err := maskView(f.Path, fh, 0, o.end, 0)
+			if err != nil {
+				return nil, problem(err)
+			}
+			if o.tail, err = tailDigest(fh, int64(len(o.slot)), o.end); err != nil {
+				return nil, problem(fmt.Errorf("%s: %w", f.Path, err))
+			}
+			o.r, o.rend, o.slot = v, v.end, v.slot
+		}
 	}
 	res := make([]fileResult, len(files))
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		keys := make([]int64, len(files))
 		b := &pgx.Batch{}
 		for i, f := range files {
-			b.Queue(`INSERT INTO `+db.t("sessions")+` (path, revision, id, origin, subagent) VALUES ($1, 1, '', $2, $3) RETURNING key`,
-				rels[i], origin, f.Subagent).QueryRow(func(row pgx.Row) error { return row.Scan(&keys[i]) })
+			b.Queue(`INSERT INTO `+db.t("sessions")+` (path, revision, id, origin, subagent, masked) VALUES ($1, 1, '', $2, $3, $4) RETURNING key`,
+				rels[i], opts.Origin, f.Subagent, !opts.Raw).QueryRow(func(row pgx.Row) error { return row.Scan(&keys[i]) })
 		}
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
 		items := make([]copyItem, len(files))
 		for i, f := range files {
-			items[i] = copyItem{keys[i], f.Path, opened[i].fh, opened[i].end, session.Cursor{}}
+			items[i] = copyItem{keys[i], f.Path, opened[i].r, opened[i].rend, session.Cursor{}}
 		}
 		curs, _, err := db.copyFiles(ctx, tx, items)
 		if err != nil {
@@ -91,10 +107,14 @@ func (db *DB) pushNew(ctx context.Context, origin string, files []session.Sessio
 				return problem(fmt.Errorf("%s: %w", f.Path, session.ErrNoHeader))
 			}
 			res[i] = fileResult{out: outNew, lines: int64(curs[i].Line), bytes: curs[i].Offset}
+			if v, ok := opened[i].r.(*maskedView); ok {
+				res[i].masked = v.masked
+			}
 			for _, st := range db.metaStmts(keys[i], curs[i], true, opened[i].slot, opened[i].fi.ModTime()) {
 				b.Queue(st.sql, st.args...)
 			}
-			p := db.pushedStmt(origin, rels[i], keys[i], opened[i].fi)
+			p := db.pushedStmt(opts.Origin, rels[i], keys[i], opened[i].fi,
+				pushRecord{masked: !opts.Raw, srcEnd: opened[i].end, storedEnd: curs[i].Offset, tail: opened[i].tail})
 			b.Queue(p.sql, p.args...)
 		}
 		return tx.SendBatch(ctx, b).Close()

@@ -1,13 +1,14 @@
 // Package pgstore keeps sessions in PostgreSQL, so that they outlive the
 // machine that wrote them: a team's server holds every member's sessions,
-// and a session pushed from one machine is pulled on another, byte for
-// byte, for omp and xdev to continue.
+// and a session pushed from one machine is pulled on another, for omp and
+// xdev to continue: with the secrets in its lines masked, since every
+// member reads the store (masked.go), or byte for byte (PushOptions.Raw).
 //
 // # The store
 //
 // A session file is stored as one row per line (table lines), keyed by
 // the session's revision and the line's byte offset, with the line's
-// exact bytes and what the core reader read of it (the entry's id,
+// exact bytes (or the line masked, and its offset among the masked lines) and what the core reader read of it (the entry's id,
 // parent, type, and its searchable text, indexed for full-text search),
 // under a row per revision of the file (table sessions: its path under a
 // data dir's sessions directory, id, cwd, title, size). So an append is

@@ -266,6 +266,10 @@ type OmpPushOptions struct {
 	// row by the file's absolute path, as omp keys a file-backed session.
 	Root     string
 	Progress func(done, total int)
+	// Raw stores the files' bytes as they are; a push masks the secrets
+	// in every line unless told so, as PushOptions.Raw says. omp's table
+	// has no column to say a row was masked.
+	Raw bool
 }
 
 // Push stores the data dir's session files in omp's table, as omp's
@@ -310,7 +314,7 @@ func (o *OmpTable) Push(ctx context.Context, dataDir string, opts OmpPushOptions
 		if err := ctx.Err(); err != nil {
 			return st, err
 		}
-		res, err := o.pushFile(ctx, f, keyOf(f.Path), idx[keyOf(f.Path)], blobs)
+		res, err := o.pushFile(ctx, f, keyOf(f.Path), idx[keyOf(f.Path)], blobs, opts.Raw)
 		var fp *fileProblem
 		switch {
 		case errors.As(err, &fp):
@@ -327,7 +331,7 @@ func (o *OmpTable) Push(ctx context.Context, dataDir string, opts OmpPushOptions
 	return st, nil
 }
 
-func (o *OmpTable) pushFile(ctx context.Context, f session.SessionFile, key string, row *OmpRow, blobs *session.BlobStore) (fileResult, error) {
+func (o *OmpTable) pushFile(ctx context.Context, f session.SessionFile, key string, row *OmpRow, blobs *session.BlobStore, raw bool) (fileResult, error) {
 	var res fileResult
 	data, err := regularfile.ReadFile(f.Path, 0)
 	if errors.Is(err, os.ErrNotExist) {
@@ -337,6 +341,19 @@ func (o *OmpTable) pushFile(ctx context.Context, f session.SessionFile, key stri
 		return res, problem(err)
 	}
 	data = rowForm(data[:bytes.LastIndexByte(data, '\n')+1], blobs)
+	var view *maskedView
+	if !raw {
+		if data, view, err = maskedBytes(f.Path, data); err != nil {
+			return res, problem(err)
+		}
+	}
+	// maskedFrom counts the secrets masked in the bytes stored from off on.
+	maskedFrom := func(off int64) int {
+		if view == nil {
+			return 0
+		}
+		return view.maskedFrom(off)
+	}
 	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
 		return res, problem(fmt.Errorf("%s: holds NUL or bytes that are not UTF-8, which omp's TEXT column cannot hold", f.Path))
 	}
@@ -353,6 +370,7 @@ VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (path) DO NOTHING`, key, string(data
 			return res, problem(fmt.Errorf("%s: a row for %s appeared meanwhile: push again", f.Path, key))
 		}
 		res.out, res.lines, res.bytes = outNew, int64(bytes.Count(data, []byte("\n"))), int64(len(data))
+		res.masked = maskedFrom(0)
 		return res, nil
 	}
 	// Compare what both hold: the stored bytes before the shorter end.
@@ -381,6 +399,7 @@ WHERE path = $1 AND octet_length(content) = $4`, key, string(chunk), mtime, row.
 			return res, problem(fmt.Errorf("%s: the row %s changed meanwhile: push again", f.Path, key))
 		}
 		res.out, res.lines, res.bytes = outAppended, int64(bytes.Count(chunk, []byte("\n"))), int64(len(chunk))
+		res.masked = maskedFrom(row.Size)
 	case int64(len(data)) < row.Size:
 		res.out = outBehind
 	}

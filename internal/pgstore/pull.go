@@ -149,13 +149,34 @@ func (db *DB) pullOne(ctx context.Context, s *Session, path string, lock session
 	}
 	// The bytes both hold must agree: the last 4 KiB before the shorter's
 	// end, the title slot aside (a retitle rewrites it in place).
-	n := min(end, s.Size)
-	same := (local == nil) == (stored == nil)
-	if same {
-		same, err = db.sameBytes(ctx, db.pool, s, f, max(int64(len(local)), n-tailCheck), n)
+	agree := func(r io.ReaderAt, end int64, local []byte) (bool, error) {
+		if (local == nil) != (stored == nil) {
+			return false, nil
+		}
+		n := min(end, s.Size)
+		same, err := db.sameBytes(ctx, db.pool, s, r, max(int64(len(local)), n-tailCheck), n)
+		if err == nil && same && end < s.Size {
+			same, err = db.lineStarts(ctx, db.pool, s.Key, end)
+		}
+		return same, err
 	}
-	if err == nil && same && end < s.Size {
-		same, err = db.lineStarts(ctx, db.pool, s.Key, end)
+	same, err := agree(f, end, local)
+	onDisk := local // the file's slot, which a retitle replaces
+	// at is where the stored lines this file lacks start: its end, or
+	// for a masked revision pushed from it, its masked lines' end.
+	at := end
+	if err == nil && !same && s.Masked && fi.Size() == end {
+		// A masked revision agrees with the file it was pushed from once
+		// that file's lines are masked as the push masked them.
+		var v *maskedView
+		if v, err = maskView(path, f, 0, end, 0); err == nil {
+			if same, err = agree(v, v.end, v.slot); same {
+				at = v.end
+				if local != nil {
+					local = v.slot
+				}
+			}
+		}
 	}
 	// A torn last line is brought up to date when it is the start of the
 	// stored line there (the write finished elsewhere): the file is a
@@ -181,12 +202,12 @@ func (db *DB) pullOne(ctx context.Context, s *Session, path string, lock session
 	// A slot retitled elsewhere later than here is put in place, as a
 	// retitle writes it; a newer local one waits for the next push.
 	if local != nil && !bytes.Equal(local, stored) && session.SlotWrittenAfter(stored, local) {
-		if err := session.ReplaceSlot(path, local, stored, lock); err != nil {
+		if err := session.ReplaceSlot(path, onDisk, stored, lock); err != nil {
 			return err
 		}
 		st.Retitled++
 	}
-	if end >= s.Size {
+	if at >= s.Size {
 		st.UpToDate++
 		return nil
 	}
@@ -198,7 +219,7 @@ func (db *DB) pullOne(ctx context.Context, s *Session, path string, lock session
 		return err
 	}
 	defer tmp.Close()
-	if err := db.writeLines(ctx, s.Key, end, tmp); err != nil {
+	if err := db.writeLines(ctx, s.Key, at, tmp); err != nil {
 		return err
 	}
 	// From where the file ends: past its torn line's start, if it has one.

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/xdev/xdev/internal/regularfile"
+	"github.com/xdev/xdev/internal/secrets"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -31,6 +32,10 @@ type PushOptions struct {
 	Progress func(done, total int)
 	// Workers is how many files are pushed at once (2 when zero).
 	Workers int
+	// Raw stores the files' bytes as they are. A push masks the secrets
+	// in every line unless told so (masked.go): what a team's store holds
+	// every member reads.
+	Raw bool
 }
 
 // DefaultOrigin is this machine's name and the data dir.
@@ -54,6 +59,7 @@ type PushStats struct {
 	Retitled  int         `json:"retitled"`  // the title slot rewritten in place: the stored one updated
 	Lines     int64       `json:"lines"`     // lines stored
 	Bytes     int64       `json:"bytes"`     // bytes stored
+	Masked    int         `json:"masked"`    // secrets masked in the lines stored (none with PushOptions.Raw)
 	Blobs     int         `json:"blobs"`     // image blobs stored
 	Failed    []FileError `json:"-"`         // files not pushed, and why
 }
@@ -88,9 +94,16 @@ func problem(err error) error {
 	return &fileProblem{err}
 }
 
-// pushRecord is what a push remembers of a file it pushed.
+// pushRecord is what a push remembers of a file it pushed: its stat,
+// and for a masked push where the masked lines stood against the file
+// (masked.go).
 type pushRecord struct {
 	size, mtime, ino int64
+	key              int64 // the revision pushed to
+	masked           bool
+	srcEnd           int64  // the file's bytes pushed: up to its last complete line
+	storedEnd        int64  // where the revision's stored lines ended then
+	tail             []byte // tailDigest of the file up to srcEnd
 }
 
 // outcome is what pushing one file did.
@@ -156,7 +169,7 @@ func (db *DB) Push(ctx context.Context, dataDir string, opts PushOptions) (PushS
 		}
 		rel := filepath.ToSlash(r)
 		p, ok := pushed[rel]
-		if ok && p.size == f.Size && p.mtime == f.ModTime.UnixNano() && p.ino == int64(f.Ino) {
+		if ok && p.size == f.Size && p.mtime == f.ModTime.UnixNano() && p.ino == int64(f.Ino) && p.masked == !opts.Raw {
 			st.Unchanged++
 			continue
 		}
@@ -218,7 +231,7 @@ func (db *DB) Push(ctx context.Context, dataDir string, opts PushOptions) (PushS
 		wg.Go(func() {
 			for j := range queue {
 				if j.batch {
-					res, err := db.pushNew(ctx, opts.Origin, j.files, j.rels)
+					res, err := db.pushNew(ctx, opts, j.files, j.rels)
 					if err == nil {
 						for i, f := range j.files {
 							settle(f, res[i], nil)
@@ -229,7 +242,8 @@ func (db *DB) Push(ctx context.Context, dataDir string, opts PushOptions) (PushS
 					// another writer stored meanwhile is appended to.
 				}
 				for i, f := range j.files {
-					res, err := db.pushFile(ctx, opts.Origin, f, j.rels[i])
+					rec, known := pushed[j.rels[i]]
+					res, err := db.pushFile(ctx, opts, f, j.rels[i], rec, known)
 					settle(f, res, err)
 				}
 			}
@@ -268,6 +282,7 @@ type fileResult struct {
 	out          outcome
 	retitled     bool
 	lines, bytes int64
+	masked       int // secrets masked in the lines stored
 }
 
 // Add adds the counts of another push (of another data dir) to st.
@@ -282,6 +297,7 @@ func (st *PushStats) Add(o PushStats) {
 	st.Retitled += o.Retitled
 	st.Lines += o.Lines
 	st.Bytes += o.Bytes
+	st.Masked += o.Masked
 	st.Blobs += o.Blobs
 	st.Failed = append(st.Failed, o.Failed...)
 }
@@ -304,11 +320,12 @@ func (st *PushStats) add(r fileResult) {
 	}
 	st.Lines += r.lines
 	st.Bytes += r.bytes
+	st.Masked += r.masked
 }
 
 // pushRecords loads what origin pushed before, by path.
 func (db *DB) pushRecords(ctx context.Context, origin string) (map[string]pushRecord, error) {
-	rows, err := db.pool.Query(ctx, `SELECT path, size, mtime_ns, ino FROM `+db.t("pushes")+` WHERE origin = $1`, origin)
+	rows, err := db.pool.Query(ctx, `SELECT path, size, mtime_ns, ino, session, masked, src_end, stored_end, tail FROM `+db.t("pushes")+` WHERE origin = $1`, origin)
 	if err != nil {
 		return nil, db.redact(err)
 	}
@@ -317,7 +334,7 @@ func (db *DB) pushRecords(ctx context.Context, origin string) (map[string]pushRe
 	for rows.Next() {
 		var path string
 		var p pushRecord
-		if err := rows.Scan(&path, &p.size, &p.mtime, &p.ino); err != nil {
+		if err := rows.Scan(&path, &p.size, &p.mtime, &p.ino, &p.key, &p.masked, &p.srcEnd, &p.storedEnd, &p.tail); err != nil {
 			return nil, db.redact(err)
 		}
 		out[path] = p
@@ -327,9 +344,9 @@ func (db *DB) pushRecords(ctx context.Context, origin string) (map[string]pushRe
 
 // pushFile pushes one file, again when another writer's transaction got
 // in its way (two machines pushing the same session at once).
-func (db *DB) pushFile(ctx context.Context, origin string, f session.SessionFile, rel string) (fileResult, error) {
+func (db *DB) pushFile(ctx context.Context, opts PushOptions, f session.SessionFile, rel string, rec pushRecord, known bool) (fileResult, error) {
 	for attempt := 1; ; attempt++ {
-		res, err := db.pushOnce(ctx, origin, f, rel)
+		res, err := db.pushOnce(ctx, opts, f, rel, rec, known)
 		switch pgCode(err) {
 		case codeUniqueViolation, codeSerializationFailure, codeDeadlock:
 			if attempt < 5 {
@@ -340,8 +357,9 @@ func (db *DB) pushFile(ctx context.Context, origin string, f session.SessionFile
 	}
 }
 
-// pushOnce pushes one file in one transaction.
-func (db *DB) pushOnce(ctx context.Context, origin string, f session.SessionFile, rel string) (fileResult, error) {
+// pushOnce pushes one file in one transaction. rec is what this origin
+// pushed of it before, if known.
+func (db *DB) pushOnce(ctx context.Context, opts PushOptions, f session.SessionFile, rel string, rec pushRecord, known bool) (fileResult, error) {
 	var res fileResult
 	if !utf8.ValidString(rel) {
 		return res, problem(fmt.Errorf("%s: the file name is not UTF-8, which a stored path must be", f.Path))
@@ -363,17 +381,55 @@ func (db *DB) pushOnce(ctx context.Context, origin string, f session.SessionFile
 	if err != nil {
 		return res, problem(fmt.Errorf("%s: %w", f.Path, err))
 	}
+	masked := !opts.Raw
+	var tail []byte
+	if masked {
+		if tail, err = tailDigest(fh, int64(len(local)), end); err != nil {
+			return res, problem(fmt.Errorf("%s: %w", f.Path, err))
+		}
+	}
+	// whole is the file's lines masked, made once whatever the
+	// transaction's attempts.
+	var view *maskedView
+	whole := func() (*maskedView, error) {
+		if view == nil {
+			v, err := maskView(f.Path, fh, 0, end, 0)
+			if err != nil {
+				return nil, problem(err)
+			}
+			view = v
+		}
+		return view, nil
+	}
 	err = db.tx(ctx, func(tx pgx.Tx) error {
 		res = fileResult{}
 		cur, err := scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns+` FROM `+db.t("sessions")+` WHERE path = $1 AND current FOR UPDATE`, rel))
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
+		// What is stored: the file's lines from its offset end, or
+		// their masked view's.
+		var r io.ReaderAt = fh
+		rend, slot := end, local
+		useWhole := func() error {
+			if !masked {
+				return nil
+			}
+			v, err := whole()
+			if err != nil {
+				return err
+			}
+			r, rend, slot = v, v.end, v.slot
+			return nil
+		}
 		from := session.Cursor{}
 		switch {
 		case cur == nil:
 			res.out = outNew
-			if cur, err = db.newRevision(ctx, tx, rel, 1, origin, f.Subagent); err != nil {
+			if err := useWhole(); err != nil {
+				return err
+			}
+			if cur, err = db.newRevision(ctx, tx, rel, 1, opts.Origin, f.Subagent, masked); err != nil {
 				return err
 			}
 		default:
@@ -381,27 +437,57 @@ func (db *DB) pushOnce(ctx context.Context, origin string, f session.SessionFile
 			if err != nil {
 				return err
 			}
-			body := int64(len(local))
+			if masked && cur.Masked && known && rec.masked && rec.key == cur.Key && rec.storedEnd == cur.Size && rec.srcEnd <= end &&
+				(local == nil) == (stored == nil) {
+				// The file this origin pushed masked, if its bytes before
+				// where that push stopped are as they were: its new lines
+				// are masked and appended, and nothing else is read.
+				was, err := tailDigest(fh, int64(len(local)), rec.srcEnd)
+				if err != nil {
+					return problem(fmt.Errorf("%s: %w", f.Path, err))
+				}
+				if bytes.Equal(was, rec.tail) {
+					v, err := maskView(f.Path, fh, rec.srcEnd, end, rec.storedEnd)
+					if err != nil {
+						return problem(err)
+					}
+					r, rend = v, v.end
+					if local != nil {
+						if m, n := maskSlot(secrets.Default(), local); n > 0 {
+							slot = m
+						}
+					}
+					res.out = outSame
+					if rend > cur.Size {
+						res.out, from = outAppended, cur.cursor
+					}
+					break
+				}
+			}
+			if err := useWhole(); err != nil {
+				return err
+			}
+			body := int64(len(slot))
 			switch {
-			case (local == nil) != (stored == nil):
+			case cur.Masked != masked || (slot == nil) != (stored == nil):
 				res.out = outRevised
-			case end >= cur.Size:
-				same, err := db.sameBytes(ctx, tx, cur, fh, max(body, cur.Size-tailCheck), cur.Size)
+			case rend >= cur.Size:
+				same, err := db.sameBytes(ctx, tx, cur, r, max(body, cur.Size-tailCheck), cur.Size)
 				if err != nil {
 					return err
 				}
 				switch {
 				case !same:
 					res.out = outRevised
-				case end > cur.Size:
+				case rend > cur.Size:
 					res.out, from = outAppended, cur.cursor
 				default:
 					res.out = outSame
 				}
 			default: // the file is shorter than the stored revision
-				same, err := db.sameBytes(ctx, tx, cur, fh, max(body, end-tailCheck), end)
+				same, err := db.sameBytes(ctx, tx, cur, r, max(body, rend-tailCheck), rend)
 				if err == nil && same {
-					same, err = db.lineStarts(ctx, tx, cur.Key, end)
+					same, err = db.lineStarts(ctx, tx, cur.Key, rend)
 				}
 				if err != nil {
 					return err
@@ -411,23 +497,30 @@ func (db *DB) pushOnce(ctx context.Context, origin string, f session.SessionFile
 					res.out = outBehind
 				}
 			}
-			if res.out != outRevised && local != nil && !bytes.Equal(local, stored) && session.SlotWrittenAfter(local, stored) {
-				if err := db.setSlot(ctx, tx, cur.Key, local); err != nil {
+		}
+		if res.out != outNew && res.out != outRevised && slot != nil {
+			stored, err := db.storedSlot(ctx, tx, cur.Key)
+			if err != nil {
+				return err
+			}
+			if !bytes.Equal(slot, stored) && session.SlotWrittenAfter(slot, stored) {
+				if err := db.setSlot(ctx, tx, cur.Key, slot); err != nil {
 					return err
 				}
 				res.retitled = true
 			}
-			if res.out == outRevised {
-				if _, err := tx.Exec(ctx, `UPDATE `+db.t("sessions")+` SET current = false WHERE key = $1`, cur.Key); err != nil {
-					return err
-				}
-				if cur, err = db.newRevision(ctx, tx, rel, cur.Revision+1, origin, f.Subagent); err != nil {
-					return err
-				}
+		}
+		if res.out == outRevised {
+			if _, err := tx.Exec(ctx, `UPDATE `+db.t("sessions")+` SET current = false WHERE key = $1`, cur.Key); err != nil {
+				return err
+			}
+			if cur, err = db.newRevision(ctx, tx, rel, cur.Revision+1, opts.Origin, f.Subagent, masked); err != nil {
+				return err
 			}
 		}
+		storedEnd := max(cur.Size, rend)
 		if res.out == outNew || res.out == outAppended || res.out == outRevised {
-			next, n, err := db.copyLines(ctx, tx, cur.Key, f.Path, fh, end, from)
+			next, n, err := db.copyLines(ctx, tx, cur.Key, f.Path, r, rend, from)
 			if err != nil {
 				return err
 			}
@@ -435,11 +528,18 @@ func (db *DB) pushOnce(ctx context.Context, origin string, f session.SessionFile
 				return problem(fmt.Errorf("%s: %w", f.Path, session.ErrNoHeader))
 			}
 			res.lines, res.bytes = n, next.Offset-from.Offset
-			if err := db.setMeta(ctx, tx, cur.Key, next, from.Version == 0, local, fi.ModTime()); err != nil {
+			if v, ok := r.(*maskedView); ok {
+				res.masked = v.maskedFrom(from.Offset)
+			}
+			if err := db.setMeta(ctx, tx, cur.Key, next, from.Version == 0, slot, fi.ModTime()); err != nil {
 				return err
 			}
+			storedEnd = next.Offset
 		}
-		p := db.pushedStmt(origin, rel, cur.Key, fi)
+		if res.out == outBehind {
+			storedEnd = rend
+		}
+		p := db.pushedStmt(opts.Origin, rel, cur.Key, fi, pushRecord{masked: masked, srcEnd: end, storedEnd: storedEnd, tail: tail})
 		_, err = tx.Exec(ctx, p.sql, p.args...)
 		return err
 	})
@@ -450,10 +550,10 @@ func (db *DB) pushOnce(ctx context.Context, origin string, f session.SessionFile
 // compares with the file's before appending to it.
 const tailCheck = 4 << 10
 
-func (db *DB) newRevision(ctx context.Context, tx pgx.Tx, path string, revision int, origin string, subagent bool) (*Session, error) {
-	s := &Session{Path: path, Revision: revision, Current: true, Origin: origin, Subagent: subagent}
-	err := tx.QueryRow(ctx, `INSERT INTO `+db.t("sessions")+` (path, revision, id, origin, subagent) VALUES ($1, $2, '', $3, $4) RETURNING key`,
-		path, revision, origin, subagent).Scan(&s.Key)
+func (db *DB) newRevision(ctx context.Context, tx pgx.Tx, path string, revision int, origin string, subagent, masked bool) (*Session, error) {
+	s := &Session{Path: path, Revision: revision, Current: true, Origin: origin, Subagent: subagent, Masked: masked}
+	err := tx.QueryRow(ctx, `INSERT INTO `+db.t("sessions")+` (path, revision, id, origin, subagent, masked) VALUES ($1, $2, '', $3, $4, $5) RETURNING key`,
+		path, revision, origin, subagent, masked).Scan(&s.Key)
 	return s, err
 }
 
@@ -595,12 +695,15 @@ WHERE key = $1`, []any{key, c.Offset, c.Line, c.Entries, c.HeaderLine, c.Version
 		[]any{key, pgText(h.ID), pgText(h.Cwd), created, pgText(h.ParentSession)}})
 }
 
-// pushedStmt records what origin pushed of a file.
-func (db *DB) pushedStmt(origin, rel string, key int64, fi os.FileInfo) stmt {
+// pushedStmt records what origin pushed of a file: its stat from fi,
+// and the rest from p.
+func (db *DB) pushedStmt(origin, rel string, key int64, fi os.FileInfo, p pushRecord) stmt {
 	return stmt{`
-INSERT INTO ` + db.t("pushes") + ` (origin, path, session, size, mtime_ns, ino) VALUES ($1, $2, $3, $4, $5, $6)
-ON CONFLICT (origin, path) DO UPDATE SET session = excluded.session, size = excluded.size, mtime_ns = excluded.mtime_ns, ino = excluded.ino`,
-		[]any{origin, rel, key, fi.Size(), fi.ModTime().UnixNano(), int64(fi.Sys().(*syscall.Stat_t).Ino)}}
+INSERT INTO ` + db.t("pushes") + ` (origin, path, session, size, mtime_ns, ino, masked, src_end, stored_end, tail)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+ON CONFLICT (origin, path) DO UPDATE SET session = excluded.session, size = excluded.size, mtime_ns = excluded.mtime_ns, ino = excluded.ino,
+	masked = excluded.masked, src_end = excluded.src_end, stored_end = excluded.stored_end, tail = excluded.tail`,
+		[]any{origin, rel, key, fi.Size(), fi.ModTime().UnixNano(), int64(fi.Sys().(*syscall.Stat_t).Ino), p.masked, p.srcEnd, p.storedEnd, p.tail}}
 }
 
 // storedSlot is the stored revision's title slot line, nil if it has

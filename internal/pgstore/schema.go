@@ -87,6 +87,17 @@ ALTER TABLE {{s}}.lines DROP COLUMN tsv;
 ALTER TABLE {{s}}.lines ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple', coalesce(terms, ''))) STORED;
 CREATE INDEX lines_tsv ON {{s}}.lines USING gin (tsv);
 `,
+	// 4: a push masks secrets unless told not to (masked.go): a revision
+	// says whether its lines were masked, and a push record where the
+	// masked lines stood against the file it pushed, and a digest of the
+	// file's bytes before that point.
+	`
+ALTER TABLE {{s}}.sessions ADD COLUMN masked boolean NOT NULL DEFAULT false;
+ALTER TABLE {{s}}.pushes ADD COLUMN masked boolean NOT NULL DEFAULT false;
+ALTER TABLE {{s}}.pushes ADD COLUMN src_end bigint NOT NULL DEFAULT 0;
+ALTER TABLE {{s}}.pushes ADD COLUMN stored_end bigint NOT NULL DEFAULT 0;
+ALTER TABLE {{s}}.pushes ADD COLUMN tail bytea;
+`,
 }
 
 // afterMigration is Go work a migration needs, by the version it makes:

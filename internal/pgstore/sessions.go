@@ -35,6 +35,11 @@ type Session struct {
 	Size  int64 // bytes stored: the file up to its last complete line
 	Lines int   // lines stored
 
+	// Masked says the lines were stored with their secrets masked, as a
+	// push does unless told otherwise (PushOptions.Raw): then Size is the
+	// masked lines' length, not the file's.
+	Masked bool
+
 	// Listing is what List reads of the stored head and tail, by the rules
 	// a local listing reads a file by (session.Describe): the last turn's
 	// status, the first message, a compaction's short summary, the title
@@ -55,7 +60,7 @@ func (s *Session) Name() string {
 
 // sessionColumns are the columns scanSession reads, in its order.
 const sessionColumns = `key, path, revision, current, id, origin, cwd, title, title_source, created, updated,
-	parent_session, subagent, size, lines, entries, header_line, version, last_id`
+	parent_session, subagent, size, lines, entries, header_line, version, last_id, masked`
 
 // scanSession reads a row of sessionColumns, after the columns lead
 // scans into (a search hit's).
@@ -71,7 +76,7 @@ func scanSessionThen(row pgx.Row, lead []any, trail ...any) (*Session, error) {
 	var entries, headerLine, version int
 	var lastID string
 	dst := append(lead, &s.Key, &s.Path, &s.Revision, &s.Current, &s.ID, &s.Origin, &s.Cwd, &s.Title, &s.TitleSource,
-		&created, &s.Updated, &s.ParentSession, &s.Subagent, &s.Size, &s.Lines, &entries, &headerLine, &version, &lastID)
+		&created, &s.Updated, &s.ParentSession, &s.Subagent, &s.Size, &s.Lines, &entries, &headerLine, &version, &lastID, &s.Masked)
 	err := row.Scan(append(dst, trail...)...)
 	if err != nil {
 		return nil, err

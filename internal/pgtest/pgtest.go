@@ -315,3 +315,24 @@ func freePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// Psql runs sql through the psql client beside the server's binaries, as
+// a person reading the store would, and returns its unaligned output.
+func Psql(t testing.TB, url, sql string) string {
+	t.Helper()
+	bin, err := binDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	psql := filepath.Join(bin, "psql")
+	if _, err := os.Stat(psql); err != nil {
+		if psql, err = exec.LookPath("psql"); err != nil {
+			t.Fatalf("no psql beside %s or on PATH: %s", bin, InstallHint)
+		}
+	}
+	out, err := exec.Command(psql, "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql).CombinedOutput()
+	if err != nil {
+		t.Fatalf("psql %q: %v\n%s", sql, err, out)
+	}
+	return string(out)
+}
