@@ -10,10 +10,11 @@ import (
 )
 
 var secretsCommand = &command{
-	name: "secrets", args: "[--cwd DIR | --here] [--from HARNESS] [--subagents] [--json]",
+	name: "secrets", args: "[--cwd DIR | --here] [--from HARNESS] [--since WHEN] [--until WHEN] [--session SESSION] [--kind RULE] [--json]",
 	summary: "List the keys, tokens and passwords in every session, masked (exit 3 when any)",
 	example: `  xdev secrets                  every session of every harness here
   xdev secrets --here           this directory's sessions
+  xdev secrets --since 7d       what the last week's entries hold
   xdev secrets --from claude --json | jq -r '.[].kind' | sort | uniq -c`,
 	options: func() options { return &secretsOptions{} },
 }
@@ -38,7 +39,12 @@ type secretsOptions struct {
 	from      string
 	cwd       string
 	here      bool
+	since     string
+	until     string
+	session   string
+	kind      string
 	subagents bool
+	noCache   bool
 	asJSON    bool
 	args      []string
 }
@@ -49,7 +55,12 @@ func (o *secretsOptions) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.from, "from", "", "whose sessions (default: every harness's here): "+catalog.HarnessChoices())
 	fs.StringVar(&o.cwd, "cwd", "", "only this directory's sessions")
 	fs.BoolVar(&o.here, "here", false, "only the current directory's sessions")
+	fs.StringVar(&o.since, "since", "", "only entries from this time on: 7d, 12h, 2w, 2026-11-01")
+	fs.StringVar(&o.until, "until", "", "only entries before this time (same forms)")
+	fs.StringVar(&o.session, "session", "", "only this SESSION")
+	fs.StringVar(&o.kind, "kind", "", "only secrets found by this rule (a KIND the list shows)")
 	fs.BoolVar(&o.subagents, "subagents", true, "read subagent transcripts too")
+	fs.BoolVar(&o.noCache, "no-cache", false, "read every session, not what the cache kept of those unchanged")
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 }
 
@@ -69,6 +80,16 @@ func (o *secretsOptions) run(e *env) error {
 			return err
 		}
 	}
+	var opts catalog.SecretsOptions
+	var err error
+	now := e.Now()
+	if opts.Since, err = parseWhen(o.since, now); err != nil {
+		return usagef("--since: %v", err)
+	}
+	if opts.Until, err = parseWhen(o.until, now); err != nil {
+		return usagef("--until: %v", err)
+	}
+	opts.Kind, opts.Cache = o.kind, !o.noCache
 	c, err := o.sources.catalog(e, o.store)
 	if err != nil {
 		return err
@@ -88,9 +109,15 @@ func (o *secretsOptions) run(e *env) error {
 	for h, err := range failed {
 		fmt.Fprintf(e.ErrOut, "xdev secrets: %s: %v\n", h, err)
 	}
+	opts.Whole = cwd == "" && o.from == "" && o.session == "" && o.subagents
+	if o.session != "" {
+		if rows, err = oneSession(c, rows, o.session); err != nil {
+			return err
+		}
+	}
 	var found []catalog.Secret
 	unread := 0
-	err = c.Secrets(ctx, rows, func(s catalog.Secret) { found = append(found, s) }, func(r catalog.Row, err error) {
+	_, err = c.Secrets(ctx, rows, opts, func(s catalog.Secret) { found = append(found, s) }, func(r catalog.Row, err error) {
 		unread++
 		fmt.Fprintf(e.ErrOut, "xdev secrets: %s: %v\n", term.Escape(term.HomePath(r.Path)), err)
 	})
@@ -140,4 +167,18 @@ func (o *secretsOptions) run(e *env) error {
 		return exitCodeError{code: exitError}
 	}
 	return nil
+}
+
+// oneSession is the row of rows that names the session arg names.
+func oneSession(c *catalog.Catalog, rows []catalog.Row, arg string) ([]catalog.Row, error) {
+	ref, err := c.Resolve(arg)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		if r.Harness == ref.Harness && r.Path == ref.Path && (ref.ID == "" || r.ID == ref.ID) {
+			return []catalog.Row{r}, nil
+		}
+	}
+	return nil, fmt.Errorf("%s is a %s session, not among those listed here (--from, --cwd)", arg, ref.Harness.Name())
 }

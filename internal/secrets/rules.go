@@ -3,8 +3,10 @@ package secrets
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"io"
 	"regexp"
 	"regexp/syntax"
@@ -352,4 +354,17 @@ func allStartWith(lits, words []string) bool {
 		}
 	}
 	return len(lits) > 0
+}
+
+// engineVersion is bumped with every change to how the rules are applied
+// (detect.go, keywords.go, mask.go, extra.go): with the embedded rule
+// set's digest it makes Version.
+const engineVersion = 1
+
+// Version names what the detector finds: the embedded rule set and the
+// engine that applies it. A cache of findings (`xdev secrets`) is kept
+// under it, so that new rules read every session again.
+func Version() string {
+	sum := sha256.Sum256(gitleaksRules)
+	return fmt.Sprintf("%d-%x", engineVersion, sum[:8])
 }

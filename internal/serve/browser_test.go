@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/xdev/xdev/internal/chromium"
+	"github.com/xdev/xdev/internal/secrets/secretstest"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -227,4 +228,54 @@ func TestKeyboardInChromium(t *testing.T) {
 		t.Errorf("/ focused %q", got)
 	}
 	noLogs(t, b, "keyboard")
+}
+
+// TestNoSecretInChromium: in a browser, a session page holding planted
+// secrets shows each masked, in its text and in its whole DOM, also for
+// an entry with a new secret that arrives live through the page's event
+// stream; the secrets page lists them, masked, and links to their
+// entries.
+func TestNoSecretInChromium(t *testing.T) {
+	planted := secretstest.Secrets(t, 30)
+	p := newPlace(t)
+	path, s := p.newSession(t, "/w/keys", "Keys", "set the key to "+planted[0]+" please", "done: "+planted[1])
+	for _, k := range planted[2:20] {
+		appendText(t, s, false, "the env holds "+k)
+	}
+	srv := p.serve(t)
+	b := chromium.Launch(t)
+	check := func(what string) {
+		t.Helper()
+		dom := b.String(`document.documentElement.outerHTML + "\n" + document.body.innerText`)
+		dom = strings.ReplaceAll(dom, srv.token, "TOKEN")
+		for _, l := range srv.lib.Load().keys {
+			dom = strings.ReplaceAll(dom, l, "KEY") // the server's names of sessions, which gitleaks takes for keys
+		}
+		secretstest.Check(t, what, dom, planted)
+	}
+	b.Navigate(srv.base + "/s/" + srv.keyOf(t, path) + "?token=" + srv.token)
+	if n := b.Eval(`document.body.innerText.split("[REDACTED ").length - 1`).(float64); n < 20 {
+		t.Errorf("the session page shows %v masked secrets, 20 planted", n)
+	}
+	check("the session page")
+	e := appendText(t, s, true, "and now "+planted[25])
+	b.WaitFor(fmt.Sprintf(`!!document.getElementById(%s)`, chromium.Quote("e-"+e.ID)), 10*time.Second)
+	if !strings.Contains(b.String(fmt.Sprintf(`document.getElementById(%s).textContent`, chromium.Quote("e-"+e.ID))), "[REDACTED ") {
+		t.Error("the live entry shows no masked secret")
+	}
+	check("the session page after a live entry")
+	noLogs(t, b, "session page")
+
+	b.Navigate(srv.base + "/secrets")
+	b.WaitFor(`(() => { if (document.querySelector("table.secrets")) return true; location.reload(); return false; })()`, 10*time.Second)
+	rows := b.Eval(`document.querySelectorAll("table.secrets tbody tr").length`).(float64)
+	if rows < 20 {
+		t.Errorf("the secrets page lists %v secrets, at least 20 planted", rows)
+	}
+	href := b.String(`document.querySelector("table.secrets tbody a").getAttribute("href")`)
+	if !strings.HasPrefix(href, "/s/"+srv.keyOf(t, path)) {
+		t.Errorf("a secret links to %q", href)
+	}
+	check("the secrets page")
+	noLogs(t, b, "secrets page")
 }

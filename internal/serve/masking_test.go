@@ -2,8 +2,10 @@ package serve
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/secrets/secretstest"
@@ -47,4 +49,21 @@ func TestNoSecretOnAPage(t *testing.T) {
 			get("/s/" + key + suffix)
 		}
 	}
+	// The secrets page names each, masked, once its scan is done: every
+	// page of it, and each kind's.
+	body := get("/secrets")
+	for strings.Contains(body, "being read") {
+		time.Sleep(20 * time.Millisecond)
+		body = get("/secrets")
+	}
+	shown := strings.Count(body, "[REDACTED ")
+	for page := 2; strings.Contains(body, `rel="next"`); page++ {
+		body = get("/secrets?page=" + strconv.Itoa(page))
+		shown += strings.Count(body, "[REDACTED ")
+	}
+	t.Logf("the secrets page shows %d masked secrets, %d planted", shown, len(planted))
+	if shown < len(planted) {
+		t.Errorf("the secrets page shows %d masked secrets of %d planted", shown, len(planted))
+	}
+	get("/secrets?kind=" + url.QueryEscape(strings.Fields(strings.SplitN(body, "[REDACTED ", 2)[1])[0]) + "&harness=claude")
 }

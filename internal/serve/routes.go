@@ -32,6 +32,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /s/{key}/export.md", s.serveDownload)
 	mux.HandleFunc("GET /s/{key}/export.html", s.serveDownload)
 	mux.HandleFunc("GET /usage", s.serveUsage)
+	mux.HandleFunc("GET /secrets", s.serveSecrets)
 	mux.HandleFunc("GET /events", s.serveEvents)
 	mux.HandleFunc("GET /api/status", s.serveStatus)
 	mux.HandleFunc("GET /assets/{name}", serveAsset)
@@ -103,6 +104,6 @@ func render(w http.ResponseWriter, name string, data any) {
 // base is what every page's layout shows.
 type base struct {
 	Title  string
-	Nav    string // the page's tab: sessions, search, usage
+	Nav    string // the page's tab: sessions, search, usage, secrets
 	Notice string
 }

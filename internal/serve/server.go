@@ -27,6 +27,9 @@ type Config struct {
 	Addr string
 	// UsageCache is the usage ledger's cache dir ("" for none).
 	UsageCache string
+	// SecretsCache is the file the secrets page keeps its findings in by
+	// each session's stamp ("" for xdev's cache dir's, as `xdev secrets`).
+	SecretsCache string
 	// Logf is told of what a person running the server should know (a
 	// place that cannot be watched or indexed); nil discards it.
 	Logf func(format string, args ...any)
@@ -46,6 +49,8 @@ type Server struct {
 	handler http.Handler
 	lib     atomic.Pointer[library]
 	use     atomic.Pointer[usageView]
+	secrets secretsState
+	runCtx  atomic.Value // Run's context, for the work of the pages' own
 	opened  opened
 	events  broker
 	streams atomic.Int32 // event streams open (at most Limits.MaxStreams)

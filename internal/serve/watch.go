@@ -51,6 +51,7 @@ const maxWatches = 50000
 // the open pages. It returns when ctx ends (nil) or the watcher cannot
 // be made.
 func (s *Server) Run(ctx context.Context) error {
+	s.runCtx.Store(ctx)
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
