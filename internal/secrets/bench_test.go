@@ -39,3 +39,15 @@ func BenchmarkFind(b *testing.B) {
 		d.Find(text)
 	}
 }
+
+// BenchmarkKeywords is the keyword pass alone: the floor of what masking
+// costs a byte shown.
+func BenchmarkKeywords(b *testing.B) {
+	text := fixtureText(b)
+	d := Default()
+	b.SetBytes(int64(len(text)))
+	n := 0
+	for b.Loop() {
+		d.words.each(text, func(int, int) { n++ })
+	}
+}

@@ -143,6 +143,9 @@ func (d *Detector) Find(text string) []Finding {
 // find appends the rule's findings in the span s of text.
 func (r *Rule) find(d *Detector, text string, s span, out []Finding) []Finding {
 	part := text[s.lo:s.hi]
+	if r.needs != nil && !holdsAll(part, r.needs) {
+		return out
+	}
 	re := r.re
 	switch {
 	case r.anchored != nil:

@@ -10,6 +10,7 @@ import (
 	"io"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -56,6 +57,11 @@ type Rule struct {
 	// expression begins with \b.
 	anchored *regexp.Regexp
 	boundary bool
+	// needs are sets of texts, one of each of which (ignoring ASCII case)
+	// every match holds, other than the keywords: a part of the text
+	// without them is not searched (curl-auth-header asks for -H or
+	// --header and for Authorization:, Key: or Token:, not only curl).
+	needs [][]string
 }
 
 // semiGenericPrefix and semiGenericOperator are the parts of the shape
@@ -100,6 +106,7 @@ func (r *Rule) compile() *regexp.Regexp {
 			if sub := capture(re, g); sub != nil {
 				r.minSecret = minWidth(sub)
 			}
+			r.needs = necessary(re.Simplify(), r.Keywords)
 			if lits, boundary, ok := leading(re.Simplify()); ok && allStartWith(lits, r.Keywords) {
 				r.anchored = regexp.MustCompile(`^(?:` + r.Regex + `)`)
 				r.boundary = boundary
@@ -367,4 +374,229 @@ const engineVersion = 1
 func Version() string {
 	sum := sha256.Sum256(gitleaksRules)
 	return fmt.Sprintf("%d-%x", engineVersion, sum[:8])
+}
+
+// necessary is sets of texts, lowercase, one of each of which every
+// match of re holds, other than ones that hold one of the keywords
+// (which the text around a keyword holds anyway): at most maxNeeds, those
+// whose shortest text is longest first; nil when none is known.
+func necessary(re *syntax.Regexp, keywords []string) [][]string {
+	shortest := func(set []string) int {
+		n := -1
+		for _, s := range set {
+			if n < 0 || len(s) < n {
+				n = len(s)
+			}
+		}
+		return n
+	}
+	useful := func(set []string) bool {
+		for _, s := range set {
+			held := false
+			for _, k := range keywords {
+				held = held || strings.Contains(s, strings.ToLower(k))
+			}
+			if !held {
+				return true
+			}
+		}
+		return false
+	}
+	// parts are the sets of a concatenation: each part's, and each run of
+	// parts that match exactly one of a few texts, joined (-(?:u|-user)
+	// is -u or --user).
+	var walk func(re *syntax.Regexp) ([]string, bool)
+	parts := func(subs []*syntax.Regexp) [][]string {
+		var out [][]string
+		var run []string
+		for _, sub := range subs {
+			if set, ok := walk(sub); ok && useful(set) {
+				out = append(out, set)
+			}
+			set, ok := exactly(sub)
+			if !ok {
+				run = nil
+				continue
+			}
+			if run == nil {
+				run = set
+			} else if run = joined(run, set); run == nil {
+				run = set
+			}
+			if useful(run) {
+				out = append(out, run)
+			}
+		}
+		slices.SortStableFunc(out, func(a, b []string) int { return shortest(b) - shortest(a) })
+		return out
+	}
+	walk = func(re *syntax.Regexp) ([]string, bool) {
+		switch re.Op {
+		case syntax.OpLiteral, syntax.OpAlternate:
+			if set, ok := exactly(re); ok {
+				return set, true
+			}
+			if re.Op == syntax.OpLiteral {
+				return nil, false
+			}
+			var all []string
+			for _, sub := range re.Sub {
+				set, ok := walk(sub)
+				if !ok {
+					return nil, false
+				}
+				all = append(all, set...)
+			}
+			return all, true
+		case syntax.OpCapture, syntax.OpPlus:
+			return walk(re.Sub[0])
+		case syntax.OpRepeat:
+			if re.Min >= 1 {
+				return walk(re.Sub[0])
+			}
+		case syntax.OpConcat:
+			if p := parts(re.Sub); len(p) > 0 {
+				return p[0], true
+			}
+		}
+		return nil, false
+	}
+	if re.Op == syntax.OpConcat {
+		p := parts(re.Sub)
+		return p[:min(len(p), maxNeeds)]
+	}
+	if set, ok := walk(re); ok && useful(set) {
+		return [][]string{set}
+	}
+	return nil
+}
+
+// maxNeeds is how many sets of needed texts a rule checks.
+const maxNeeds = 3
+
+// exactly is the few texts, lowercase, one of which re matches and
+// nothing else, if it is so.
+func exactly(re *syntax.Regexp) ([]string, bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		b := make([]byte, 0, len(re.Rune))
+		for _, c := range re.Rune {
+			if c >= utf8.RuneSelf {
+				return nil, false
+			}
+			b = append(b, fold[byte(c)])
+		}
+		return []string{string(b)}, true
+	case syntax.OpCapture:
+		return exactly(re.Sub[0])
+	case syntax.OpAlternate:
+		var all []string
+		for _, sub := range re.Sub {
+			set, ok := exactly(sub)
+			if !ok {
+				return nil, false
+			}
+			all = append(all, set...)
+		}
+		return all, len(all) <= maxExact
+	case syntax.OpConcat:
+		run := []string{""}
+		for _, sub := range re.Sub {
+			set, ok := exactly(sub)
+			if !ok {
+				return nil, false
+			}
+			if run = joined(run, set); run == nil {
+				return nil, false
+			}
+		}
+		return run, true
+	}
+	return nil, false
+}
+
+// maxExact bounds the texts exactly and joined keep.
+const maxExact = 16
+
+// joined is every a followed by every b, nil when they are too many.
+func joined(a, b []string) []string {
+	if len(a)*len(b) > maxExact {
+		return nil
+	}
+	out := make([]string, 0, len(a)*len(b))
+	for _, x := range a {
+		for _, y := range b {
+			out = append(out, x+y)
+		}
+	}
+	return out
+}
+
+// holdsAll reports whether text holds, ignoring ASCII case, one of the
+// lowercase texts of each set of needs.
+func holdsAll(text string, needs [][]string) bool {
+	for _, set := range needs {
+		held := false
+		for _, n := range set {
+			if held = indexFold(text, n) >= 0; held {
+				break
+			}
+		}
+		if !held {
+			return false
+		}
+	}
+	return true
+}
+
+// indexFold is where text first holds the lowercase word, ignoring ASCII
+// case, or -1: by IndexByte for its first byte in either case, each
+// looked for again only once passed.
+func indexFold(text, word string) int {
+	last := len(text) - len(word) // the last start that fits
+	if last < 0 {
+		return -1
+	}
+	lo, up := word[0], word[0]
+	if 'a' <= lo && lo <= 'z' {
+		up = lo - 'a' + 'A'
+	}
+	nextLo, nextUp := -1, -1 // the next start at or after i, or past last
+	for i := 0; i <= last; i++ {
+		if nextLo < i {
+			if k := strings.IndexByte(text[i:last+1], lo); k >= 0 {
+				nextLo = i + k
+			} else {
+				nextLo = last + 1
+			}
+		}
+		if up != lo && nextUp < i {
+			if k := strings.IndexByte(text[i:last+1], up); k >= 0 {
+				nextUp = i + k
+			} else {
+				nextUp = last + 1
+			}
+		}
+		i = nextLo
+		if up != lo {
+			i = min(nextLo, nextUp)
+		}
+		if i > last {
+			return -1
+		}
+		if equalFoldAt(text[i:i+len(word)], word) {
+			return i
+		}
+	}
+	return -1
+}
+
+// equalFoldAt reports whether s is word (lowercase) but for ASCII case.
+func equalFoldAt(s, word string) bool {
+	for i := range len(word) {
+		if fold[s[i]] != word[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -92,3 +92,53 @@ func BenchmarkPages(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSessionPageMasking times a long session's page (its newest
+// window, its first, and a window around an entry in its middle) as it
+// is served, secrets masked, and with masking off (entryOptions.Reveal,
+// which nothing outside this benchmark sets): what masking adds to it.
+func BenchmarkSessionPageMasking(b *testing.B) {
+	src, err := corpus.CachedFile(corpus.Options{Size: 104 << 20, Seed: 3})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := newPlace(b)
+	path := filepath.Join(session.SessionsDir(p.data), "--work-project--", filepath.Base(src))
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	if err := os.Link(src, path); err != nil {
+		data, _ := os.ReadFile(src)
+		os.WriteFile(path, data, 0o600)
+	}
+	srv := p.serve(b)
+	key := srv.keyOf(b, path)
+	x, err := session.OpenIndex(path, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	branch := x.PathTo(x.Leaf())
+	mid := x.ID(branch[len(branch)/2])
+	x.Close()
+	for _, reveal := range []bool{false, true} {
+		name := "masked"
+		if reveal {
+			name = "unmasked"
+		}
+		for _, page := range []struct{ name, path string }{
+			{"newest", "/s/" + key}, {"first", "/s/" + key + "?from=0"}, {"middle", "/s/" + key + "?at=" + mid},
+		} {
+			b.Run(name+"/"+page.name, func(b *testing.B) {
+				entryOptions.Reveal = reveal
+				defer func() { entryOptions.Reveal = false }()
+				bytes := 0
+				for b.Loop() {
+					code, body := srv.get(b, page.path)
+					if code != 200 {
+						b.Fatalf("%s: %d", page.path, code)
+					}
+					bytes = len(body)
+				}
+				b.ReportMetric(float64(bytes), "page-bytes")
+			})
+		}
+	}
+}
