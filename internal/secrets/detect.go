@@ -61,8 +61,17 @@ const (
 	reachMultiline = 64 << 10
 )
 
-// span is a part of the text one rule reads.
-type span struct{ lo, hi int }
+// joinGap is how near two parts of a rule must be to be read as one: a
+// text dense with keywords (a log of key=value lines) makes one part of a
+// rule's many, and one pass of its expression over them.
+const joinGap = 256
+
+// span is a part of the text one rule reads; joined says it holds more
+// than one keyword's part.
+type span struct {
+	lo, hi int
+	joined bool
+}
 
 // Find returns the secrets in text, ordered by where they start. Two
 // rules may find overlapping secrets (a GitHub token is also a generic
@@ -117,21 +126,25 @@ func (d *Detector) Find(text string) []Finding {
 				spans = map[int][]span{}
 			}
 			if rule.anchored != nil {
-				spans[r] = append(spans[r], span{start, hi})
-				continue
+				lo = start // every match starts at a keyword
 			}
 			s := spans[r]
-			if n := len(s); n > 0 && lo <= s[n-1].hi {
+			if n := len(s); n > 0 && lo <= s[n-1].hi+joinGap {
+				// Joined: one pass over the text of keywords close
+				// together, not one from each, which would read the text
+				// between them again and again.
 				s[n-1].hi = max(s[n-1].hi, hi)
+				s[n-1].joined = true
 			} else {
-				spans[r] = append(s, span{lo, hi})
+				spans[r] = append(s, span{lo: lo, hi: hi})
 			}
 		}
 	})
 	var out []Finding
+	memo := map[allowKey]bool{}
 	for r, ss := range spans {
 		for _, s := range ss {
-			out = d.rules[r].find(d, text, s, out)
+			out = d.rules[r].find(d, text, s, out, memo)
 		}
 	}
 	slices.SortFunc(out, func(a, b Finding) int {
@@ -140,15 +153,22 @@ func (d *Detector) Find(text string) []Finding {
 	return slices.Compact(out)
 }
 
+// allowKey is what the allowlists decide a finding by.
+type allowKey struct {
+	rule                *Rule
+	secret, match, line string
+}
+
 // find appends the rule's findings in the span s of text.
-func (r *Rule) find(d *Detector, text string, s span, out []Finding) []Finding {
+func (r *Rule) find(d *Detector, text string, s span, out []Finding, memo map[allowKey]bool) []Finding {
 	part := text[s.lo:s.hi]
 	if r.needs != nil && !holdsAll(part, r.needs) {
 		return out
 	}
 	re := r.re
 	switch {
-	case r.anchored != nil:
+	case r.anchored != nil && !s.joined:
+		// One keyword's part: the match starts where it does.
 		re = r.anchored
 		if r.boundary && s.lo > 0 && isWord(text[s.lo-1]) && isWord(text[s.lo]) {
 			return out // \b does not hold where the keyword starts
@@ -163,6 +183,9 @@ func (r *Rule) find(d *Detector, text string, s span, out []Finding) []Finding {
 			}
 		}
 		lo, hi := m[0], m[1]
+		if r.boundary && lo == s.lo && lo > 0 && isWord(text[lo-1]) && isWord(text[lo]) {
+			continue // the part's start is no \b in the text
+		}
 		if r.semiGeneric {
 			lo -= nameBefore(text[:lo]) // the prefix core leaves out
 		}
@@ -189,7 +212,15 @@ func (r *Rule) find(d *Detector, text string, s span, out []Finding) []Finding {
 			continue
 		}
 		line := lineAround(text, m[0], m[1])
-		if allowed(d.global, secret, match, line) || allowed(r.Allowlists, secret, match, line) {
+		// The allowlists' expressions cost tens of µs a finding: a text
+		// that repeats a finding (a key in every line of a log) asks once.
+		k := allowKey{r, secret, match, line}
+		allow, ok := memo[k]
+		if !ok {
+			allow = allowed(d.global, secret, match, line) || allowed(r.Allowlists, secret, match, line)
+			memo[k] = allow
+		}
+		if allow {
 			continue
 		}
 		out = append(out, Finding{Rule: r.ID, Start: lo, End: hi})

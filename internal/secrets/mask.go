@@ -23,25 +23,38 @@ func (d *Detector) Mask(text string) (masked string, n int) {
 	if len(fs) == 0 {
 		return text, 0
 	}
-	seen := map[string]string{}
+	// Each secret's rule, and how many times it was found.
+	type seenAs struct {
+		rule  string
+		found int
+	}
+	seen := map[string]*seenAs{}
 	for _, f := range fs {
-		if s := text[f.Start:f.End]; len(s) >= minRepeat && seen[s] == "" {
-			seen[s] = f.Rule
+		if s := text[f.Start:f.End]; len(s) >= minRepeat {
+			if a := seen[s]; a != nil {
+				a.found++
+			} else {
+				seen[s] = &seenAs{f.Rule, 1}
+			}
 		}
 	}
-	for s, rule := range seen {
+	for s, a := range seen {
+		if strings.Count(text, s) == a.found {
+			continue // found wherever it is
+		}
 		for at := 0; ; {
 			i := strings.Index(text[at:], s)
 			if i < 0 {
 				break
 			}
-			fs = append(fs, Finding{Rule: rule, Start: at + i, End: at + i + len(s)})
+			fs = append(fs, Finding{Rule: a.rule, Start: at + i, End: at + i + len(s)})
 			at += i + len(s)
 		}
 	}
 	slices.SortFunc(fs, func(a, b Finding) int { return cmp.Compare(a.Start, b.Start) })
 	var b strings.Builder
 	b.Grow(len(text))
+	redactions := map[string]string{} // a secret repeated is hashed once
 	last := 0
 	for i := 0; i < len(fs); {
 		lo, hi, rule := fs[i].Start, fs[i].End, fs[i].Rule
@@ -52,7 +65,13 @@ func (d *Detector) Mask(text string) (masked string, n int) {
 			}
 		}
 		b.WriteString(text[last:lo])
-		b.WriteString(Redaction(rule, text[lo:hi]))
+		r := rule + "\x00" + text[lo:hi]
+		red, ok := redactions[r]
+		if !ok {
+			red = Redaction(rule, text[lo:hi])
+			redactions[r] = red
+		}
+		b.WriteString(red)
 		last = hi
 		n++
 	}

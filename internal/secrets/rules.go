@@ -85,8 +85,10 @@ type Allowlist struct {
 	Regexes   []string `json:"regexes"`
 	StopWords []string `json:"stopwords"`
 
-	once sync.Once
-	res  []*regexp.Regexp
+	once       sync.Once
+	re         *regexp.Regexp // Regexes as one
+	stops      *keywords      // StopWords of two bytes or more
+	shortStops []string
 }
 
 // compile makes the rule's expression on its first use: most rules are
@@ -127,8 +129,21 @@ func (r *Rule) compile() *regexp.Regexp {
 // allows reports whether the list lets go a secret found in match, on line.
 func (a *Allowlist) allows(secret, match, line string) bool {
 	a.once.Do(func() {
-		for _, s := range a.Regexes {
-			a.res = append(a.res, regexp.MustCompile(s))
+		// One expression of them all: one pass over the target, not one
+		// each (gitleaks' global list has dozens).
+		if len(a.Regexes) > 0 {
+			a.re = regexp.MustCompile("(?:" + strings.Join(a.Regexes, ")|(?:") + ")")
+		}
+		var words []string
+		for _, w := range a.StopWords {
+			if len(w) >= 2 {
+				words = append(words, strings.ToLower(w))
+			} else {
+				a.shortStops = append(a.shortStops, strings.ToLower(w))
+			}
+		}
+		if len(words) > 0 {
+			a.stops = newKeywords(words)
 		}
 	})
 	target := secret
@@ -138,27 +153,45 @@ func (a *Allowlist) allows(secret, match, line string) bool {
 	case "line":
 		target = line
 	}
-	re := false
-	for _, x := range a.res {
-		if x.MatchString(target) {
-			re = true
-			break
-		}
-	}
+	re := a.re != nil && a.re.MatchString(target)
 	stop := false
-	if len(a.StopWords) > 0 {
-		low := strings.ToLower(secret)
-		for _, w := range a.StopWords {
-			if strings.Contains(low, w) {
-				stop = true
-				break
-			}
-		}
+	if len(a.StopWords) > 0 && (!a.And || re) {
+		stop = a.stopped(secret)
 	}
 	if a.And {
 		return re && stop
 	}
 	return re || stop
+}
+
+// stopped reports whether secret holds one of the stop words, ignoring
+// case.
+func (a *Allowlist) stopped(secret string) bool {
+	low := secret
+	ascii := true
+	for i := range len(secret) {
+		if secret[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if !ascii {
+		// strings.ToLower folds more than ASCII; the matcher folds ASCII.
+		low = strings.ToLower(secret)
+	}
+	if a.stops != nil {
+		found := false
+		a.stops.each(low, func(int, int) { found = true })
+		if found {
+			return true
+		}
+	}
+	for _, w := range a.shortStops {
+		if strings.Contains(strings.ToLower(secret), w) {
+			return true
+		}
+	}
+	return false
 }
 
 // loadRules reads the embedded rule set and appends xdev's own rules.
