@@ -54,23 +54,9 @@ func scanLines(name string, r io.ReaderAt, size int64, c session.Cursor, emit fu
 	at, seq := c.Offset, c.Line
 	// next reads the next raw line, which must start at at.
 	next := func() (lineRow, error) {
-		var line []byte
-		for {
-			part, err := raw.ReadSlice('\n')
-			if len(line)+len(part) > maxLine {
-				return lineRow{}, fmt.Errorf("%s: line %d is over %d MiB: too long to store", name, seq+1, maxLine>>20)
-			}
-			line = append(line, part...)
-			if err == nil {
-				break
-			}
-			if errors.Is(err, bufio.ErrBufferFull) {
-				continue
-			}
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF // the core reader said the line was complete
-			}
-			return lineRow{}, fmt.Errorf("%s: line %d: %w", name, seq+1, err)
+		line, err := readLine(raw, nil, name, seq+1)
+		if err != nil {
+			return lineRow{}, err
 		}
 		seq++
 		row := lineRow{off: at, seq: seq, line: line[:len(line)-1]}
@@ -152,4 +138,28 @@ func pgText(s string) string {
 		s = strings.ReplaceAll(s, "\x00", "\uFFFD")
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// readLine reads one whole line of r, its newline too, into buf (reused),
+// for the seq'th line of the file name: a line over maxLine, or one the
+// file ends in the middle of, is an error.
+func readLine(r *bufio.Reader, buf []byte, name string, seq int) ([]byte, error) {
+	line := buf[:0]
+	for {
+		part, err := r.ReadSlice('\n')
+		if len(line)+len(part) > maxLine {
+			return nil, fmt.Errorf("%s: line %d is over %d MiB: too long to store", name, seq, maxLine>>20)
+		}
+		line = append(line, part...)
+		if err == nil {
+			return line, nil
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF // the caller was told the line was complete
+		}
+		return nil, fmt.Errorf("%s: line %d: %w", name, seq, err)
+	}
 }

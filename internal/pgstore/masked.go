@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -57,23 +56,9 @@ func maskView(name string, src io.ReaderAt, from, to, base int64) (*maskedView, 
 	at, seq := from, 0
 	var line []byte
 	for at < to {
-		line = line[:0]
-		for {
-			part, err := r.ReadSlice('\n')
-			if len(line)+len(part) > maxLine {
-				return nil, fmt.Errorf("%s: line %d is over %d MiB: too long to store", name, seq+1, maxLine>>20)
-			}
-			line = append(line, part...)
-			if err == nil {
-				break
-			}
-			if errors.Is(err, bufio.ErrBufferFull) {
-				continue
-			}
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, fmt.Errorf("%s: line %d: %w", name, seq+1, err)
+		var err error
+		if line, err = readLine(r, line, name, seq+1); err != nil {
+			return nil, err
 		}
 		seq++
 		isSlot := at == 0 && session.SlotLine(line) != nil
