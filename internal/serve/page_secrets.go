@@ -172,19 +172,6 @@ func (s *Server) serveSecrets(w http.ResponseWriter, r *http.Request) {
 		}
 		p.Rows = append(p.Rows, row)
 	}
-	page := func(n int) string {
-		v := url.Values{}
-		for k, vs := range q {
-			v[k] = vs
-		}
-		v.Set("page", strconv.Itoa(n))
-		return queryURL("/secrets", v)
-	}
-	if p.Page > 1 {
-		p.Prev = page(p.Page - 1)
-	}
-	if p.Page < p.Pages {
-		p.Next = page(p.Page + 1)
-	}
+	p.Prev, p.Next = pageLinks("/secrets", q, p.Page, p.Pages)
 	render(w, "secrets.html", p)
 }

@@ -78,20 +78,7 @@ func (s *Server) serveSessions(w http.ResponseWriter, r *http.Request) {
 		p.Rows = s.appendRow(p.Rows, l, use, i, 0, &f)
 	}
 	p.Shown = len(p.Rows)
-	page := func(n int) string {
-		v := url.Values{}
-		for k, vs := range q {
-			v[k] = vs
-		}
-		v.Set("page", strconv.Itoa(n))
-		return queryURL("/", v)
-	}
-	if p.Page > 1 {
-		p.Prev = page(p.Page - 1)
-	}
-	if p.Page < p.Pages {
-		p.Next = page(p.Page + 1)
-	}
+	p.Prev, p.Next = pageLinks("/", q, p.Page, p.Pages)
 	render(w, "sessions.html", p)
 }
 
@@ -135,4 +122,24 @@ func titleOf(r *catalog.Row) string {
 		return "Untitled session"
 	}
 	return t
+}
+
+// pageLinks are the links to the pages before and after page (of pages)
+// of the list at path with the query q, "" where there is none.
+func pageLinks(path string, q url.Values, page, pages int) (prev, next string) {
+	link := func(n int) string {
+		v := url.Values{}
+		for k, vs := range q {
+			v[k] = vs
+		}
+		v.Set("page", strconv.Itoa(n))
+		return queryURL(path, v)
+	}
+	if page > 1 {
+		prev = link(page - 1)
+	}
+	if page < pages {
+		next = link(page + 1)
+	}
+	return prev, next
 }
