@@ -27,8 +27,8 @@ func (d *Detector) MaskJSON(raw []byte) (masked []byte, n int) {
 	for {
 		tok, err := dec.ReadToken()
 		if err != nil {
-			if dec.StackDepth() == 0 && out.Len() > 0 {
-				break // the end of the value
+			if dec.StackDepth() == 0 && out.Len() > 0 && len(bytes.TrimSpace(raw[dec.InputOffset():])) == 0 {
+				break // the end of the value, and of the text
 			}
 			s, k := d.Mask(string(raw))
 			return []byte(s), k
