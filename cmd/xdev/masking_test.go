@@ -13,8 +13,9 @@ import (
 )
 
 // TestNoSecretLeaves plants secrets of every kind gitleaks knows into
-// sessions of three harness formats (xdev's own, Claude Code's, Codex's),
-// in user text, assistant text, thinking, tool calls' arguments, tool
+// sessions of every harness format xdev reads (xdev's own, Claude Code's,
+// Codex's, pi's, Copilot CLI's, Gemini CLI's, opencode's database), in
+// user text, assistant text, thinking, tool calls' arguments, tool
 // results, titles and summaries, and runs every reading command a person
 // uses on them: not one planted secret is in any output, and gitleaks
 // finds nothing there. show --reveal and export --reveal give them back.
@@ -28,7 +29,13 @@ func TestNoSecretLeaves(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
 	data := filepath.Join(home, ".xdev", "agent")
 	t.Setenv("XDEV_DATA_DIR", data)
-	files := secretstest.Plant(t, data, filepath.Join(home, ".claude"), filepath.Join(home, ".codex"), planted)
+	roots := map[string]string{"claude": filepath.Join(home, ".claude"), "codex": filepath.Join(home, ".codex"), "pi": filepath.Join(home, ".pi", "agent"),
+		"copilot": filepath.Join(home, ".copilot"), "gemini": filepath.Join(home, ".gemini"), "opencode": filepath.Join(home, ".local", "share", "opencode")}
+	for _, v := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "GEMINI_CLI_HOME"} {
+		t.Setenv(v, "")
+	}
+	t.Setenv("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))
+	files := secretstest.Plant(t, data, roots, planted)
 	for _, name := range files {
 		for _, args := range [][]string{
 			{"show", name}, {"show", "--full", name}, {"show", "--json", name}, {"show", "--tree", name}, {"show", "--tree", "--json", name},

@@ -43,7 +43,7 @@ func TestSecretsOfEveryHarness(t *testing.T) {
 	}
 
 	planted := secretstest.Secrets(t, 60)
-	secretstest.Plant(t, p.Data, p.Roots[catalog.Claude], p.Roots[catalog.Codex], planted)
+	secretstest.Plant(t, p.Data, p.Roots, planted)
 	rows, _ = catalog.ListPlaces(ctx, c.Places(catalog.Every), catalog.ListOptions{Subagents: true})
 	found := 0
 	c.Secrets(ctx, rows, catalog.SecretsOptions{}, func(s catalog.Secret) {
@@ -72,7 +72,7 @@ func TestSecretsCache(t *testing.T) {
 	c := p.Catalog(t)
 	ctx := context.Background()
 	planted := secretstest.Secrets(t, 60)
-	files := secretstest.Plant(t, p.Data, p.Roots[catalog.Claude], p.Roots[catalog.Codex], planted)
+	files := secretstest.Plant(t, p.Data, p.Roots, planted)
 	old := time.Now().Add(-time.Hour)
 	for _, f := range files {
 		os.Chtimes(f, old, old) // older than the racy window

@@ -175,14 +175,14 @@ func TestPushMasks(t *testing.T) {
 // that is not JSON holding a secret, one a secret written with escapes.
 func plantShapes(t *testing.T, dataDir string, secrets []string) []string {
 	t.Helper()
-	// Plant writes every third session in xdev's format: a round a
-	// rotation of the secrets, each round's sessions a project of their
-	// own, so that every secret is in an xdev session.
+	// Plant with no other harness's root writes xdev's format alone: a
+	// round a rotation of the secrets, each round's sessions a project of
+	// their own.
 	var files []string
 	for round := range 3 {
 		tmp := t.TempDir()
 		order := append(append([]string(nil), secrets[round*6%len(secrets):]...), secrets[:round*6%len(secrets)]...)
-		for _, f := range secretstest.Plant(t, tmp, t.TempDir(), t.TempDir(), order) {
+		for _, f := range secretstest.Plant(t, tmp, map[string]string(nil), order) {
 			if !strings.HasPrefix(f, tmp) {
 				continue
 			}

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/secrets/secretstest"
 	"github.com/xdev/xdev/internal/testscale"
 )
@@ -18,7 +17,7 @@ import (
 func TestNoSecretInResults(t *testing.T) {
 	planted := secretstest.Secrets(t, testscale.N(60, 400))
 	m := newMachine(t)
-	files := secretstest.Plant(t, m.Data, m.Roots[catalog.Claude], m.Roots[catalog.Codex], planted)
+	files := secretstest.Plant(t, m.Data, m.Roots, planted)
 	check := func(what string, args any) {
 		t.Helper()
 		res, err := m.call(t, what, args)

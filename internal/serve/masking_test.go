@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/secrets/secretstest"
 	"github.com/xdev/xdev/internal/testscale"
 )
@@ -20,7 +19,7 @@ import (
 func TestNoSecretOnAPage(t *testing.T) {
 	planted := secretstest.Secrets(t, testscale.N(60, 400))
 	p := newPlace(t)
-	files := secretstest.Plant(t, p.data, p.roots[catalog.Claude], p.roots[catalog.Codex], planted)
+	files := secretstest.Plant(t, p.data, p.roots, planted)
 	r := p.serve(t)
 	var keys []string // the server's own names of sessions, which gitleaks takes for keys
 	get := func(path string) string {

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/lucasjones/reggen"
+	"github.com/xdev/xdev/internal/corpus"
 	"github.com/zricethezav/gitleaks/v8/detect"
 )
 
@@ -65,26 +66,31 @@ func Secrets(t testing.TB, n int) []string {
 const Word = "zebra"
 
 // Plant writes sessions holding every one of secrets, in turn in xdev's
-// own format (into the data dir data), Claude Code's (under claude) and
-// Codex's (under codex): in user and assistant text, thinking, tool
-// calls' arguments, tool results, titles and summaries. It returns each
-// session's file.
-func Plant(t testing.TB, data, claude, codex string, secrets []string) []string {
+// own format (into the data dir data) and in the format of each harness
+// roots has a root for (by its name: claude, codex, pi, copilot, gemini,
+// opencode; one left out is skipped): in user and assistant text,
+// thinking, tool calls' arguments, tool results, titles and compaction
+// summaries, as far as each format holds them. It returns each session's
+// file (an opencode session's path in its database).
+func Plant[H ~string](t testing.TB, data string, roots map[H]string, secrets []string) []string {
 	t.Helper()
 	next := 0
 	take := func() string { s := secrets[next%len(secrets)]; next++; return s }
-	var files []string
-	for k := 0; next < len(secrets); k++ {
-		var p string
-		switch k % 3 {
-		case 0:
-			p = plantXdev(t, data, k, take)
-		case 1:
-			p = plantClaude(t, claude, k, take)
-		case 2:
-			p = plantCodex(t, codex, k, take)
+	formats := []func(k int) string{func(k int) string { return plantXdev(t, data, k, take) }}
+	for _, f := range []struct {
+		name  string
+		plant func(t testing.TB, root string, k int, take func() string) string
+	}{{"claude", plantClaude}, {"codex", plantCodex}, {"pi", plantPi}, {"copilot", plantCopilot}, {"gemini", plantGemini}} {
+		if root := roots[H(f.name)]; root != "" {
+			formats = append(formats, func(k int) string { return f.plant(t, root, k, take) })
 		}
-		files = append(files, p)
+	}
+	var files []string
+	for k := 0; next < len(secrets) || k < len(formats); k++ {
+		files = append(files, formats[k%len(formats)](k))
+	}
+	if root := roots[H("opencode")]; root != "" {
+		files = append(files, plantOpencode(t, root, take)...)
 	}
 	return files
 }
@@ -125,8 +131,25 @@ func plantXdev(t testing.TB, data string, k int, take func() string) string {
 		`{"type":"message","id":"e1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":` + str(Word+": set the key to "+take()+" please") + `,"timestamp":1}}`,
 		`{"type":"message","id":"e2","parentId":"e1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":` + str(Word+" the token is "+take()) + `},{"type":"text","text":` + str(Word+" done, using "+take()) + `},{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":` + str("export TOKEN="+take()+" && deploy") + `}}],"provider":"anthropic","model":"m","stopReason":"toolUse","timestamp":2}}`,
 		`{"type":"message","id":"e3","parentId":"e2","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":` + str(Word+" env:\n"+take()+"\n"+take()) + `}],"isError":false,"timestamp":3}}`,
+		`{"type":"compaction","id":"e4","parentId":"e3","timestamp":"2026-01-01T00:00:04.000Z","summary":` + str(Word+" so far: the key "+take()) + `,"firstKeptEntryId":"e3","tokensBefore":100}`,
+		`{"type":"message","id":"e5","parentId":"e4","timestamp":"2026-01-01T00:00:05.000Z","message":{"role":"user","content":` + str(Word+" and "+take()) + `,"timestamp":5}}`,
 	}
 	return write(t, filepath.Join(data, "sessions", "--w-app--", fmt.Sprintf("2026-01-01T00-00-00-000Z_%s.jsonl", id)), lines)
+}
+
+// plantPi writes a pi session (omp's format without the title slot) under
+// root/sessions, with a compaction.
+func plantPi(t testing.TB, root string, k int, take func() string) string {
+	id := fmt.Sprintf("01b00000-0000-7000-8000-%012d", k)
+	lines := []string{
+		`{"type":"session","version":3,"id":"` + id + `","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w/app"}`,
+		`{"type":"message","id":"e1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":` + str(Word+": the password is "+take()) + `,"timestamp":1}}`,
+		`{"type":"message","id":"e2","parentId":"e1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":` + str(Word+" I see "+take()) + `},{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":` + str("curl -u "+take()) + `}}],"provider":"anthropic","model":"m","stopReason":"toolUse","timestamp":2}}`,
+		`{"type":"message","id":"e3","parentId":"e2","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":` + str(Word+" "+take()) + `}],"isError":false,"timestamp":3}}`,
+		`{"type":"compaction","id":"e4","parentId":"e3","timestamp":"2026-01-01T00:00:04.000Z","summary":` + str(Word+" summary: "+take()) + `,"firstKeptEntryId":"e3","tokensBefore":100}`,
+		`{"type":"message","id":"e5","parentId":"e4","timestamp":"2026-01-01T00:00:05.000Z","message":{"role":"assistant","content":[{"type":"text","text":` + str(Word+" done with "+take()) + `}],"provider":"anthropic","model":"m","stopReason":"stop","timestamp":5}}`,
+	}
+	return write(t, filepath.Join(root, "sessions", "--w-app--", fmt.Sprintf("2026-01-01T00-00-00-000Z_%s.jsonl", id)), lines)
 }
 
 // plantClaude writes a Claude Code transcript under root/projects.
@@ -156,4 +179,67 @@ func plantCodex(t testing.TB, root string, k int, take func() string) string {
 		`{` + ts + `,"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":` + str(Word+" done "+take()) + `}]}}`,
 	}
 	return write(t, filepath.Join(root, "sessions", "2026", "01", "01", "rollout-2026-01-01T00-00-01-"+id+".jsonl"), lines)
+}
+
+// plantCopilot writes a Copilot CLI session under root/session-state,
+// its title in workspace.yaml.
+func plantCopilot(t testing.TB, root string, k int, take func() string) string {
+	id := fmt.Sprintf("c0b11070-0000-4000-8000-%012d", k)
+	dir := filepath.Join(root, "session-state", id)
+	write(t, filepath.Join(dir, "workspace.yaml"), []string{"id: " + id, "cwd: /w/app", "name: deploy with " + take(), "user_named: true"})
+	ev := func(n int, typ, data string) string {
+		return fmt.Sprintf(`{"type":%q,"data":%s,"id":"ev%d","timestamp":"2026-01-01T00:00:0%dZ","parentId":null}`, typ, data, n, n)
+	}
+	args, _ := json.Marshal(map[string]string{"command": "export KEY=" + take()})
+	lines := []string{
+		ev(1, "session.start", `{"sessionId":"`+id+`","version":1,"producer":"copilot-agent","copilotVersion":"1.0.65","startTime":"2026-01-01T00:00:01Z","context":{"cwd":"/w/app"}}`),
+		ev(2, "user.message", `{"content":`+str(Word+" use "+take())+`}`),
+		ev(3, "assistant.message", `{"messageId":"m1","model":"gpt-5","content":`+str(Word+" ok "+take())+`,"reasoningText":`+str(Word+" thinking "+take())+`,"toolRequests":[{"toolCallId":"t1","name":"bash","arguments":`+string(args)+`}]}`),
+		ev(4, "tool.execution_complete", `{"toolCallId":"t1","success":true,"result":{"content":`+str(Word+" out "+take())+`}}`),
+	}
+	return write(t, filepath.Join(dir, "events.jsonl"), lines)
+}
+
+// plantGemini writes a Gemini CLI chat under root/tmp/<project>/chats.
+func plantGemini(t testing.TB, root string, k int, take func() string) string {
+	id := fmt.Sprintf("6e000000-0000-4000-8000-%012d", k)
+	args, _ := json.Marshal(map[string]string{"command": "echo " + take()})
+	doc := `{"sessionId":"` + id + `","projectHash":"0000000000000000000000000000000000000000000000000000000000000001","startTime":"2026-01-01T00:00:00.000Z","lastUpdated":"2026-01-01T00:00:03.000Z","messages":[` +
+		`{"id":"m1","timestamp":"2026-01-01T00:00:01.000Z","type":"user","content":` + str(Word+" my key "+take()) + `},` +
+		`{"id":"m2","timestamp":"2026-01-01T00:00:02.000Z","type":"gemini","content":` + str(Word+" ok "+take()) + `,"thoughts":[{"subject":"key","description":` + str(Word+" the key "+take()) + `,"timestamp":"2026-01-01T00:00:02.000Z"}],` +
+		`"toolCalls":[{"id":"t1","name":"run_shell_command","args":` + string(args) + `,"status":"success","timestamp":"2026-01-01T00:00:02.500Z","result":[{"functionResponse":{"id":"t1","name":"run_shell_command","response":{"output":` + str(Word+" "+take()) + `}}}]}],` +
+		`"model":"gemini-2.5-pro","tokens":{"input":1,"output":1,"cached":0,"thoughts":0,"tool":0,"total":2}}]}`
+	return write(t, filepath.Join(root, "tmp", "0000000000000000000000000000000000000000000000000000000000000001", "chats", fmt.Sprintf("session-2026-01-01T00-00-%s.json", id[len(id)-8:])), []string{doc})
+}
+
+// plantOpencode adds to the opencode database under root (made when
+// there is none) three sessions, their titles, user and assistant text, reasoning, a tool's
+// input and output holding secrets; it returns their paths.
+func plantOpencode(t testing.TB, root string, take func() string) []string {
+	db := filepath.Join(root, "opencode.db")
+	os.MkdirAll(root, 0o700)
+	var paths []string
+	err := corpus.WriteOpencodeSessions(db, func(yield func(corpus.OpencodeSession) bool) {
+		for k := range 3 {
+			at := int64(1767225600000 + k*1000)
+			o := corpus.OpencodeSession{ID: fmt.Sprintf("ses_planted%03d", k), Directory: "/w/app", Title: "deploy with " + take(), Created: at, Updated: at + 9}
+			input, _ := json.Marshal(map[string]string{"command": "export KEY=" + take()})
+			o.Messages = []corpus.OpencodeMessage{
+				{Created: at + 1, Data: fmt.Sprintf(`{"role":"user","time":{"created":%d}}`, at+1),
+					Parts: []string{`{"type":"text","text":` + str(Word+" the key is "+take()) + `}`}},
+				{Created: at + 2, Data: fmt.Sprintf(`{"role":"assistant","time":{"created":%d},"modelID":"m","providerID":"p","tokens":{"input":1,"output":1,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0}`, at+2),
+					Parts: []string{`{"type":"reasoning","text":` + str(Word+" thinking of "+take()) + `}`,
+						`{"type":"text","text":` + str(Word+" ok "+take()) + `}`,
+						`{"type":"tool","callID":"t1","tool":"bash","state":{"status":"completed","input":` + string(input) + `,"output":` + str(Word+" "+take()) + `,"time":{"end":` + fmt.Sprint(at+3) + `}}}`}},
+			}
+			paths = append(paths, filepath.Join(db, o.ID))
+			if !yield(o) {
+				return
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return paths
 }
