@@ -92,6 +92,11 @@ func (d *Detector) Find(text string) []Finding {
 		for _, r := range d.byWord[w] {
 			rule := d.rules[r]
 			rule.compile()
+			if rule.anchored != nil && rule.boundary && start > 0 && isWord(text[start-1]) && isWord(text[start]) {
+				// Every match starts at a keyword, with \b: none starts
+				// in a word (vault's "s." ends most sentences).
+				continue
+			}
 			var lo, hi int
 			switch {
 			case rule.semiGeneric && rule.keyLed:
@@ -171,9 +176,6 @@ func (r *Rule) find(d *Detector, text string, s span, out []Finding, memo map[al
 	case r.anchored != nil && !s.joined:
 		// One keyword's part: the match starts where it does.
 		re = r.anchored
-		if r.boundary && s.lo > 0 && isWord(text[s.lo-1]) && isWord(text[s.lo]) {
-			return out // \b does not hold where the keyword starts
-		}
 	case r.semiGeneric:
 		re = r.core
 	}
