@@ -453,7 +453,7 @@ func (c *Catalog) UsageCacheFile(dir string, hs []Harness) string {
 	if dir == "" {
 		return ""
 	}
-	sum := sha256.Sum256([]byte(c.usageCacheName(hs) + "\x00" + usage.CacheVersion()))
+	sum := sha256.Sum256([]byte(c.usageCacheName(hs) + "\x00" + usage.CacheVersion() + "\x00" + foreign.UsageRules))
 	return filepath.Join(dir, hex.EncodeToString(sum[:12]))
 }
 

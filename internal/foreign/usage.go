@@ -120,7 +120,7 @@ func (p piSource) Usage(s Session) (usage.Session, error) {
 // was).
 func (g geminiSource) Usage(s Session) (usage.Session, error) {
 	u := newUsage(HarnessGemini, s)
-	err := convertedCalls(g, s, &u)
+	err := convertedCalls(g, s, &u, false)
 	for k := range u.Calls {
 		u.Calls[k].Model = u.Calls[k].Model.WithProvider("google")
 	}
@@ -131,7 +131,7 @@ func (g geminiSource) Usage(s Session) (usage.Session, error) {
 // conversion's assistant messages carry them.
 func (o opencodeSource) Usage(s Session) (usage.Session, error) {
 	u := newUsage(HarnessOpencode, s)
-	return u, convertedCalls(o, s, &u)
+	return u, convertedCalls(o, s, &u, true)
 }
 
 // counter reads a token counter: 0 (and one more in *bad) for anything
@@ -482,11 +482,20 @@ func copilotCalls(u *usage.Session) error {
 	return err
 }
 
+// UsageRules names how this package reads the harnesses' calls: a cache
+// of the calls read (the usage ledger's) is keyed by it, so that a change
+// of what is read, or of which recorded zero is a cost, is never hidden
+// by a cache a build before it wrote.
+const UsageRules = "foreign usage 2: a conversion's zero cost is no cost where the harness records none\n"
+
 // convertedCalls reads the calls of a session from its conversion to
 // omp's entries: each assistant message's usage, as the harness recorded
 // it on the response (usage.CallOf). Entry ids of a conversion name no
-// copy, so they are dropped.
-func convertedCalls(src Source, s Session, u *usage.Session) error {
+// copy, so they are dropped. A conversion writes a cost on every message
+// (omp's usage has one); costed says whether the harness recorded it:
+// where it did not, the zero is no recorded cost, and a call of a model
+// with no price is unpriced, never $0.
+func convertedCalls(src Source, s Session, u *usage.Session, costed bool) error {
 	return src.Stream(s, ForReading)(func(c *Converted) error {
 		u.Skipped += c.Skipped
 		if u.Project == "" {
@@ -499,6 +508,7 @@ func convertedCalls(src Source, s Session, u *usage.Session) error {
 	}, func(_ string, entry []byte) error {
 		if c, ok := usage.CallOf(entry); ok {
 			c.Entry = 0
+			c.HasCost = c.HasCost && costed
 			u.Calls = append(u.Calls, c)
 		}
 		return nil
