@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/xdev/xdev/internal/catalog"
+	"github.com/xdev/xdev/internal/foreign"
 	"github.com/xdev/xdev/internal/realfixtures"
 	"github.com/xdev/xdev/internal/testplace"
 )
@@ -65,16 +66,21 @@ func TestEveryNameResolves(t *testing.T) {
 	corpus, _ := filepath.Abs("../../internal/session/testdata/omp")
 	copyTree(t, corpus, data)
 	// Every other harness's real sessions, where it keeps them by default.
-	testplace.CopyRealFixtures(t, map[catalog.Harness]string{
-		catalog.Claude: filepath.Join(home, ".claude"), catalog.Codex: filepath.Join(home, ".codex"),
-		catalog.Pi: filepath.Join(home, ".pi", "agent"), catalog.Copilot: filepath.Join(home, ".copilot"),
-		catalog.Gemini: filepath.Join(home, ".gemini"), catalog.Opencode: filepath.Join(home, ".local", "share", "opencode"),
-	})
 	t.Setenv("HOME", home)
 	t.Setenv("XDEV_DATA_DIR", data)
-	for _, k := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "GEMINI_CLI_HOME", "XDG_DATA_HOME", "PI_CODING_AGENT_DIR"} {
-		t.Setenv(k, "")
+	t.Setenv("PI_CODING_AGENT_DIR", "")
+	roots := map[catalog.Harness]string{}
+	for _, k := range foreign.Kinds {
+		for _, v := range k.Env {
+			t.Setenv(v, "")
+		}
+		root, err := k.DefaultRoot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		roots[catalog.Harness(k.Name)] = root
 	}
+	testplace.CopyRealFixtures(t, roots)
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(work, "cache"))
 	t.Chdir(work)
 	before := treeDigest(t, home)

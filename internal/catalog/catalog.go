@@ -158,6 +158,8 @@ const (
 	Gemini Harness = "gemini"
 	// Opencode is opencode (its SQLite database).
 	Opencode Harness = "opencode"
+	// Qwen is Qwen Code.
+	Qwen Harness = "qwen"
 	// File is an omp-format session file that lies in no known place.
 	File Harness = "file"
 	// DB is a session stored in a team's PostgreSQL (internal/pgstore).

@@ -23,6 +23,9 @@ type Kind struct {
 	// DefaultRoot is where the harness keeps its data on this machine,
 	// from its environment variables, else under the home directory.
 	DefaultRoot func() (string, error)
+	// Env are the environment variables DefaultRoot reads (XDG_DATA_HOME
+	// for opencode), so that a test can point every harness at a home.
+	Env []string
 	// Watched is the directory under the root whose tree holds its
 	// sessions, what a watcher watches ("" for the root itself).
 	Watched string
@@ -42,17 +45,19 @@ type Kind struct {
 // shows them.
 var Kinds = []Kind{
 	{Name: HarnessClaude, Display: "Claude Code", DirHelp: "Claude Code's dir (default $CLAUDE_CONFIG_DIR or ~/.claude)",
-		DefaultRoot: ClaudeDir, Watched: "projects", FilesUnder: "projects", New: func(root string) Source { return claudeSource{root} }},
+		DefaultRoot: ClaudeDir, Env: []string{"CLAUDE_CONFIG_DIR"}, Watched: "projects", FilesUnder: "projects", New: func(root string) Source { return claudeSource{root} }},
 	{Name: HarnessCodex, Display: "Codex", DirHelp: "Codex's dir (default $CODEX_HOME or ~/.codex)",
-		DefaultRoot: CodexDir, Watched: "sessions", FilesUnder: "sessions", New: func(root string) Source { return codexSource{root} }},
+		DefaultRoot: CodexDir, Env: []string{"CODEX_HOME"}, Watched: "sessions", FilesUnder: "sessions", New: func(root string) Source { return codexSource{root} }},
 	{Name: HarnessPi, Display: "pi", DirHelp: "pi's agent dir (default ~/.pi/agent)",
 		DefaultRoot: PiDir, Watched: "sessions", OmpFormat: true, New: func(root string) Source { return piSource{root} }},
 	{Name: HarnessCopilot, Display: "Copilot CLI", DirHelp: "Copilot CLI's dir (default $COPILOT_HOME or ~/.copilot)",
-		DefaultRoot: CopilotDir, Watched: "session-state", FilesUnder: "session-state", New: func(root string) Source { return copilotSource{root} }},
+		DefaultRoot: CopilotDir, Env: []string{"COPILOT_HOME"}, Watched: "session-state", FilesUnder: "session-state", New: func(root string) Source { return copilotSource{root} }},
 	{Name: HarnessGemini, Display: "Gemini CLI", DirHelp: "Gemini CLI's dir (default $GEMINI_CLI_HOME/.gemini or ~/.gemini)",
-		DefaultRoot: GeminiDir, Watched: "tmp", FilesUnder: "tmp", New: func(root string) Source { return geminiSource{root} }},
+		DefaultRoot: GeminiDir, Env: []string{"GEMINI_CLI_HOME"}, Watched: "tmp", FilesUnder: "tmp", New: func(root string) Source { return geminiSource{root} }},
 	{Name: HarnessOpencode, Display: "opencode", DirHelp: "opencode's data dir (default $XDG_DATA_HOME/opencode or ~/.local/share/opencode)",
-		DefaultRoot: OpencodeDir, FilesUnder: "storage", New: func(root string) Source { return opencodeSource{root} }},
+		DefaultRoot: OpencodeDir, Env: []string{"XDG_DATA_HOME"}, FilesUnder: "storage", New: func(root string) Source { return opencodeSource{root} }},
+	{Name: HarnessQwen, Display: "Qwen Code", DirHelp: "Qwen Code's dir (default $QWEN_RUNTIME_DIR, $QWEN_HOME or ~/.qwen)",
+		DefaultRoot: QwenDir, Env: []string{"QWEN_RUNTIME_DIR", "QWEN_HOME"}, Watched: "projects", FilesUnder: "projects", New: func(root string) Source { return qwenSource{root} }},
 }
 
 // KindOf is the registry entry of the harness called name.

@@ -29,6 +29,8 @@ const (
 	HarnessGemini = "gemini"
 	// opencode: ~/.local/share/opencode/opencode.db
 	HarnessOpencode = "opencode"
+	// Qwen Code: ~/.qwen/projects/<project>/chats/<id>.jsonl
+	HarnessQwen = "qwen"
 )
 
 // Session is one foreign transcript as a listing shows it: what was read
@@ -329,6 +331,8 @@ func harnessOf(v jsonx.Value) string {
 		return HarnessGemini
 	case opencodeRecord(v):
 		return HarnessOpencode
+	case qwenRecord(v):
+		return HarnessQwen
 	case v.Get("sessionId").Kind() == jsonx.String || claudeTypes[typ]:
 		return HarnessClaude
 	}
