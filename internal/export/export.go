@@ -20,7 +20,9 @@ package export
 import (
 	"encoding/json"
 	"fmt"
+	"iter"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/xdev/xdev/internal/ai"
@@ -161,26 +163,111 @@ func (t *transcript) timeOf(i int) string {
 // compactions are given; omitted is called once where the left-out part
 // ends.
 func (t *transcript) each(fn func(it *Item) error, omitted func() error) error {
+	return t.pipe(t.branchSteps, func(s step) error {
+		if s.omitted {
+			return omitted()
+		}
+		return fn(s.it)
+	})
+}
+
+// branchSteps yields the branch's steps (each's), until an entry cannot
+// be read: that one is an error step.
+func (t *transcript) branchSteps(yield func(step) bool) {
 	for pos, i := range t.branch {
-		if pos == t.from && t.from > 0 && t.Omitted.Entries > 0 {
-			if err := omitted(); err != nil {
-				return err
-			}
+		if pos == t.from && t.from > 0 && t.Omitted.Entries > 0 && !yield(step{omitted: true}) {
+			return
 		}
 		if pos < t.from && t.x.Type(i) != session.TypeCompaction {
 			continue
 		}
 		e, _ := t.x.Entry(i) // an undecodable entry has no body and is skipped below
 		if e == nil {
-			return fmt.Errorf("%s: line %d: unreadable", t.x.Path(), t.x.Line(i))
+			yield(step{err: fmt.Errorf("%s: line %d: unreadable", t.x.Path(), t.x.Line(i))})
+			return
 		}
-		it, ok := t.item(e)
-		if !ok {
-			continue
+		if it, ok := t.item(e); ok && !yield(step{it: &it, size: t.x.LineSize(i)}) {
+			return
 		}
-		t.finish(&it)
-		if err := fn(&it); err != nil {
-			return err
+	}
+}
+
+// A step is what an export's walk gives next: an item, the place where
+// the left-out part ends, or the error that ends the walk.
+type step struct {
+	it      *Item
+	size    int // the entry's line, for batching
+	omitted bool
+	err     error
+}
+
+// batchBytes is about how much text a batch of steps holds before it is
+// handed on: large enough that a hand-over costs nothing beside what is in
+// it, small enough that the batches in flight hold little.
+const batchBytes = 256 << 10
+
+// pipe calls fn with each step steps yields, in order, its item finished
+// (masked, cut), until a step's error or fn's, which it returns.
+//
+// Reading and decoding the entries (steps), finishing the items and fn
+// (the rendering and writing) run on three goroutines, a few batches
+// apart: with two cores or more, masking costs an export only what the
+// slowest of the three costs (docs/secrets.md has the figures), and the
+// memory held is those batches. Nothing reads the index once pipe
+// returns.
+func (t *transcript) pipe(steps iter.Seq[step], fn func(step) error) error {
+	decoded, finished := make(chan []step, 2), make(chan []step, 2)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(stop)
+	hand := func(out chan<- []step, b []step) bool {
+		select {
+		case out <- b:
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	wg.Go(func() {
+		defer close(decoded)
+		var b []step
+		size := 0
+		for s := range steps {
+			b = append(b, s)
+			if size += s.size; size >= batchBytes {
+				if !hand(decoded, b) {
+					return
+				}
+				b, size = nil, 0
+			}
+		}
+		if len(b) > 0 {
+			hand(decoded, b)
+		}
+	})
+	wg.Go(func() {
+		defer close(finished)
+		for b := range decoded {
+			for _, s := range b {
+				if s.it != nil {
+					t.finish(s.it)
+				}
+			}
+			if !hand(finished, b) {
+				return
+			}
+		}
+	})
+	for b := range finished {
+		for _, s := range b {
+			err := s.err
+			if err == nil {
+				err = fn(s)
+			}
+			if err != nil {
+				return err
+			}
 		}
 	}
 	return nil

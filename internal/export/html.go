@@ -72,20 +72,22 @@ func HTMLEntries(w io.Writer, x *session.Index, idx []int, opts *Options) (int, 
 	}
 	bw := bufio.NewWriter(w)
 	n := 0
-	for _, i := range idx {
-		e, _ := x.Entry(i)
-		if e == nil {
-			continue // unreadable: the session's reader says so, a page of it shows the rest
+	err := t.pipe(func(yield func(step) bool) {
+		for _, i := range idx {
+			e, _ := x.Entry(i)
+			if e == nil {
+				continue // unreadable: the session's reader says so, a page of it shows the rest
+			}
+			if it, ok := t.item(e); ok && !yield(step{it: &it, size: x.LineSize(i)}) {
+				return
+			}
 		}
-		it, ok := t.item(e)
-		if !ok {
-			continue
-		}
-		t.finish(&it)
-		if err := pageItem().Execute(bw, itemView{Item: &it}); err != nil {
-			return n, err
-		}
+	}, func(s step) error {
 		n++
+		return pageItem().Execute(bw, itemView{Item: s.it})
+	})
+	if err != nil {
+		return n, err
 	}
 	return n, bw.Flush()
 }
