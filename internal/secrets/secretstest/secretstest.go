@@ -68,7 +68,7 @@ const Word = "zebra"
 // Plant writes sessions holding every one of secrets, in turn in xdev's
 // own format (into the data dir data) and in the format of each harness
 // roots has a root for (by its name: claude, codex, pi, copilot, gemini,
-// opencode; one left out is skipped): in user and assistant text,
+// qwen, opencode; one left out is skipped): in user and assistant text,
 // thinking, tool calls' arguments, tool results, titles and compaction
 // summaries, as far as each format holds them. It returns each session's
 // file (an opencode session's path in its database).
@@ -80,7 +80,7 @@ func Plant[H ~string](t testing.TB, data string, roots map[H]string, secrets []s
 	for _, f := range []struct {
 		name  string
 		plant func(t testing.TB, root string, k int, take func() string) string
-	}{{"claude", plantClaude}, {"codex", plantCodex}, {"pi", plantPi}, {"copilot", plantCopilot}, {"gemini", plantGemini}} {
+	}{{"claude", plantClaude}, {"codex", plantCodex}, {"pi", plantPi}, {"copilot", plantCopilot}, {"gemini", plantGemini}, {"qwen", plantQwen}} {
 		if root := roots[H(f.name)]; root != "" {
 			formats = append(formats, func(k int) string { return f.plant(t, root, k, take) })
 		}
@@ -242,4 +242,25 @@ func plantOpencode(t testing.TB, root string, take func() string) []string {
 		t.Fatal(err)
 	}
 	return paths
+}
+
+// plantQwen writes a Qwen Code chat under root/projects/<cwd>/chats, its
+// title a custom_title record.
+func plantQwen(t testing.TB, root string, k int, take func() string) string {
+	id := fmt.Sprintf("0e000000-0000-4000-8000-%012d", k)
+	rec := func(uuid, parent, typ, rest string) string {
+		p := "null"
+		if parent != "" {
+			p = `"` + parent + `"`
+		}
+		return `{"uuid":"` + uuid + `","parentUuid":` + p + `,"sessionId":"` + id + `","timestamp":"2026-01-01T00:00:01.000Z","type":"` + typ + `","cwd":"/w/app","version":"0.5.1",` + rest + `}`
+	}
+	args, _ := json.Marshal(map[string]string{"command": "echo " + take()})
+	lines := []string{
+		rec("u1", "", "user", `"message":{"role":"user","parts":[{"text":`+str(Word+" my key "+take())+`}]}`),
+		rec("a1", "u1", "assistant", `"model":"qwen3-coder-plus","message":{"role":"model","parts":[{"text":`+str(Word+" thinking "+take())+`,"thought":true},{"text":`+str(Word+" ok "+take())+`},{"functionCall":{"id":"c1","name":"run_shell_command","args":`+string(args)+`}}]}`),
+		rec("r1", "a1", "tool_result", `"message":{"role":"user","parts":[{"functionResponse":{"id":"c1","name":"run_shell_command","response":{"output":`+str(Word+" "+take())+`}}}]}`),
+		rec("t1", "r1", "system", `"subtype":"custom_title","systemPayload":{"customTitle":`+str("deploy with "+take())+`}`),
+	}
+	return write(t, filepath.Join(root, "projects", "-w-app", "chats", id+".jsonl"), lines)
 }
