@@ -16,7 +16,7 @@ import (
 )
 
 var listCommand = &command{
-	name: "list", args: "[--all] [--subagents] [--cwd DIR] [--from HARNESS | --db URL] [--limit N] [--json]",
+	name: "list", namesSessions: true, args: "[--all] [--subagents] [--cwd DIR] [--from HARNESS | --db URL] [--limit N] [--json]",
 	summary: "List every harness's sessions, newest first (this directory's, or --all)",
 	example: `  xdev list                      sessions of the current directory, of every harness
   xdev list --db $XDEV_DATABASE_URL --all   the sessions a team synced (see xdev sync)

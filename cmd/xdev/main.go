@@ -36,6 +36,10 @@ type command struct {
 	// freeText: the arguments are text (a query, a title), so a word of
 	// one dash that names no flag is an argument, not a mistake.
 	freeText bool
+	// namesSessions: its output names sessions by their paths and working
+	// directories, which hold a key where a project was named by one: its
+	// every line is masked (maskedLine), messages too.
+	namesSessions bool
 	// options makes the command's options: its flags and arguments, parsed
 	// apart from running it (see parseOptions), as the GitHub CLI's
 	// options structs are.
@@ -162,6 +166,9 @@ func run(e *env, args []string) int {
 	if c == nil {
 		fmt.Fprintf(e.ErrOut, "xdev: unknown command %q\nRun 'xdev help' for the list.\n", args[0])
 		return exitUsage
+	}
+	if c.namesSessions {
+		e.Filter(maskedLine)
 	}
 	o, err := parseOptions(e, c, args[1:])
 	if err == nil {

@@ -61,3 +61,14 @@ func writeShownJSON(e *env, v any, reveal bool) error {
 	_, err = e.RawOut.Write(shownJSON(b.Bytes(), false))
 	return err
 }
+
+// maskedLine is a line of output with its secrets masked: for the
+// commands whose output names sessions (list, search, secrets), whose
+// texts the catalog has masked already but whose paths and directories
+// it keeps (a file is opened by its path), and which show them.
+func maskedLine(line []byte) []byte {
+	if m := secrets.Mask(string(line)); len(m) != len(line) || m != string(line) {
+		return []byte(m)
+	}
+	return line
+}

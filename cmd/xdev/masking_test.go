@@ -91,6 +91,24 @@ func TestNoSecretLeaves(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "secrets masked") {
 		t.Fatalf("sync: exit %d: %s%s", code, out, errs)
 	}
+	// What the store holds, read back with psql: lines, paths, titles,
+	// directories, and the origin's record of its pushes.
+	for _, q := range []string{
+		`SELECT convert_from(line, 'UTF8') FROM xdev.lines`,
+		`SELECT path, cwd, title, id FROM xdev.sessions`,
+		`SELECT path FROM xdev.pushes`,
+	} {
+		secretstest.Check(t, "psql "+q, pgtest.Psql(t, db, q), planted)
+	}
+	// A pull into the data dir the sessions came from finds each file,
+	// a path that holds a key too: nothing new is written.
+	before, _ := filepath.Glob(filepath.Join(data, "sessions", "*", "*.jsonl"))
+	if out, errs, code := xdev(t, "", "sync", "--pull", "--db", db); code != 0 {
+		t.Fatalf("sync --pull into the origin: exit %d: %s%s", code, out, errs)
+	}
+	if after, _ := filepath.Glob(filepath.Join(data, "sessions", "*", "*.jsonl")); len(after) != len(before) {
+		t.Errorf("a pull into the origin's data dir made %d files of %d", len(after), len(before))
+	}
 	pulled := filepath.Join(home, "pulled")
 	if out, errs, code := xdev(t, "", "sync", "--pull", "--db", db, "--data-dir", pulled); code != 0 {
 		t.Fatalf("sync --pull: exit %d: %s%s", code, out, errs)

@@ -21,7 +21,7 @@ import (
 )
 
 var searchCommand = &command{
-	name: "search", args: "[flags] QUERY...", freeText: true,
+	name: "search", namesSessions: true, args: "[flags] QUERY...", freeText: true,
 	summary: "Find what was said in any session (full-text, indexed)",
 	example: `  xdev search lock timeout                 entries holding both words
   xdev search '"windowed load"' OR backward  a phrase, or a word

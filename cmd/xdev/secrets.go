@@ -10,7 +10,7 @@ import (
 )
 
 var secretsCommand = &command{
-	name: "secrets", args: "[--cwd DIR | --here] [--from HARNESS] [--since WHEN] [--until WHEN] [--session SESSION] [--kind RULE] [--json]",
+	name: "secrets", namesSessions: true, args: "[--cwd DIR | --here] [--from HARNESS] [--since WHEN] [--until WHEN] [--session SESSION] [--kind RULE] [--json]",
 	summary: "List the keys, tokens and passwords in every session, masked (exit 3 when any)",
 	example: `  xdev secrets                  every session of every harness here
   xdev secrets --here           this directory's sessions

@@ -16,9 +16,10 @@ import (
 )
 
 var usageCommand = &command{
-	name:    "usage",
-	args:    "[daily|weekly|monthly|session|model|project|harness] [--since T] [--until T] [--from H,…] [--here] [--breakdown] [--json] | --statusline | --prices",
-	summary: "What every agent's sessions cost, each call counted once",
+	name:          "usage",
+	namesSessions: true,
+	args:          "[daily|weekly|monthly|session|model|project|harness] [--since T] [--until T] [--from H,…] [--here] [--breakdown] [--json] | --statusline | --prices",
+	summary:       "What every agent's sessions cost, each call counted once",
 	example: `  xdev usage                        cost and tokens per day, every harness
   xdev usage monthly --breakdown    per month, and per model within each
   xdev usage session --since 7d     per session this week (subagents in their parent)

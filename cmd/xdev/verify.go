@@ -13,7 +13,7 @@ import (
 )
 
 var verifyCommand = &command{
-	name: "verify", args: "[--repair] [--from HARNESS] [--json] [SESSION...]",
+	name: "verify", namesSessions: true, args: "[--repair] [--from HARNESS] [--json] [SESSION...]",
 	summary: "Check sessions for what omp would refuse or mangle (every session when none given)",
 	example: `  xdev verify                    every session here (exit 3 if any problem)
   xdev verify --from xdev        the data dir's only

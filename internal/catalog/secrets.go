@@ -16,8 +16,8 @@ import (
 type Secret struct {
 	Harness     Harness
 	SessionID   string
-	Path        string    // the session as a person is shown it
-	Entry       string    // the entry's id, "title" for the session's title
+	Path        string    // the session as a person is shown it, masked
+	Entry       string    // the entry's id; "title", "path" or "cwd" for the session's own
 	Line        int       // the entry's line in Path; 0 for the title
 	Time        time.Time // the entry's; the session's start for its title
 	Kind        string    // the rule that found it (internal/secrets)
@@ -179,8 +179,9 @@ func (c *Catalog) sessionSecrets(ctx context.Context, d *secrets.Detector, cache
 	return found, true, nil
 }
 
-// secretsOf reads row's session and calls fn with each secret in it; it
-// returns the session's path as a person is shown it.
+// secretsOf reads row's session and calls fn with each secret in it (its
+// path's and working directory's, its title's, its entries'); it returns
+// the session's path as a person is shown it, masked.
 func (c *Catalog) secretsOf(ctx context.Context, d *secrets.Detector, row Row, fn func(Secret)) (string, error) {
 	ref, err := c.RefOf(row)
 	if err != nil {
@@ -195,7 +196,8 @@ func (c *Catalog) secretsOf(ctx context.Context, d *secrets.Detector, row Row, f
 		return "", err
 	}
 	defer x.Close()
-	base := Secret{Harness: row.Harness, SessionID: row.ID, Path: rd.Shown}
+	shown := secrets.Mask(rd.Shown)
+	base := Secret{Harness: row.Harness, SessionID: row.ID, Path: shown}
 	report := func(s Secret, text string) {
 		seen := map[string]bool{}
 		for _, f := range d.Find(text) {
@@ -207,6 +209,13 @@ func (c *Catalog) secretsOf(ctx context.Context, d *secrets.Detector, row Row, f
 			s.Kind, s.Masked, s.Fingerprint = f.Rule, secrets.Redaction(f.Rule, v), secrets.Fingerprint(v)
 			fn(s)
 		}
+	}
+	// What names the session: its file's path and its working directory
+	// (a project named by a key names its sessions' files too).
+	for _, named := range []struct{ entry, text string }{{"path", rd.Shown}, {"cwd", x.Header().Cwd}} {
+		s := base
+		s.Entry, s.Time = named.entry, row.Created
+		report(s, named.text)
 	}
 	if title, _ := x.Title(); title != "" {
 		s := base
@@ -236,5 +245,5 @@ func (c *Catalog) secretsOf(ctx context.Context, d *secrets.Detector, row Row, f
 		}
 		report(s, text)
 	}
-	return rd.Shown, nil
+	return shown, nil
 }

@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"os"
@@ -41,8 +43,9 @@ type secretsFile struct {
 	Sessions map[string]*secretsEntry `json:"sessions"`
 }
 
-// secretsFormat is the version of secretsFile.
-const secretsFormat = 1
+// secretsFormat is the version of secretsFile (2: sessions keyed by a
+// digest, paths shown masked).
+const secretsFormat = 2
 
 // racyWindow is how recent a session's change may be for its findings to
 // be kept: within it, a later write may leave the stamp as it is.
@@ -117,8 +120,12 @@ func stampOf(row Row) sessionStamp {
 	return sessionStamp{Size: row.Size, Mod: row.Modified.UnixNano()}
 }
 
-// key names row's session in the cache.
-func secretsKey(row Row) string { return string(row.Harness) + "\x00" + row.Path + "\x00" + row.ID }
+// key names row's session in the cache: a digest of its harness, path
+// and id, so that the file holds no path (one may hold a key).
+func secretsKey(row Row) string {
+	sum := sha256.Sum256([]byte(string(row.Harness) + "\x00" + row.Path + "\x00" + row.ID))
+	return hex.EncodeToString(sum[:16])
+}
 
 // get returns row's cached entry when its stamp is st.
 func (c *secretsCache) get(key string, st sessionStamp) (*secretsEntry, bool) {

@@ -202,3 +202,15 @@ func tailDigest(f io.ReaderAt, body, end int64) ([]byte, error) {
 	sum := sha256.Sum256(b)
 	return sum[:], nil
 }
+
+// storedPath is the path under the sessions dir a session is stored by:
+// masked, for a masked push, where a project named by a key names its
+// directory (a masked secret holds no slash, so the path keeps its
+// directories). A pull into the data dir it came from finds the file by
+// its masked path (localFiles).
+func storedPath(rel string, masked bool) string {
+	if !masked {
+		return rel
+	}
+	return secrets.Mask(rel)
+}

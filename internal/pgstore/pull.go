@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/xdev/xdev/internal/atomicfile"
@@ -65,11 +66,15 @@ func (db *DB) Pull(ctx context.Context, dataDir string, opts PullOptions) (PullS
 	}
 	st.Sessions = len(list)
 	root := session.SessionsDir(dataDir)
+	local := localFiles(dataDir, list)
 	for i, s := range list {
 		if err := ctx.Err(); err != nil {
 			return st, err
 		}
 		path, err := localPath(root, s.Path)
+		if p, ok := local[s.Path]; ok {
+			path = p
+		}
 		if err == nil {
 			err = db.pullOne(ctx, s, path, opts.Lock, &st)
 		}
@@ -93,6 +98,9 @@ func (db *DB) Pull(ctx context.Context, dataDir string, opts PullOptions) (PullS
 			if err != nil {
 				continue // refused above, and reported there
 			}
+			if q, ok := local[s.Path]; ok {
+				p = q
+			}
 			if err := session.CollectBlobRefs(p, names); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				// Its images cannot be known, so none is fetched for it:
 				// said, not taken for a session without images.
@@ -101,6 +109,31 @@ func (db *DB) Pull(ctx context.Context, dataDir string, opts PullOptions) (PullS
 		}
 	}
 	return st, db.pullBlobs(ctx, dataDir, names, &st)
+}
+
+// localFiles maps the stored paths of list that are masked (storedPath)
+// to the files of dataDir they were pushed from: the files whose paths
+// mask to them. Only when some stored path is masked are the data dir's
+// files listed.
+func localFiles(dataDir string, list []*Session) map[string]string {
+	masked := false
+	for _, s := range list {
+		masked = masked || strings.Contains(s.Path, "[REDACTED ")
+	}
+	if !masked {
+		return nil
+	}
+	files, _ := session.Files(dataDir)
+	root := session.SessionsDir(dataDir)
+	out := map[string]string{}
+	for _, f := range files {
+		if r, ok := strings.CutPrefix(f.Path, root+string(filepath.Separator)); ok {
+			if m := storedPath(filepath.ToSlash(r), true); m != filepath.ToSlash(r) {
+				out[m] = f.Path
+			}
+		}
+	}
+	return out
 }
 
 // localPath is where a stored path goes under root. A path that would

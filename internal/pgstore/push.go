@@ -167,7 +167,7 @@ func (db *DB) Push(ctx context.Context, dataDir string, opts PushOptions) (PushS
 		if !ok {
 			return st, fmt.Errorf("%s: not under %s", f.Path, root)
 		}
-		rel := filepath.ToSlash(r)
+		rel := storedPath(filepath.ToSlash(r), !opts.Raw)
 		p, ok := pushed[rel]
 		if ok && p.size == f.Size && p.mtime == f.ModTime.UnixNano() && p.ino == int64(f.Ino) && p.masked == !opts.Raw {
 			st.Unchanged++

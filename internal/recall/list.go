@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/xdev/xdev/internal/catalog"
+	"github.com/xdev/xdev/internal/secrets"
 	"github.com/xdev/xdev/internal/when"
 )
 
@@ -46,7 +47,7 @@ type Session struct {
 }
 
 func sessionOf(r *catalog.Row) Session {
-	return Session{ID: r.ID, Harness: string(r.Harness), Title: r.Title, Project: r.Cwd, Path: r.Path,
+	return Session{ID: r.ID, Harness: string(r.Harness), Title: r.Title, Project: secrets.Mask(r.Cwd), Path: secrets.Mask(r.Path),
 		Created: timeText(r.Created), Modified: timeText(r.Modified), Size: r.Size, Status: string(r.Status),
 		Parent: r.ParentSession, Subagent: r.Subagent, FirstMessage: cut(oneLine(r.FirstMessage), 200)}
 }

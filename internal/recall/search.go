@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/xdev/xdev/internal/catalog"
+	"github.com/xdev/xdev/internal/secrets"
 	"github.com/xdev/xdev/internal/when"
 )
 
@@ -115,7 +116,7 @@ func (s *server) search(ctx context.Context, a SearchArgs) (SearchResult, string
 			break
 		}
 		h := hits[i]
-		v := Hit{SessionID: h.SessionID, Harness: h.Harness, Title: h.Title, FirstMessage: cut(oneLine(h.FirstMessage), 200), Project: h.Cwd, Path: h.Path, EntryID: h.EntryID,
+		v := Hit{SessionID: h.SessionID, Harness: h.Harness, Title: h.Title, FirstMessage: cut(oneLine(h.FirstMessage), 200), Project: secrets.Mask(h.Cwd), Path: secrets.Mask(h.Path), EntryID: h.EntryID,
 			Line: h.Line, Time: timeText(h.Timestamp), Role: h.Role, Tool: h.Tool, Model: h.Model, InContext: h.InContext,
 			Subagent: h.Subagent, Snippet: h.Snippet, AlsoIn: h.AlsoIn}
 		line := hitText(&v)

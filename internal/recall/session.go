@@ -195,7 +195,7 @@ const maxLinks = 20
 func (s *server) summary(ctx context.Context, ref catalog.Ref, rd catalog.Readable, x *session.Index, noCost bool) Summary {
 	h := x.Header()
 	title, _ := x.Title()
-	sum := Summary{Session: Session{ID: ref.ID, Harness: string(ref.Harness), Title: secrets.Mask(title), Project: h.Cwd, Path: rd.Shown,
+	sum := Summary{Session: Session{ID: ref.ID, Harness: string(ref.Harness), Title: secrets.Mask(title), Project: secrets.Mask(h.Cwd), Path: secrets.Mask(rd.Shown),
 		Parent: h.ParentSession, Size: x.Size()}, Entries: x.Len()}
 	if sum.ID == "" {
 		sum.ID = h.ID

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xdev/xdev/internal/secrets"
 	"github.com/xdev/xdev/internal/term"
 )
 
@@ -75,7 +76,7 @@ func agoText(t time.Time) string {
 // shortPath is a directory as a person knows it (~ for home), its last
 // parts when long.
 func shortPath(p string) string {
-	p = term.HomePath(p)
+	p = term.HomePath(secrets.Mask(p))
 	if len(p) <= 48 {
 		return p
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/xdev/xdev/internal/catalog"
+	"github.com/xdev/xdev/internal/secrets"
 )
 
 // A library is one listing of every session, as the pages show it: the
@@ -186,7 +187,9 @@ func (l *library) orphans(out []int, i int, f *listFilter) []int {
 	return out
 }
 
-// projects are the distinct project directories, most sessions first.
+// projects are the distinct project directories, most sessions first,
+// each as a person is shown it (its secrets masked: projectOf reads one
+// back).
 func (l *library) projects(n int) []string {
 	count := map[string]int{}
 	for _, r := range l.rows {
@@ -207,7 +210,25 @@ func (l *library) projects(n int) []string {
 	if len(out) > n {
 		out = out[:n]
 	}
+	for k, p := range out {
+		out[k] = secrets.Mask(p)
+	}
 	return out
+}
+
+// projectOf is the project a form names: where a project's name holds a
+// secret, the form has it masked (projects) and this is the project
+// whose masked name it is; else the form's text.
+func (l *library) projectOf(shown string) string {
+	if !strings.Contains(shown, "[REDACTED ") {
+		return shown
+	}
+	for _, r := range l.rows {
+		if r.Cwd != "" && secrets.Mask(r.Cwd) == shown {
+			return r.Cwd
+		}
+	}
+	return shown
 }
 
 // harnesses are the harnesses with sessions, in catalog.Every's order.

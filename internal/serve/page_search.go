@@ -61,7 +61,7 @@ func (s *Server) serveSearch(w http.ResponseWriter, r *http.Request) {
 // search runs the page's query and fills its hits.
 func (s *Server) search(r *http.Request, l *library, p *searchPage) {
 	form := p.Form
-	q := catalog.Query{Text: p.Query, Role: form.Get("role"), Cwd: form.Get("project"), Subagents: form.Get("subagents") == "1",
+	q := catalog.Query{Text: p.Query, Role: form.Get("role"), Cwd: l.projectOf(form.Get("project")), Subagents: form.Get("subagents") == "1",
 		Thinking: form.Get("thinking") == "1", Newest: form.Get("newest") == "1", Tool: form.Get("tool"), Model: form.Get("model"),
 		Limit: searchLimit}
 	if d, ok := spans[form.Get("since")]; ok {

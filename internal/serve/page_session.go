@@ -11,6 +11,7 @@ import (
 
 	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/export"
+	"github.com/xdev/xdev/internal/secrets"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -120,7 +121,7 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	branch, leaf := branchOf(x, q)
 	key := r.PathValue("key")
 	p := &sessionPage{base: base{Title: titleOf(row), Nav: "sessions"}, Key: key, Harness: row.Harness.Name(),
-		Project: row.Cwd, Path: row.Path, ID: row.ID, Size: row.Size, Status: string(row.Status), Leaf: leaf,
+		Project: secrets.Mask(row.Cwd), Path: secrets.Mask(row.Path), ID: row.ID, Size: row.Size, Status: string(row.Status), Leaf: leaf,
 		Branch: len(branch), Skipped: o.rd.Skipped, Cost: "—"}
 	if c, ok := s.use.Load().costs[row.Path]; ok {
 		p.Cost, p.Model = costText(c.Cost, c.Calls, c.Unpriced), c.Model
@@ -222,6 +223,9 @@ func leaves(x *session.Index, key string, branch []int) []leafView {
 // harness's session is imported first.
 func commands(o *opening, shown []int) []string {
 	path := shellQuote(o.row.Path)
+	if secrets.Mask(o.row.Path) != o.row.Path {
+		path = shellQuote(o.row.ID) // a path that holds a key is not shown: the id names it too
+	}
 	if o.rd.Converted {
 		return []string{"xdev import " + path}
 	}

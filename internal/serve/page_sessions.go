@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/xdev/xdev/internal/catalog"
+	"github.com/xdev/xdev/internal/secrets"
 	"github.com/xdev/xdev/internal/session"
 	"github.com/xdev/xdev/internal/term"
 )
@@ -58,7 +59,7 @@ func (s *Server) serveSessions(w http.ResponseWriter, r *http.Request) {
 	l := s.lib.Load()
 	use := s.use.Load()
 	q := r.URL.Query()
-	f := listFilter{Harness: q.Get("harness"), Project: q.Get("project"), Text: q.Get("q"), Status: q.Get("status"),
+	f := listFilter{Harness: q.Get("harness"), Project: l.projectOf(q.Get("project")), Text: q.Get("q"), Status: q.Get("status"),
 		Subagents: q.Get("subagents") == "1"}
 	if d, ok := spans[q.Get("since")]; ok {
 		f.Since = time.Now().Add(-d)
@@ -86,7 +87,7 @@ func (s *Server) serveSessions(w http.ResponseWriter, r *http.Request) {
 // it (forks, branches, subagents when shown).
 func (s *Server) appendRow(out []rowView, l *library, use *usageView, i, depth int, f *listFilter) []rowView {
 	r := &l.rows[i]
-	v := rowView{Key: l.keys[i], Title: titleOf(r), Project: shortPath(r.Cwd), Cwd: r.Cwd, Harness: string(r.Harness),
+	v := rowView{Key: l.keys[i], Title: titleOf(r), Project: shortPath(r.Cwd), Cwd: secrets.Mask(r.Cwd), Harness: string(r.Harness),
 		Status: string(r.Status), Size: r.Size, Modified: r.Modified, Depth: depth, Subagent: r.Subagent, Cost: "—"}
 	if c, ok := use.costs[r.Path]; ok {
 		v.Cost, v.Model = costText(c.Cost, c.Calls, c.Unpriced), c.Model

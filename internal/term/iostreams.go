@@ -34,6 +34,7 @@ type IOStreams struct {
 	Getwd func() (string, error)
 
 	flushers []*EscapeWriter
+	filters  []*lineFilter // Filter's, flushed first
 }
 
 // New returns the streams of a command reading in and writing to out and
@@ -55,9 +56,12 @@ func System() *IOStreams {
 	return s
 }
 
-// Flush writes out what the escaping writers hold back (a character cut
-// between two writes).
+// Flush writes out what the filters (Filter) and the escaping writers
+// hold back (a line not ended, a character cut between two writes).
 func (s *IOStreams) Flush() {
+	for _, f := range s.filters {
+		f.Flush()
+	}
 	for _, f := range s.flushers {
 		f.Flush()
 	}

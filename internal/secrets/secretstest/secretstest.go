@@ -70,13 +70,28 @@ const Word = "zebra"
 // roots has a root for (by its name: claude, codex, pi, copilot, gemini,
 // qwen, opencode; one left out is skipped): in user and assistant text,
 // thinking, tool calls' arguments, tool results, titles and compaction
-// summaries, as far as each format holds them. It returns each session's
+// summaries, as far as each format holds them, and in one session's
+// working directory and so its file's path. It returns each session's
 // file (an opencode session's path in its database).
 func Plant[H ~string](t testing.TB, data string, roots map[H]string, secrets []string) []string {
 	t.Helper()
 	next := 0
 	take := func() string { s := secrets[next%len(secrets)]; next++; return s }
-	formats := []func(k int) string{func(k int) string { return plantXdev(t, data, k, take) }}
+	// The first xdev session's project is named by a secret: its cwd, its
+	// directory's name and so its file's path hold one.
+	project := "app"
+	for _, s := range secrets {
+		if strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") == "" {
+			project = s
+			break
+		}
+	}
+	formats := []func(k int) string{func(k int) string {
+		if k == 0 {
+			return plantXdev(t, data, k, project, take)
+		}
+		return plantXdev(t, data, k, "app", take)
+	}}
 	for _, f := range []struct {
 		name  string
 		plant func(t testing.TB, root string, k int, take func() string) string
@@ -124,17 +139,17 @@ func write(t testing.TB, p string, lines []string) string {
 }
 
 // plantXdev writes a v3 session with a title slot's title in its header.
-func plantXdev(t testing.TB, data string, k int, take func() string) string {
+func plantXdev(t testing.TB, data string, k int, project string, take func() string) string {
 	id := fmt.Sprintf("01a00000-0000-7000-8000-%012d", k)
 	lines := []string{
-		`{"type":"session","version":3,"id":"` + id + `","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w/app","title":` + str("deploy with "+take()) + `}`,
+		`{"type":"session","version":3,"id":"` + id + `","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w/` + project + `","title":` + str("deploy with "+take()) + `}`,
 		`{"type":"message","id":"e1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":` + str(Word+": set the key to "+take()+" please") + `,"timestamp":1}}`,
 		`{"type":"message","id":"e2","parentId":"e1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":` + str(Word+" the token is "+take()) + `},{"type":"text","text":` + str(Word+" done, using "+take()) + `},{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":` + str("export TOKEN="+take()+" && deploy") + `}}],"provider":"anthropic","model":"m","stopReason":"toolUse","timestamp":2}}`,
 		`{"type":"message","id":"e3","parentId":"e2","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":` + str(Word+" env:\n"+take()+"\n"+take()) + `}],"isError":false,"timestamp":3}}`,
 		`{"type":"compaction","id":"e4","parentId":"e3","timestamp":"2026-01-01T00:00:04.000Z","summary":` + str(Word+" so far: the key "+take()) + `,"firstKeptEntryId":"e3","tokensBefore":100}`,
 		`{"type":"message","id":"e5","parentId":"e4","timestamp":"2026-01-01T00:00:05.000Z","message":{"role":"user","content":` + str(Word+" and "+take()) + `,"timestamp":5}}`,
 	}
-	return write(t, filepath.Join(data, "sessions", "--w-app--", fmt.Sprintf("2026-01-01T00-00-00-000Z_%s.jsonl", id)), lines)
+	return write(t, filepath.Join(data, "sessions", "--w-"+project+"--", fmt.Sprintf("2026-01-01T00-00-00-000Z_%s.jsonl", id)), lines)
 }
 
 // plantPi writes a pi session (omp's format without the title slot) under
