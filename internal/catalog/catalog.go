@@ -160,6 +160,8 @@ const (
 	Opencode Harness = "opencode"
 	// Qwen is Qwen Code.
 	Qwen Harness = "qwen"
+	// Continue is Continue.
+	Continue Harness = "continue"
 	// File is an omp-format session file that lies in no known place.
 	File Harness = "file"
 	// DB is a session stored in a team's PostgreSQL (internal/pgstore).

@@ -91,7 +91,8 @@ func hasReal(t *testing.T, what string) bool {
 // (opencode's only with the real fixtures: its schema is the real
 // database's).
 func newHarnessRoots(t *testing.T) map[string]string {
-	roots := map[string]string{HarnessCopilot: copilotRoot(t), HarnessGemini: geminiRoot(t), HarnessQwen: qwenRoot(t)}
+	roots := map[string]string{HarnessCopilot: copilotRoot(t), HarnessGemini: geminiRoot(t), HarnessQwen: qwenRoot(t),
+		HarnessContinue: continueRoot(t)}
 	if hasReal(t, "the real opencode database") {
 		roots[HarnessOpencode] = opencodeRootWithStorage(t)
 	}
@@ -123,6 +124,8 @@ func sourceMessages(t *testing.T, s Session) int {
 		n = opencodeMessages(t, s)
 	case HarnessQwen:
 		n = qwenMessages(t, s.Path)
+	case HarnessContinue:
+		n = continueMessages(t, s.Path)
 	case HarnessGemini:
 		_, msgs, _, err := readGemini(s.Path)
 		if err != nil {

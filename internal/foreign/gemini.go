@@ -300,10 +300,14 @@ func appendGemini(msgs []geminiMessage, index map[string]int, m geminiMessage) [
 
 // messageLines is the line each element of a chat document's messages
 // array starts on.
-func messageLines(doc []byte) []int {
+func messageLines(doc []byte) []int { return elementLines(doc, "messages") }
+
+// elementLines is the line each element of the top-level array member
+// name of the JSON document doc starts on.
+func elementLines(doc []byte, name string) []int {
 	var lines []int
-	jsonx.Members(doc, func(name, value []byte) {
-		if string(name) != `"messages"` && string(name) != "messages" {
+	jsonx.Members(doc, func(n, value []byte) {
+		if string(n) != `"`+name+`"` && string(n) != name {
 			return
 		}
 		line, at := 1, 0

@@ -58,6 +58,8 @@ var Kinds = []Kind{
 		DefaultRoot: OpencodeDir, Env: []string{"XDG_DATA_HOME"}, FilesUnder: "storage", New: func(root string) Source { return opencodeSource{root} }},
 	{Name: HarnessQwen, Display: "Qwen Code", DirHelp: "Qwen Code's dir (default $QWEN_RUNTIME_DIR, $QWEN_HOME or ~/.qwen)",
 		DefaultRoot: QwenDir, Env: []string{"QWEN_RUNTIME_DIR", "QWEN_HOME"}, Watched: "projects", FilesUnder: "projects", New: func(root string) Source { return qwenSource{root} }},
+	{Name: HarnessContinue, Display: "Continue", DirHelp: "Continue's dir (default $CONTINUE_GLOBAL_DIR or ~/.continue)",
+		DefaultRoot: ContinueDir, Env: []string{"CONTINUE_GLOBAL_DIR"}, Watched: "sessions", FilesUnder: "sessions", New: func(root string) Source { return continueSource{root} }},
 }
 
 // KindOf is the registry entry of the harness called name.

@@ -31,6 +31,8 @@ const (
 	HarnessOpencode = "opencode"
 	// Qwen Code: ~/.qwen/projects/<project>/chats/<id>.jsonl
 	HarnessQwen = "qwen"
+	// Continue: ~/.continue/sessions/<id>.json
+	HarnessContinue = "continue"
 )
 
 // Session is one foreign transcript as a listing shows it: what was read
@@ -262,9 +264,14 @@ func Detect(path string) (string, error) {
 	defer r.Close()
 	br := bufio.NewReaderSize(io.LimitReader(r, detectBytes), 64<<10)
 	if strings.HasSuffix(path, ".json") {
-		// A Gemini CLI chat is one pretty-printed document, not lines.
-		if head, _ := br.Peek(4096); geminiDocument(head) {
+		// A Gemini CLI chat, a Continue session, is one pretty-printed
+		// document, not lines.
+		head, _ := br.Peek(continueHeadBytes)
+		switch {
+		case geminiDocument(head):
 			return HarnessGemini, nil
+		case continueDocument(head):
+			return HarnessContinue, nil
 		}
 	}
 	objects := 0
