@@ -68,7 +68,7 @@ const Word = "zebra"
 // Plant writes sessions holding every one of secrets, in turn in xdev's
 // own format (into the data dir data) and in the format of each harness
 // roots has a root for (by its name: claude, codex, pi, copilot, gemini,
-// qwen, opencode; one left out is skipped): in user and assistant text,
+// qwen, continue, opencode; one left out is skipped): in user and assistant text,
 // thinking, tool calls' arguments, tool results, titles and compaction
 // summaries, as far as each format holds them, and in one session's
 // working directory and so its file's path. It returns each session's
@@ -95,7 +95,7 @@ func Plant[H ~string](t testing.TB, data string, roots map[H]string, secrets []s
 	for _, f := range []struct {
 		name  string
 		plant func(t testing.TB, root string, k int, take func() string) string
-	}{{"claude", plantClaude}, {"codex", plantCodex}, {"pi", plantPi}, {"copilot", plantCopilot}, {"gemini", plantGemini}, {"qwen", plantQwen}} {
+	}{{"claude", plantClaude}, {"codex", plantCodex}, {"pi", plantPi}, {"copilot", plantCopilot}, {"gemini", plantGemini}, {"qwen", plantQwen}, {"continue", plantContinue}} {
 		if root := roots[H(f.name)]; root != "" {
 			formats = append(formats, func(k int) string { return f.plant(t, root, k, take) })
 		}
@@ -278,4 +278,26 @@ func plantQwen(t testing.TB, root string, k int, take func() string) string {
 		rec("t1", "r1", "system", `"subtype":"custom_title","systemPayload":{"customTitle":`+str("deploy with "+take())+`}`),
 	}
 	return write(t, filepath.Join(root, "projects", "-w-app", "chats", id+".jsonl"), lines)
+}
+
+// plantContinue writes a Continue session under root/sessions, with its
+// title in the document, and its entry in the index.
+func plantContinue(t testing.TB, root string, k int, take func() string) string {
+	id := fmt.Sprintf("c0c0c0c0-0000-4000-8000-%012d", k)
+	args, _ := json.Marshal(map[string]string{"command": "echo " + take()})
+	doc := `{"sessionId":"` + id + `","title":` + str("deploy with "+take()) + `,"workspaceDirectory":"/w/app","history":[` +
+		`{"message":{"role":"user","content":` + str(Word+" my key "+take()) + `},"contextItems":[{"name":".env","description":".env","content":` + str("KEY="+take()) + `}]},` +
+		`{"message":{"role":"thinking","content":` + str(Word+" thinking "+take()) + `},"contextItems":[]},` +
+		`{"message":{"role":"assistant","content":` + str(Word+" ok "+take()) + `,"toolCalls":[{"id":"t1","type":"function","function":{"name":"run","arguments":` + str(string(args)) + `}}]},"contextItems":[]},` +
+		`{"message":{"role":"tool","content":` + str(Word+" "+take()) + `,"toolCallId":"t1"},"contextItems":[]}]}`
+	// Its index entry, for its time (the document has none).
+	index := filepath.Join(root, "sessions", "sessions.json")
+	var entries []map[string]string
+	if b, err := os.ReadFile(index); err == nil {
+		json.Unmarshal(b, &entries)
+	}
+	entries = append(entries, map[string]string{"sessionId": id, "title": "deploy", "dateCreated": "1767225601000", "workspaceDirectory": "/w/app"})
+	b, _ := json.Marshal(entries)
+	write(t, index, []string{string(b)})
+	return write(t, filepath.Join(root, "sessions", id+".json"), []string{doc})
 }
