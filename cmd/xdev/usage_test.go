@@ -38,6 +38,7 @@ func usageFixtures(t *testing.T) (ccusageEnv []string) {
 	cp("gemini", filepath.Join(tmp, "gemini-home/.gemini"))
 	cp("opencode-sqlite", filepath.Join(tmp, "xdg/opencode"))
 	cp("qwen", filepath.Join(tmp, "qwen"))
+	cp("kimi", filepath.Join(tmp, "kimi"))
 	// Qwen's one real chat has no cached or thinking tokens: a hand-made
 	// one of Qwen's records (internal/foreign) has them.
 	hand, err := os.ReadFile("../../internal/foreign/testdata/qwen/handmade.jsonl")
@@ -52,12 +53,14 @@ func usageFixtures(t *testing.T) (ccusageEnv []string) {
 		"CLAUDE_CONFIG_DIR": filepath.Join(tmp, "claude"), "CODEX_HOME": filepath.Join(tmp, "codex"),
 		"COPILOT_HOME": filepath.Join(tmp, "copilot"), "GEMINI_CLI_HOME": filepath.Join(tmp, "gemini-home"),
 		"XDG_DATA_HOME": filepath.Join(tmp, "xdg"), "QWEN_HOME": filepath.Join(tmp, "qwen"), "QWEN_RUNTIME_DIR": "",
+		"KIMI_SHARE_DIR": filepath.Join(tmp, "kimi"),
 	} {
 		t.Setenv(k, v)
 	}
 	return []string{"CLAUDE_CONFIG_DIR=" + filepath.Join(tmp, "claude"), "CODEX_HOME=" + filepath.Join(tmp, "codex"),
 		"COPILOT_HOME=" + filepath.Join(tmp, "copilot"), "GEMINI_DATA_DIR=" + filepath.Join(tmp, "gemini-home/.gemini"),
-		"OPENCODE_DATA_DIR=" + filepath.Join(tmp, "xdg/opencode"), "QWEN_DATA_DIR=" + filepath.Join(tmp, "qwen")}
+		"OPENCODE_DATA_DIR=" + filepath.Join(tmp, "xdg/opencode"), "QWEN_DATA_DIR=" + filepath.Join(tmp, "qwen"),
+		"KIMI_DATA_DIR=" + filepath.Join(tmp, "kimi")}
 }
 
 // usageRow is a report row as both programs print it.
@@ -104,7 +107,7 @@ func usageRows(t *testing.T, b []byte) map[string]usageRow {
 
 // TestUsageMatchesCcusage: on the real fixtures of every harness ccusage
 // 20.0.24 reads (Claude Code, Codex, Copilot CLI, Gemini CLI, opencode,
-// Qwen Code),
+// Qwen Code, Kimi CLI),
 // `xdev usage daily` and `session` give ccusage's tokens and cost, day by
 // day and session by session, but where xdev counts otherwise on
 // purpose (docs/usage.md), each difference checked for what it is:
@@ -120,6 +123,10 @@ func usageRows(t *testing.T, b []byte) map[string]usageRow {
 //     for Gemini. ccusage prices Qwen's models at LiteLLM's rates; Qwen
 //     records no cost and the catalog's resellers disagree, so xdev
 //     leaves them unpriced.
+//   - Kimi CLI: ccusage leaves out a subagent's calls (its StatusUpdate
+//     events, wrapped in SubagentEvent); xdev counts them in the session
+//     that spawned it. No file names Kimi's model: ccusage calls it
+//     kimi-for-coding and prices it so; xdev leaves it unpriced.
 //   - Copilot CLI, a resumed session's two session.shutdown events:
 //     ccusage takes the larger of each counter over the two; xdev adds
 //     the two runs (each shutdown holds its own run's tokens: the second's
@@ -128,7 +135,7 @@ func usageRows(t *testing.T, b []byte) map[string]usageRow {
 func TestUsageMatchesCcusage(t *testing.T) {
 	env := usageFixtures(t)
 	const resumed = "3fb12c66-34de-4800-88bd-cdc369a4b9e0"
-	for _, h := range []string{"claude", "codex", "copilot", "gemini", "opencode", "qwen"} {
+	for _, h := range []string{"claude", "codex", "copilot", "gemini", "opencode", "qwen", "kimi"} {
 		for _, view := range []string{"daily", "session"} {
 			t.Run(h+"/"+view, func(t *testing.T) {
 				theirs := usageRows(t, omptest.RunCcusage(t, env, h, view, "--offline", "-z", "UTC", "--json"))
@@ -167,6 +174,11 @@ func TestUsageMatchesCcusage(t *testing.T) {
 						t.Errorf("%s: no row; ccusage has %v", k, want)
 						continue
 					}
+					if h == "kimi" {
+						sub := kimiSubagentTokens(t, k)
+						want.In, want.Out, want.CacheRead, want.CacheWrite = want.In+sub.In, want.Out+sub.Out, want.CacheRead+sub.CacheRead, want.CacheWrite+sub.CacheWrite
+						want.Total, want.Cost = want.Total+sub.In+sub.Out+sub.CacheRead+sub.CacheWrite, 0
+					}
 					if h == "qwen" {
 						want.In, want.Total, want.Cost = want.In-want.CacheRead, want.Total-want.CacheRead, 0
 					}
@@ -186,6 +198,50 @@ func TestUsageMatchesCcusage(t *testing.T) {
 			})
 		}
 	}
+}
+
+// kimiSubagentTokens sums the token usage of the subagents' StatusUpdate
+// events in the wire.jsonl of the Kimi session named key (a session id,
+// or a day: every session's that day), read apart from xdev's reader.
+func kimiSubagentTokens(t *testing.T, key string) usageRow {
+	t.Helper()
+	var sum usageRow
+	wires, _ := filepath.Glob(filepath.Join(os.Getenv("KIMI_SHARE_DIR"), "sessions", "*", "*", "wire.jsonl"))
+	for _, w := range wires {
+		b, err := os.ReadFile(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			var rec struct {
+				Timestamp float64
+				Message   struct {
+					Type    string
+					Payload struct {
+						Event struct {
+							Type    string
+							Payload struct {
+								TokenUsage *struct {
+									InputOther         float64 `json:"input_other"`
+									Output             float64
+									InputCacheRead     float64 `json:"input_cache_read"`
+									InputCacheCreation float64 `json:"input_cache_creation"`
+								} `json:"token_usage"`
+							}
+						}
+					}
+				}
+			}
+			if json.Unmarshal([]byte(line), &rec) != nil || rec.Message.Type != "SubagentEvent" || rec.Message.Payload.Event.Type != "StatusUpdate" {
+				continue
+			}
+			day := time.UnixMilli(int64(rec.Timestamp * 1000)).UTC().Format("2006-01-02")
+			if u := rec.Message.Payload.Event.Payload.TokenUsage; u != nil && (filepath.Base(filepath.Dir(w)) == key || day == key) {
+				sum.In, sum.Out, sum.CacheRead, sum.CacheWrite = sum.In+u.InputOther, sum.Out+u.Output, sum.CacheRead+u.InputCacheRead, sum.CacheWrite+u.InputCacheCreation
+			}
+		}
+	}
+	return sum
 }
 
 // closeRows reports whether two rows hold the same tokens, and costs

@@ -162,6 +162,8 @@ const (
 	Qwen Harness = "qwen"
 	// Continue is Continue.
 	Continue Harness = "continue"
+	// Kimi is Kimi CLI.
+	Kimi Harness = "kimi"
 	// File is an omp-format session file that lies in no known place.
 	File Harness = "file"
 	// DB is a session stored in a team's PostgreSQL (internal/pgstore).

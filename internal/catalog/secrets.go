@@ -201,6 +201,9 @@ func (c *Catalog) secretsOf(ctx context.Context, d *secrets.Detector, row Row, f
 	report := func(s Secret, text string) {
 		seen := map[string]bool{}
 		for _, f := range d.Find(text) {
+			if f.Placeholder {
+				continue // masked where it is shown, but no key
+			}
 			v := text[f.Start:f.End]
 			if seen[f.Rule+"\x00"+v] {
 				continue

@@ -60,6 +60,8 @@ var Kinds = []Kind{
 		DefaultRoot: QwenDir, Env: []string{"QWEN_RUNTIME_DIR", "QWEN_HOME"}, Watched: "projects", FilesUnder: "projects", New: func(root string) Source { return qwenSource{root} }},
 	{Name: HarnessContinue, Display: "Continue", DirHelp: "Continue's dir (default $CONTINUE_GLOBAL_DIR or ~/.continue)",
 		DefaultRoot: ContinueDir, Env: []string{"CONTINUE_GLOBAL_DIR"}, Watched: "sessions", FilesUnder: "sessions", New: func(root string) Source { return continueSource{root} }},
+	{Name: HarnessKimi, Display: "Kimi CLI", DirHelp: "Kimi CLI's dir (default $KIMI_SHARE_DIR or ~/.kimi)",
+		DefaultRoot: KimiDir, Env: []string{"KIMI_SHARE_DIR"}, Watched: "sessions", New: func(root string) Source { return kimiSource{root} }},
 }
 
 // KindOf is the registry entry of the harness called name.

@@ -33,6 +33,8 @@ const (
 	HarnessQwen = "qwen"
 	// Continue: ~/.continue/sessions/<id>.json
 	HarnessContinue = "continue"
+	// Kimi CLI: ~/.kimi/sessions/<workdir md5>/<id>/context.jsonl
+	HarnessKimi = "kimi"
 )
 
 // Session is one foreign transcript as a listing shows it: what was read
@@ -340,6 +342,8 @@ func harnessOf(v jsonx.Value) string {
 		return HarnessOpencode
 	case qwenRecord(v):
 		return HarnessQwen
+	case kimiRecord(v):
+		return HarnessKimi
 	case v.Get("sessionId").Kind() == jsonx.String || claudeTypes[typ]:
 		return HarnessClaude
 	}

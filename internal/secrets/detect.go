@@ -12,6 +12,11 @@ import (
 type Finding struct {
 	Rule       string // the rule's id: "github-pat", "aws-access-token", …
 	Start, End int    // the secret's bytes in the text
+	// Placeholder: the secret is a key's shape filled with one character
+	// (nfp_XXXX…), what stands where a key was redacted. Masking masks it
+	// all the same (gitleaks would report it); a report of keys found
+	// leaves it out.
+	Placeholder bool
 }
 
 // Detector finds secrets by a rule set. Its zero value is not usable;
@@ -226,7 +231,7 @@ func (r *Rule) find(d *Detector, text string, s span, out []Finding, memo map[al
 		if allow {
 			continue
 		}
-		out = append(out, Finding{Rule: r.ID, Start: lo, End: hi})
+		out = append(out, Finding{Rule: r.ID, Start: lo, End: hi, Placeholder: placeholder(secret)})
 	}
 	return out
 }
@@ -348,6 +353,23 @@ func lineAround(text string, lo, hi int) string {
 		b = hi + i
 	}
 	return text[a:b]
+}
+
+// placeholder reports whether secret is a key's shape filled with one
+// character (nfp_XXXX…, sk-****…, 0000…): what a person or a tool that
+// redacts writes in a key's place, never a key. A secret of eight bytes
+// or more of which one byte makes four fifths is one.
+func placeholder(secret string) bool {
+	if len(secret) < 8 {
+		return false
+	}
+	var count [256]int
+	most := 0
+	for i := 0; i < len(secret); i++ {
+		count[secret[i]]++
+		most = max(most, count[secret[i]])
+	}
+	return most*5 >= len(secret)*4
 }
 
 // entropy is the Shannon entropy of s, as gitleaks measures it: over its

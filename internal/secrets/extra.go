@@ -14,7 +14,11 @@ func extraRules() []*Rule {
 			`your[_-]?\w*|my[_-]?\w*|none|null|nil|undefined|true|false|test|dummy|fake|foo|bar|admin|user(?:name)?)$`,
 		// an expression, not a value: a template's ${…} or {{…}}, a shell or env variable
 		`\$\{|\{\{|^\$[A-Za-z_(]|^process\.env\.|^os\.environ`,
-	}}
+	},
+		// a test's or an example's value: a password that says it is one
+		// ("securepassword123", "wrongpassword"), a token that says it is
+		// not one ("invalid_token")
+		StopWords: []string{"password", "passwd", "invalid", "placeholder", "example", "dummy"}}
 	return []*Rule{
 		{
 			ID: "password-assignment",

@@ -68,7 +68,7 @@ const Word = "zebra"
 // Plant writes sessions holding every one of secrets, in turn in xdev's
 // own format (into the data dir data) and in the format of each harness
 // roots has a root for (by its name: claude, codex, pi, copilot, gemini,
-// qwen, continue, opencode; one left out is skipped): in user and assistant text,
+// qwen, continue, kimi, opencode; one left out is skipped): in user and assistant text,
 // thinking, tool calls' arguments, tool results, titles and compaction
 // summaries, as far as each format holds them, and in one session's
 // working directory and so its file's path. It returns each session's
@@ -95,7 +95,7 @@ func Plant[H ~string](t testing.TB, data string, roots map[H]string, secrets []s
 	for _, f := range []struct {
 		name  string
 		plant func(t testing.TB, root string, k int, take func() string) string
-	}{{"claude", plantClaude}, {"codex", plantCodex}, {"pi", plantPi}, {"copilot", plantCopilot}, {"gemini", plantGemini}, {"qwen", plantQwen}, {"continue", plantContinue}} {
+	}{{"claude", plantClaude}, {"codex", plantCodex}, {"pi", plantPi}, {"copilot", plantCopilot}, {"gemini", plantGemini}, {"qwen", plantQwen}, {"continue", plantContinue}, {"kimi", plantKimi}} {
 		if root := roots[H(f.name)]; root != "" {
 			formats = append(formats, func(k int) string { return f.plant(t, root, k, take) })
 		}
@@ -300,4 +300,21 @@ func plantContinue(t testing.TB, root string, k int, take func() string) string 
 	b, _ := json.Marshal(entries)
 	write(t, index, []string{string(b)})
 	return write(t, filepath.Join(root, "sessions", id+".json"), []string{doc})
+}
+
+// plantKimi writes a Kimi CLI session's context and event log under
+// root/sessions/<md5 of /w/app>/<id>/.
+func plantKimi(t testing.TB, root string, k int, take func() string) string {
+	id := fmt.Sprintf("4c000000-0000-4000-8000-%012d", k)
+	dir := filepath.Join(root, "sessions", "0e6f4f8e2c8a3d1d8f8a2b0f8c8d9e10", id)
+	args, _ := json.Marshal(map[string]string{"command": "echo " + take()})
+	lines := []string{
+		`{"role":"_checkpoint","id":0}`,
+		`{"role":"user","content":` + str(Word+" my key "+take()) + `}`,
+		`{"role":"assistant","content":[{"type":"think","think":` + str(Word+" thinking "+take()) + `},{"type":"text","text":` + str(Word+" ok "+take()) + `}],"tool_calls":[{"type":"function","id":"t1","function":{"name":"Shell","arguments":` + str(string(args)) + `}}]}`,
+		`{"role":"tool","content":[{"type":"text","text":` + str(Word+" "+take()) + `}],"tool_call_id":"t1"}`,
+	}
+	write(t, filepath.Join(dir, "wire.jsonl"), []string{`{"type":"metadata","protocol_version":"1.3"}`,
+		`{"timestamp":1767225601.0,"message":{"type":"TurnBegin","payload":{"user_input":"x"}}}`})
+	return write(t, filepath.Join(dir, "context.jsonl"), lines)
 }
