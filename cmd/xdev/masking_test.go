@@ -15,7 +15,7 @@ import (
 // TestNoSecretLeaves plants secrets of every kind gitleaks knows into
 // sessions of every harness format xdev reads (xdev's own, Claude Code's,
 // Codex's, pi's, Copilot CLI's, Gemini CLI's, Qwen Code's, Continue's,
-// Kimi CLI's, opencode's database), in
+// Kimi CLI's, Cline's, opencode's database), in
 // user text, assistant text, thinking, tool calls' arguments, tool
 // results, titles and summaries, and runs every reading command a person
 // uses on them: not one planted secret is in any output, and gitleaks
@@ -32,8 +32,9 @@ func TestNoSecretLeaves(t *testing.T) {
 	t.Setenv("XDEV_DATA_DIR", data)
 	roots := map[string]string{"claude": filepath.Join(home, ".claude"), "codex": filepath.Join(home, ".codex"), "pi": filepath.Join(home, ".pi", "agent"),
 		"copilot": filepath.Join(home, ".copilot"), "gemini": filepath.Join(home, ".gemini"), "opencode": filepath.Join(home, ".local", "share", "opencode"), "qwen": filepath.Join(home, ".qwen"),
-		"continue": filepath.Join(home, ".continue"), "kimi": filepath.Join(home, ".kimi")}
-	for _, v := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "GEMINI_CLI_HOME", "QWEN_HOME", "QWEN_RUNTIME_DIR", "CONTINUE_GLOBAL_DIR", "KIMI_SHARE_DIR"} {
+		"continue": filepath.Join(home, ".continue"), "kimi": filepath.Join(home, ".kimi"),
+		"cline": filepath.Join(home, ".cline", "data")}
+	for _, v := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "GEMINI_CLI_HOME", "QWEN_HOME", "QWEN_RUNTIME_DIR", "CONTINUE_GLOBAL_DIR", "KIMI_SHARE_DIR", "CLINE_DIR"} {
 		t.Setenv(v, "")
 	}
 	t.Setenv("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))

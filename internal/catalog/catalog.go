@@ -164,6 +164,8 @@ const (
 	Continue Harness = "continue"
 	// Kimi is Kimi CLI.
 	Kimi Harness = "kimi"
+	// Cline is Cline.
+	Cline Harness = "cline"
 	// File is an omp-format session file that lies in no known place.
 	File Harness = "file"
 	// DB is a session stored in a team's PostgreSQL (internal/pgstore).

@@ -148,7 +148,7 @@ func continueAt(path string, index map[string]continueIndexEntry) Session {
 	s.Cwd, _ = headMember(head, "workspaceDirectory").Text()
 	if h := headMember(head, "history"); h.Kind() == jsonx.Array {
 		s.FirstMessage = continueFirstUser(h)
-	} else if u := indexOf(head, `"role"`, `"user"`); u >= 0 {
+	} else if u := afterMember(head, `"role"`, `"user"`); u >= 0 {
 		// The history is longer than the head: the first user message's
 		// content follows its role.
 		s.FirstMessage = continueText(headMember(head[u:], "content"))
@@ -166,19 +166,23 @@ func continueAt(path string, index map[string]continueIndexEntry) Session {
 	return s
 }
 
-// indexOf is where in b the member name has the value value (`"role":
-// "user"` however spaced), or -1.
-func indexOf(b []byte, name, value string) int {
+// afterMember is the offset in b just past the first member name whose
+// value is value (`"role": "user"` however spaced), or -1.
+func afterMember(b []byte, name, value string) int {
 	for i := 0; ; {
 		k := strings.Index(string(b[i:]), name)
 		if k < 0 {
 			return -1
 		}
-		rest := strings.TrimLeft(string(b[i+k+len(name):]), " \t\r\n")
-		if strings.HasPrefix(rest, ":") && strings.HasPrefix(strings.TrimLeft(rest[1:], " \t\r\n"), value) {
-			return i + k
+		j := i + k + len(name)
+		rest := strings.TrimLeft(string(b[j:]), " \t\r\n")
+		if strings.HasPrefix(rest, ":") {
+			v := strings.TrimLeft(rest[1:], " \t\r\n")
+			if strings.HasPrefix(v, value) {
+				return len(b) - len(v) + len(value)
+			}
 		}
-		i += k + len(name)
+		i = j
 	}
 }
 

@@ -92,7 +92,8 @@ func hasReal(t *testing.T, what string) bool {
 // database's).
 func newHarnessRoots(t *testing.T) map[string]string {
 	roots := map[string]string{HarnessCopilot: copilotRoot(t), HarnessGemini: geminiRoot(t), HarnessQwen: qwenRoot(t),
-		HarnessContinue: continueRoot(t), HarnessKimi: kimiRoot(t)}
+		HarnessContinue: continueRoot(t), HarnessKimi: kimiRoot(t),
+		HarnessCline: clineRoot(t)}
 	if hasReal(t, "the real opencode database") {
 		roots[HarnessOpencode] = opencodeRootWithStorage(t)
 	}
@@ -128,6 +129,8 @@ func sourceMessages(t *testing.T, s Session) int {
 		n = continueMessages(t, s.Path)
 	case HarnessKimi:
 		n = kimiMessages(t, s.Path)
+	case HarnessCline:
+		n = clineMessages(t, s.Path)
 	case HarnessGemini:
 		_, msgs, _, err := readGemini(s.Path)
 		if err != nil {

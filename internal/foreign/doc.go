@@ -1,6 +1,6 @@
 // Package foreign reads the sessions of other coding agents, Claude Code,
 // Codex, pi, GitHub Copilot CLI, Gemini CLI, opencode, Qwen Code,
-// Continue and Kimi CLI, so that xdev lists, shows, exports, searches and
+// Continue, Kimi CLI and Cline, so that xdev lists, shows, exports, searches and
 // imports them beside its own. It reads their files and never writes beside them.
 //
 // Each harness is a Source (NewSource): List lists its sessions from each
@@ -21,9 +21,10 @@
 // omp's format without the title slot, which the store reads as it is.
 //
 // Copilot CLI's event logs, Gemini CLI's and Qwen Code's chats,
-// Continue's sessions, Kimi CLI's contexts and opencode's database have
-// no omp importer to follow: StreamCopilot, StreamGemini, StreamQwen,
-// StreamContinue, StreamKimi and StreamOpencode convert them by this
+// Continue's sessions, Kimi CLI's contexts, Cline's tasks and opencode's
+// database have no omp importer to follow: StreamCopilot, StreamGemini,
+// StreamQwen, StreamContinue, StreamKimi, StreamCline and StreamOpencode
+// convert them by this
 // package's own mapping (a chain of entries in the source's order), and
 // the check
 // is that real omp resumes the import with every message the source

@@ -62,6 +62,8 @@ var Kinds = []Kind{
 		DefaultRoot: ContinueDir, Env: []string{"CONTINUE_GLOBAL_DIR"}, Watched: "sessions", FilesUnder: "sessions", New: func(root string) Source { return continueSource{root} }},
 	{Name: HarnessKimi, Display: "Kimi CLI", DirHelp: "Kimi CLI's dir (default $KIMI_SHARE_DIR or ~/.kimi)",
 		DefaultRoot: KimiDir, Env: []string{"KIMI_SHARE_DIR"}, Watched: "sessions", New: func(root string) Source { return kimiSource{root} }},
+	{Name: HarnessCline, Display: "Cline", DirHelp: "Cline's storage (default $CLINE_DIR/data, VS Code's globalStorage/saoudrizwan.claude-dev, or ~/.cline/data)",
+		DefaultRoot: ClineDir, Env: []string{"CLINE_DIR"}, Watched: "tasks", FilesUnder: "tasks", New: func(root string) Source { return clineSource{root} }},
 }
 
 // KindOf is the registry entry of the harness called name.

@@ -35,6 +35,8 @@ const (
 	HarnessContinue = "continue"
 	// Kimi CLI: ~/.kimi/sessions/<workdir md5>/<id>/context.jsonl
 	HarnessKimi = "kimi"
+	// Cline: VS Code's globalStorage/saoudrizwan.claude-dev/tasks/<id>/
+	HarnessCline = "cline"
 )
 
 // Session is one foreign transcript as a listing shows it: what was read
@@ -266,14 +268,16 @@ func Detect(path string) (string, error) {
 	defer r.Close()
 	br := bufio.NewReaderSize(io.LimitReader(r, detectBytes), 64<<10)
 	if strings.HasSuffix(path, ".json") {
-		// A Gemini CLI chat, a Continue session, is one pretty-printed
-		// document, not lines.
+		// A Gemini CLI chat, a Continue session, a Cline task's file is
+		// one JSON document, not lines.
 		head, _ := br.Peek(continueHeadBytes)
 		switch {
 		case geminiDocument(head):
 			return HarnessGemini, nil
 		case continueDocument(head):
 			return HarnessContinue, nil
+		case clineFile(path, head):
+			return HarnessCline, nil
 		}
 	}
 	objects := 0

@@ -70,6 +70,7 @@ func CopyRealFixtures(t testing.TB, roots map[catalog.Harness]string) {
 	copyDir(filepath.Join(real, "qwen"), roots[catalog.Qwen])
 	copyDir(filepath.Join(real, "continue"), roots[catalog.Continue])
 	copyDir(filepath.Join(real, "kimi"), roots[catalog.Kimi])
+	copyDir(filepath.Join(real, "cline"), roots[catalog.Cline])
 	pi := filepath.Join(session.SessionsDir(roots[catalog.Pi]), "--tmp-pi--")
 	os.MkdirAll(pi, 0o700)
 	for _, name := range []string{"pi-v1-before-compaction.jsonl", "pi-v1-large-session.jsonl"} {

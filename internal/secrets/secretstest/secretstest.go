@@ -68,7 +68,7 @@ const Word = "zebra"
 // Plant writes sessions holding every one of secrets, in turn in xdev's
 // own format (into the data dir data) and in the format of each harness
 // roots has a root for (by its name: claude, codex, pi, copilot, gemini,
-// qwen, continue, kimi, opencode; one left out is skipped): in user and assistant text,
+// qwen, continue, kimi, cline, opencode; one left out is skipped): in user and assistant text,
 // thinking, tool calls' arguments, tool results, titles and compaction
 // summaries, as far as each format holds them, and in one session's
 // working directory and so its file's path. It returns each session's
@@ -95,7 +95,7 @@ func Plant[H ~string](t testing.TB, data string, roots map[H]string, secrets []s
 	for _, f := range []struct {
 		name  string
 		plant func(t testing.TB, root string, k int, take func() string) string
-	}{{"claude", plantClaude}, {"codex", plantCodex}, {"pi", plantPi}, {"copilot", plantCopilot}, {"gemini", plantGemini}, {"qwen", plantQwen}, {"continue", plantContinue}, {"kimi", plantKimi}} {
+	}{{"claude", plantClaude}, {"codex", plantCodex}, {"pi", plantPi}, {"copilot", plantCopilot}, {"gemini", plantGemini}, {"qwen", plantQwen}, {"continue", plantContinue}, {"kimi", plantKimi}, {"cline", plantCline}} {
 		if root := roots[H(f.name)]; root != "" {
 			formats = append(formats, func(k int) string { return f.plant(t, root, k, take) })
 		}
@@ -317,4 +317,16 @@ func plantKimi(t testing.TB, root string, k int, take func() string) string {
 	write(t, filepath.Join(dir, "wire.jsonl"), []string{`{"type":"metadata","protocol_version":"1.3"}`,
 		`{"timestamp":1767225601.0,"message":{"type":"TurnBegin","payload":{"user_input":"x"}}}`})
 	return write(t, filepath.Join(dir, "context.jsonl"), lines)
+}
+
+// plantCline writes a Cline task's conversation and chat under
+// root/tasks/<id>/.
+func plantCline(t testing.TB, root string, k int, take func() string) string {
+	dir := filepath.Join(root, "tasks", fmt.Sprintf("17672256%05d", k))
+	api := `[{"role":"user","content":[{"type":"text","text":` + str("<task>"+Word+" use "+take()+"</task>") + `}]},` +
+		`{"role":"assistant","content":[{"type":"thinking","thinking":` + str(Word+" thinking "+take()) + `},{"type":"text","text":` + str(Word+" ok "+take()) + `},` +
+		`{"type":"tool_use","id":"t1","name":"execute_command","input":{"command":` + str("echo "+take()) + `}}],"modelInfo":{"modelId":"m","providerId":"p"}},` +
+		`{"role":"user","content":[{"type":"text","text":` + str("[execute_command] Result:\n"+Word+" "+take()) + `}]}]`
+	write(t, filepath.Join(dir, "ui_messages.json"), []string{`[{"ts":1767225600000,"type":"say","say":"text","text":` + str(Word+" use "+take()) + `}]`})
+	return write(t, filepath.Join(dir, "api_conversation_history.json"), []string{api})
 }
