@@ -107,3 +107,21 @@ func toolCallBlock(id, name string, args jsonx.Value) jsonx.Value {
 	return jsonx.ObjectOf(member("type", jsonx.Str("toolCall")), member("id", jsonx.Str(id)), member("name", jsonx.Str(name)),
 		member("arguments", args))
 }
+
+// functionCall is the tool call block of a call in OpenAI's shape, {id,
+// function {name, arguments}} (Continue's, Kimi CLI's): its arguments
+// parsed from their JSON string, kept as text when they are not JSON;
+// and the call's id and name.
+func functionCall(call jsonx.Value) (block jsonx.Value, id, name string) {
+	id, _ = stringField(call, "id")
+	name, _ = stringField(call.Get("function"), "name")
+	var args jsonx.Value
+	if a, ok := call.Get("function").Get("arguments").Text(); ok {
+		if v, err := jsonx.Parse([]byte(a)); err == nil {
+			args = v
+		} else {
+			args = jsonx.Str(a)
+		}
+	}
+	return toolCallBlock(id, name, args), id, name
+}

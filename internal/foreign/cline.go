@@ -213,27 +213,12 @@ func clineTask(v jsonx.Value) string {
 	return strings.TrimSpace(t)
 }
 
-// clineMaxBytes bounds a task file read whole.
-const clineMaxBytes = 512 << 20
-
 // readClineArray reads the JSON array at path whole, and the line each
 // element starts on.
 func readClineArray(path string) (jsonx.Value, []int, error) {
-	f, fi, err := regularfile.Open(path, 0)
+	b, v, err := readDocument(path, "a Cline task file")
 	if err != nil {
 		return jsonx.Value{}, nil, err
-	}
-	defer f.Close()
-	if fi.Size() > clineMaxBytes {
-		return jsonx.Value{}, nil, fmt.Errorf("%s: a Cline task file of %d MiB, over the %d MiB read whole", path, fi.Size()>>20, clineMaxBytes>>20)
-	}
-	b := make([]byte, fi.Size())
-	if _, err := io.ReadFull(f, b); err != nil {
-		return jsonx.Value{}, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	v, err := jsonx.Parse(b)
-	if err != nil {
-		return jsonx.Value{}, nil, fmt.Errorf("%s: not a whole JSON document (cut short?): %w", path, err)
 	}
 	if v.Kind() != jsonx.Array {
 		return jsonx.Value{}, nil, fmt.Errorf("%s: not a Cline task file (not a JSON array)", path)

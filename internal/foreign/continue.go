@@ -222,27 +222,12 @@ func continueText(v jsonx.Value) string {
 	return strings.Join(parts, "\n")
 }
 
-// continueMaxBytes bounds a session read whole.
-const continueMaxBytes = 512 << 20
-
 // readContinue reads the session document at path whole, and the line
 // each history item starts on.
 func readContinue(path string) (jsonx.Value, []int, error) {
-	f, fi, err := regularfile.Open(path, 0)
+	b, doc, err := readDocument(path, "a Continue session")
 	if err != nil {
 		return jsonx.Value{}, nil, err
-	}
-	defer f.Close()
-	if fi.Size() > continueMaxBytes {
-		return jsonx.Value{}, nil, fmt.Errorf("%s: a Continue session of %d MiB, over the %d MiB read whole", path, fi.Size()>>20, continueMaxBytes>>20)
-	}
-	b := make([]byte, fi.Size())
-	if _, err := io.ReadFull(f, b); err != nil {
-		return jsonx.Value{}, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	doc, err := jsonx.Parse(b)
-	if err != nil {
-		return jsonx.Value{}, nil, fmt.Errorf("%s: not a whole JSON document (cut short?): %w", path, err)
 	}
 	if !isRecordValue(doc) || doc.Get("history").Kind() != jsonx.Array {
 		return jsonx.Value{}, nil, fmt.Errorf("%s: not a Continue session (no history array)", path)
@@ -345,18 +330,9 @@ func StreamContinue(path string, created time.Time, purpose Purpose, begin func(
 				content = append(content, textBlock(t))
 			}
 			for _, call := range m.Get("toolCalls").Items() {
-				id, _ := stringField(call, "id")
-				name, _ := stringField(call.Get("function"), "name")
+				block, id, name := functionCall(call)
 				toolNames[id] = name
-				args := jsonx.Value{}
-				if a, ok := call.Get("function").Get("arguments").Text(); ok {
-					if v, err := jsonx.Parse([]byte(a)); err == nil {
-						args = v
-					} else {
-						args = jsonx.Str(a)
-					}
-				}
-				content = append(content, toolCallBlock(id, name, args))
+				content = append(content, block)
 			}
 			if len(content) == 0 {
 				continue

@@ -16,7 +16,6 @@ import (
 	"strings"
 
 	"github.com/xdev/xdev/internal/jsonx"
-	"github.com/xdev/xdev/internal/regularfile"
 )
 
 // GeminiDir is Gemini CLI's dir: .gemini under $GEMINI_CLI_HOME (which
@@ -195,10 +194,6 @@ type geminiMessage struct {
 	line int
 }
 
-// geminiMaxBytes bounds a chat document read whole (a .json chat is one
-// value; a .jsonl chat is read a line at a time).
-const geminiMaxBytes = 512 << 20
-
 // readGemini reads a chat's messages as Gemini CLI loads them: a .json
 // document's messages array; a .jsonl log replayed: its first line is the
 // metadata, a record with an id adds the message or replaces the one of
@@ -208,22 +203,9 @@ const geminiMaxBytes = 512 << 20
 // and how many lines it skipped as unreadable.
 func readGemini(path string) (meta jsonx.Value, msgs []geminiMessage, skipped int, err error) {
 	if !strings.HasSuffix(path, ".jsonl") {
-		f, fi, err := regularfile.Open(path, 0)
+		b, doc, err := readDocument(path, "a Gemini chat")
 		if err != nil {
 			return meta, nil, 0, err
-		}
-		defer f.Close()
-		if fi.Size() > geminiMaxBytes {
-			return meta, nil, 0, fmt.Errorf("%s: a Gemini chat of %d MiB, over the %d MiB read whole", path, fi.Size()>>20, geminiMaxBytes>>20)
-		}
-		b := make([]byte, fi.Size())
-		if _, err := io.ReadFull(f, b); err != nil {
-			return meta, nil, 0, fmt.Errorf("%s: %w", path, err)
-		}
-		b = b[:len(b):len(b)]
-		doc, err := jsonx.Parse(b)
-		if err != nil {
-			return meta, nil, 0, fmt.Errorf("%s: not a whole JSON document (cut short?): %w", path, err)
 		}
 		if !isRecordValue(doc) || doc.Get("messages").Kind() != jsonx.Array {
 			return meta, nil, 0, fmt.Errorf("%s: not a Gemini CLI chat (no messages array)", path)

@@ -305,18 +305,9 @@ func StreamKimi(path, cwd string, purpose Purpose, begin func(*Converted) error,
 				content = append(content, textBlock(t))
 			}
 			for _, call := range v.Get("tool_calls").Items() {
-				id, _ := stringField(call, "id")
-				name, _ := stringField(call.Get("function"), "name")
+				block, id, name := functionCall(call)
 				toolNames[id] = name
-				args := jsonx.Value{}
-				if a, ok := call.Get("function").Get("arguments").Text(); ok {
-					if p, err := jsonx.Parse([]byte(a)); err == nil {
-						args = p
-					} else {
-						args = jsonx.Str(a)
-					}
-				}
-				content = append(content, toolCallBlock(id, name, args))
+				content = append(content, block)
 			}
 			if len(content) == 0 {
 				return nil

@@ -139,3 +139,32 @@ func eachLineFrom(path string, from int64, fn func(b []byte, line int) (ok bool,
 		}
 	}
 }
+
+// documentMaxBytes bounds a transcript that is one JSON document (a
+// Gemini CLI chat, a Continue session, a Cline task's file), read whole.
+const documentMaxBytes = 512 << 20
+
+// readDocument reads the file at path, one JSON document of what's
+// ("a Gemini chat"), whole: its bytes (capacity their length, for
+// jsonx.Elements' offsets) and its value. Over documentMaxBytes it is
+// refused rather than read; a document cut short is an error naming
+// the file.
+func readDocument(path, what string) ([]byte, jsonx.Value, error) {
+	f, fi, err := regularfile.Open(path, 0)
+	if err != nil {
+		return nil, jsonx.Value{}, err
+	}
+	defer f.Close()
+	if fi.Size() > documentMaxBytes {
+		return nil, jsonx.Value{}, fmt.Errorf("%s: %s of %d MiB, over the %d MiB read whole", path, what, fi.Size()>>20, documentMaxBytes>>20)
+	}
+	b := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, jsonx.Value{}, fmt.Errorf("%s: %w", path, err)
+	}
+	v, err := jsonx.Parse(b)
+	if err != nil {
+		return nil, jsonx.Value{}, fmt.Errorf("%s: not a whole JSON document (cut short?): %w", path, err)
+	}
+	return b, v, nil
+}
