@@ -67,7 +67,7 @@ func writeShownJSON(e *env, v any, reveal bool) error {
 // texts the catalog has masked already but whose paths and directories
 // it keeps (a file is opened by its path), and which show them.
 func maskedLine(line []byte) []byte {
-	if m := secrets.Mask(string(line)); len(m) != len(line) || m != string(line) {
+	if m := secrets.Mask(string(line)); m != string(line) {
 		return []byte(m)
 	}
 	return line

@@ -94,9 +94,7 @@ func (c clineSource) List(bool) ([]Session, error) {
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b Session) int {
-		return cmp.Or(b.Modified.Compare(a.Modified), strings.Compare(b.Path, a.Path))
-	})
+	sortNewestFirst(out)
 	return out, nil
 }
 

@@ -10,7 +10,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -105,9 +104,7 @@ func (c continueSource) List(bool) ([]Session, error) {
 		}
 		out = append(out, continueAt(filepath.Join(dir, e.Name()), index))
 	}
-	slices.SortFunc(out, func(a, b Session) int {
-		return cmp.Or(b.Modified.Compare(a.Modified), strings.Compare(b.Path, a.Path))
-	})
+	sortNewestFirst(out)
 	return out, nil
 }
 

@@ -2,7 +2,6 @@ package foreign
 
 import (
 	"bufio"
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -55,9 +53,7 @@ func (c copilotSource) List(bool) ([]Session, error) {
 		}
 		out = append(out, copilotAt(p))
 	}
-	slices.SortFunc(out, func(a, b Session) int {
-		return cmp.Or(b.Modified.Compare(a.Modified), strings.Compare(b.Path, a.Path))
-	})
+	sortNewestFirst(out)
 	return out, nil
 }
 

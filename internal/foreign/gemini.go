@@ -2,7 +2,6 @@ package foreign
 
 import (
 	"bytes"
-	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -12,7 +11,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/xdev/xdev/internal/jsonx"
@@ -69,9 +67,7 @@ func (g geminiSource) List(subagents bool) ([]Session, error) {
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b Session) int {
-		return cmp.Or(b.Modified.Compare(a.Modified), strings.Compare(b.Path, a.Path))
-	})
+	sortNewestFirst(out)
 	return out, nil
 }
 

@@ -11,7 +11,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/xdev/xdev/internal/jsonx"
@@ -74,9 +73,7 @@ func (q qwenSource) List(bool) ([]Session, error) {
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b Session) int {
-		return cmp.Or(b.Modified.Compare(a.Modified), strings.Compare(b.Path, a.Path))
-	})
+	sortNewestFirst(out)
 	return out, nil
 }
 

@@ -3,11 +3,13 @@ package foreign
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -222,6 +224,15 @@ func SourceLineOf(entry []byte) (int, bool) {
 		n = n*10 + int(c-'0')
 	}
 	return 0, false
+}
+
+// sortNewestFirst puts a listing in the order every Source lists: the
+// most recently changed first, then by path, so that equal times list
+// the same way every time.
+func sortNewestFirst(out []Session) {
+	slices.SortFunc(out, func(a, b Session) int {
+		return cmp.Or(b.Modified.Compare(a.Modified), strings.Compare(b.Path, a.Path))
+	})
 }
 
 // openListed opens s.Path for a listing to read its head, setting s's
