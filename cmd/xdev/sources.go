@@ -10,8 +10,12 @@ import (
 
 // sourceFlags choose where the other harnesses keep their sessions: a
 // --<harness>-dir flag for each harness read in place (catalog.Foreign).
+// --project names the directories of projects whose own sessions
+// (Crush's, Aider's: they keep them in the project) are read beside
+// those xdev finds (see catalog's projects.go).
 type sourceFlags struct {
-	dirs map[catalog.Harness]*string
+	dirs     map[catalog.Harness]*string
+	projects dirList
 }
 
 func addSourceFlags(fs *flag.FlagSet) *sourceFlags {
@@ -20,8 +24,13 @@ func addSourceFlags(fs *flag.FlagSet) *sourceFlags {
 		name, help := h.RootFlag()
 		f.dirs[h] = fs.String(name, "", help)
 	}
+	fs.Var(&f.projects, "project", "also read the sessions a harness keeps in the project at `DIR` (Crush's .crush/, Aider's chat history; repeatable; default $XDEV_PROJECTS, a list of directories)")
 	return f
 }
+
+// projectDirs are the directories --project names (the catalog reads
+// $XDEV_PROJECTS when none is).
+func (f *sourceFlags) projectDirs() []string { return f.projects }
 
 // rootFlags are the roots the flags move from their defaults.
 func (f *sourceFlags) rootFlags() map[catalog.Harness]string {
@@ -69,7 +78,8 @@ func (f *sourceFlags) config(e *env, store *storeFlags) (catalog.Config, error) 
 	if store.omp {
 		h = catalog.Omp
 	}
-	return catalog.Config{DataDir: dir, DataDirHarness: h, Explicit: store.explicit(), Cwd: cwd, Roots: f.rootFlags()}, nil
+	return catalog.Config{DataDir: dir, DataDirHarness: h, Explicit: store.explicit(), Cwd: cwd, Roots: f.rootFlags(),
+		Projects: f.projectDirs()}, nil
 }
 
 // resolve finds the session SESSION names, by the catalog's one rule

@@ -166,6 +166,12 @@ const (
 	Kimi Harness = "kimi"
 	// Cline is Cline.
 	Cline Harness = "cline"
+	// Crush is Crush (a SQLite database in each project).
+	Crush Harness = "crush"
+	// Goose is Goose (its SQLite database).
+	Goose Harness = "goose"
+	// Aider is Aider (a chat history in each project).
+	Aider Harness = "aider"
 	// File is an omp-format session file that lies in no known place.
 	File Harness = "file"
 	// DB is a session stored in a team's PostgreSQL (internal/pgstore).
@@ -253,6 +259,10 @@ type Config struct {
 	Cwd string
 	// Roots moves a harness's root (Claude, Codex, Pi) from its default.
 	Roots map[Harness]string
+	// Projects are directories whose own sessions (Crush's, Aider's) are
+	// read beside those found elsewhere (see projects.go); nil for those
+	// $XDEV_PROJECTS lists (ProjectsEnv).
+	Projects []string
 	// Sources replaces a harness's source outright (a test's fake).
 	Sources map[Harness]foreign.Source
 	// ResolveWritesCache lets Resolve write the list cache (ListCacheDir)
@@ -266,8 +276,9 @@ type Config struct {
 
 // Catalog is the places of one Config.
 type Catalog struct {
-	cfg     Config
-	sources map[Harness]foreign.Source
+	cfg         Config
+	sources     map[Harness]foreign.Source
+	projectDirs projectDirs
 }
 
 // New makes the catalog of cfg.
@@ -294,6 +305,9 @@ func New(cfg Config) (*Catalog, error) {
 		src, err := foreign.NewSource(string(h), root)
 		if err != nil {
 			return nil, err
+		}
+		if pr, ok := src.(foreign.ProjectReader); ok {
+			src = pr.WithProjects(c.projects)
 		}
 		c.sources[h] = src
 	}
@@ -334,12 +348,12 @@ func (c *Catalog) Resolve(arg string) (Ref, error) {
 	if arg == "" {
 		return Ref{}, ErrEmptyArgument
 	}
-	if foreign.IsOpencodeSessionPath(arg) {
+	if foreign.IsContainedSession(arg) {
 		abs, err := filepath.Abs(arg)
 		if err != nil {
 			return Ref{}, err
 		}
-		return c.atOpencode(abs)
+		return c.atContained(abs)
 	}
 	if session.SessionPath(arg) {
 		abs, err := filepath.Abs(arg)
@@ -455,13 +469,16 @@ func (c *Catalog) At(path string) (Ref, error) {
 	return ref, nil
 }
 
-// atOpencode is the opencode session path (absolute) names: a session of
-// the database at its head, wherever that lies.
-func (c *Catalog) atOpencode(path string) (Ref, error) {
-	src := c.sources[Opencode]
+// atContained is the session a contained session's path (absolute)
+// names (…/opencode.db/ses_…, …/crush.db/<id>): a session of the
+// container at its head (a database, a chat history), wherever that lies.
+func (c *Catalog) atContained(path string) (Ref, error) {
+	format, container, _, _ := foreign.SplitContained(path)
+	h := Harness(format)
+	src := c.sources[h]
 	if src == nil || !within(path, src.Root()) {
 		var err error
-		if src, err = foreign.NewSource(string(Opencode), filepath.Dir(filepath.Dir(path))); err != nil {
+		if src, err = foreign.NewSource(format, rootOf(h, container)); err != nil {
 			return Ref{}, err
 		}
 	}
@@ -469,7 +486,7 @@ func (c *Catalog) atOpencode(path string) (Ref, error) {
 	if err != nil {
 		return Ref{}, err
 	}
-	return Ref{Harness: Opencode, Path: path, ID: s.ID, Foreign: &s}, nil
+	return Ref{Harness: h, Path: path, ID: s.ID, Foreign: &s}, nil
 }
 
 // otherDataDir is the default data dir of h (Xdev or Omp) when it is not
@@ -518,6 +535,19 @@ func (c *Catalog) Holds(path string) bool {
 	for _, h := range Every {
 		if dir, _ := c.Place(h).Where(); within(path, dir) {
 			return true
+		}
+	}
+	// A session of a harness that keeps them in the projects (Crush's,
+	// Aider's) lies in no harness's directory: it is held when its
+	// harness lists it, from the projects the catalog knows.
+	if h, _, _, ok := foreign.SplitContained(path); ok {
+		if _, projects := c.sources[Harness(h)].(foreign.ProjectReader); projects {
+			list, _ := c.sources[Harness(h)].List(true)
+			for _, s := range list {
+				if s.Path == path {
+					return true
+				}
+			}
 		}
 	}
 	return false

@@ -144,11 +144,11 @@ func (c *Catalog) PlacesIn(hs []Harness) ([]SearchPlace, error) {
 }
 
 // RefOf is the Ref of a session a listing gave (row.Path, which names
-// the session whatever its harness: a file, or an opencode database's
-// session).
+// the session whatever its harness: a file, or a session of a container
+// such as opencode's database).
 func (c *Catalog) RefOf(row Row) (Ref, error) {
-	if foreign.IsOpencodeSessionPath(row.Path) {
-		return c.atOpencode(row.Path)
+	if foreign.IsContainedSession(row.Path) {
+		return c.atContained(row.Path)
 	}
 	return c.At(row.Path)
 }

@@ -276,10 +276,11 @@ func (p harnessPlace) usageJobs(context.Context) ([]usageJob, error) {
 		}
 		j := usageJob{key: string(p.h) + " " + s.Path, file: s.Path,
 			read: func() (usage.Session, error) { return foreign.Usage(p.src, s) }}
-		if db, ok := foreign.OpencodeDatabase(s.Path); ok {
-			// One database holds every session: its own stamp, and the
-			// write-ahead log's, are each session's.
-			j.file, j.wal = db, true
+		if container, database, ok := foreign.ContainerOf(s.Path); ok {
+			// One file holds many sessions (a database, a chat history):
+			// its stamp, and a database's write-ahead log's, are each
+			// session's.
+			j.file, j.wal = container, database
 		}
 		if grows {
 			j.readFrom = func(prev usage.Session, from int64) (usage.Session, bool, error) {

@@ -432,11 +432,11 @@ func vouchedJobs(cache *usagecache.Cache, hs []Harness) (jobs []usageJob, walk [
 			continue
 		}
 		stamp := cache.Old[key].Stamp
-		file := path
-		if db, ok := foreign.OpencodeDatabase(path); ok && Harness(h) == Opencode {
-			file = db
+		file, wal := path, false
+		if container, database, ok := foreign.ContainerOf(path); ok {
+			file, wal = container, database
 		}
-		jobs = append(jobs, usageJob{key: key, file: file, wal: Harness(h) == Opencode, vouched: &stamp,
+		jobs = append(jobs, usageJob{key: key, file: file, wal: wal, vouched: &stamp,
 			read: func() (usage.Session, error) {
 				// Unreachable while the cache holds the session at this
 				// stamp, which is the job's.

@@ -125,3 +125,16 @@ func functionCall(call jsonx.Value) (block jsonx.Value, id, name string) {
 	}
 	return toolCallBlock(id, name, args), id, name
 }
+
+// compaction adds a compaction entry whose summary stands for every
+// entry before it: omp's context is the summary, then what follows (its
+// firstKeptEntryId is its own id, as Codex's conversion writes one).
+func (c *chain) compaction(summary, short string, ts float64, line int) error {
+	id := c.prefix + "-" + strconv.FormatInt(int64(c.n+1), 36)
+	body := []jsonx.Member{member("summary", jsonx.Str(summary))}
+	if c.purpose != ForReading {
+		body = append(body, member("shortSummary", jsonx.Str(short)))
+	}
+	body = append(body, member("firstKeptEntryId", jsonx.Str(id)), member("tokensBefore", jsonx.Num(0)))
+	return c.add("compaction", ts, line, body...)
+}

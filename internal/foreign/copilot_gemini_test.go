@@ -93,7 +93,8 @@ func hasReal(t *testing.T, what string) bool {
 func newHarnessRoots(t *testing.T) map[string]string {
 	roots := map[string]string{HarnessCopilot: copilotRoot(t), HarnessGemini: geminiRoot(t), HarnessQwen: qwenRoot(t),
 		HarnessContinue: continueRoot(t), HarnessKimi: kimiRoot(t),
-		HarnessCline: clineRoot(t)}
+		HarnessCline: clineRoot(t), HarnessCrush: crushRoot(t), HarnessGoose: gooseRoot(t, true)}
+	roots[HarnessAider], _ = aiderProjects(t)
 	if hasReal(t, "the real opencode database") {
 		roots[HarnessOpencode] = opencodeRootWithStorage(t)
 	}
@@ -131,6 +132,12 @@ func sourceMessages(t *testing.T, s Session) int {
 		n = kimiMessages(t, s.Path)
 	case HarnessCline:
 		n = clineMessages(t, s.Path)
+	case HarnessCrush:
+		n = crushMessages(t, s)
+	case HarnessGoose:
+		n = gooseMessages(t, s)
+	case HarnessAider:
+		n = aiderMessages(t, s)
 	case HarnessGemini:
 		_, msgs, _, err := readGemini(s.Path)
 		if err != nil {
@@ -219,7 +226,7 @@ func TestCopilotGeminiList(t *testing.T) {
 // counted; the Gemini log's rewind, upsert and $set are replayed.
 func TestCopilotGeminiConvert(t *testing.T) {
 	for harness, root := range newHarnessRoots(t) {
-		src, _ := NewSource(harness, root)
+		src := testSource(t, harness, root)
 		list, _ := src.List(true)
 		for _, s := range list {
 			c, err := convertAll(src.Stream(s, ForResume))
@@ -231,6 +238,10 @@ func TestCopilotGeminiConvert(t *testing.T) {
 				v, err := jsonx.Parse(e)
 				if err != nil {
 					t.Fatalf("%s: entry not JSON: %s", s.Path, e)
+				}
+				if v.Get("type").Is("compaction") {
+					msgs = 1 // omp's context: the summary, then what follows
+					continue
 				}
 				if !v.Get("type").Is("message") {
 					continue
@@ -285,9 +296,9 @@ func TestCopilotGeminiConvert(t *testing.T) {
 func TestCopilotGeminiImportResumes(t *testing.T) {
 	dataDir := t.TempDir()
 	var files []string
-	want := map[string]int{}
+	want, from := map[string]int{}, map[string]string{}
 	for harness, root := range newHarnessRoots(t) {
-		src, _ := NewSource(harness, root)
+		src := testSource(t, harness, root)
 		list, _ := src.List(true)
 		for _, s := range list {
 			path, _, err := ImportStream(dataDir, s.Provenance(), withFallbackCwd(src.Stream(s, ForResume)))
@@ -296,6 +307,7 @@ func TestCopilotGeminiImportResumes(t *testing.T) {
 			}
 			files = append(files, path)
 			want[path] = sourceMessages(t, s)
+			from[path] = s.Path
 		}
 	}
 	views, err := jsonx.Parse(omptest.Run(t, t.TempDir(), "context.ts", files...))
@@ -312,7 +324,7 @@ func TestCopilotGeminiImportResumes(t *testing.T) {
 		}
 		omp := v.Get("messages").Items()
 		if len(omp) != want[f] {
-			t.Errorf("%s: omp resumes %d messages, the source holds %d", filepath.Base(f), len(omp), want[f])
+			t.Errorf("%s (of %s): omp resumes %d messages, the source holds %d", filepath.Base(f), from[f], len(omp), want[f])
 		}
 		s, err := session.Open(f, nil)
 		if err != nil {
@@ -492,4 +504,24 @@ func TestGeminiProject(t *testing.T) {
 			t.Errorf("GeminiProject(%s) = %v, want %v", c.s.Path, got, c.want)
 		}
 	}
+}
+
+// testSource is the source of harness's sessions under root; a harness
+// that keeps them in the projects (ProjectReader) reads every directory
+// of root as one.
+func testSource(t *testing.T, harness, root string) Source {
+	t.Helper()
+	src, err := NewSource(harness, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr, ok := src.(ProjectReader); ok && harness == HarnessAider {
+		ents, _ := os.ReadDir(root)
+		var dirs []string
+		for _, e := range ents {
+			dirs = append(dirs, filepath.Join(root, e.Name()))
+		}
+		src = pr.WithProjects(func() []string { return dirs })
+	}
+	return src
 }

@@ -1,7 +1,7 @@
 // Package foreign reads the sessions of other coding agents, Claude Code,
 // Codex, pi, GitHub Copilot CLI, Gemini CLI, opencode, Qwen Code,
-// Continue, Kimi CLI and Cline, so that xdev lists, shows, exports, searches and
-// imports them beside its own. It reads their files and never writes beside them.
+// Continue, Kimi CLI, Cline, Crush, Goose and Aider, so that xdev lists,
+// shows, exports, searches and imports them beside its own. It reads their files and never writes beside them.
 //
 // Each harness is a Source (NewSource): List lists its sessions from each
 // file's head, tail and the harness's own index (history.jsonl,
@@ -21,16 +21,20 @@
 // omp's format without the title slot, which the store reads as it is.
 //
 // Copilot CLI's event logs, Gemini CLI's and Qwen Code's chats,
-// Continue's sessions, Kimi CLI's contexts, Cline's tasks and opencode's
-// database have no omp importer to follow: StreamCopilot, StreamGemini,
-// StreamQwen, StreamContinue, StreamKimi, StreamCline and StreamOpencode
-// convert them by this
-// package's own mapping (a chain of entries in the source's order), and
-// the check
-// is that real omp resumes the import with every message the source
-// holds. opencode's SQLite database is read through a copy in xdev's
-// cache, never opened in place (a SQLite reader writes beside a WAL
-// database); a session there is named by the database's path and its id.
+// Continue's sessions, Kimi CLI's contexts, Cline's tasks, opencode's,
+// Crush's and Goose's databases and Aider's chat histories have no omp
+// importer to follow: StreamCopilot, StreamGemini, StreamQwen,
+// StreamContinue, StreamKimi, StreamCline, StreamOpencode, StreamCrush,
+// StreamGoose and StreamAider convert them by this package's own mapping
+// (a chain of entries in the source's order), and the check is that real
+// omp resumes the import with every message the source holds. A SQLite
+// database (opencode's, Crush's, Goose's) is read through a copy in
+// xdev's cache, never opened in place (a SQLite reader writes beside a
+// WAL database: sqlitesnap.go). A file that holds many sessions (those
+// databases, Aider's chat history) names each by its path and the
+// session's id (containers.go). Crush and Aider keep their sessions in
+// the projects themselves (ProjectReader): the catalog tells them where
+// people work.
 //
 // docs/import.md describes each mapping and what omp's conversion drops.
 package foreign

@@ -26,10 +26,7 @@ func TestEveryFixtureReads(t *testing.T) {
 // message with one.
 func checkFixturesRead(t *testing.T, roots map[string]string) {
 	for harness, root := range roots {
-		src, err := NewSource(harness, root)
-		if err != nil {
-			t.Fatal(err)
-		}
+		src := testSource(t, harness, root)
 		list, err := src.List(true)
 		if err != nil {
 			t.Fatal(err)
@@ -110,8 +107,9 @@ func withFallbackCwd(conv Stream) Stream {
 	}
 }
 
-// lastWord is the last run of 4 or more word characters (letters, digits
-// and '_', which the index keeps inside a token) in s.
+// lastWord is the last run of 4 or more ASCII word characters (letters,
+// digits and '_', which the index keeps inside a token) in s that is not
+// part of a longer word of other letters.
 func lastWord(s string) string {
 	isWord := func(c byte) bool {
 		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
@@ -123,7 +121,10 @@ func lastWord(s string) string {
 		case word && end < 0:
 			end = i + 1
 		case !word && end >= 0:
-			if end-i-1 >= 4 {
+			// Not part of a word of other letters ("obrazovkách"), which
+			// the index keeps whole.
+			glued := i >= 0 && s[i] >= 0x80 || end < len(s) && s[end] >= 0x80
+			if end-i-1 >= 4 && !glued {
 				return s[i+1 : end]
 			}
 			end = -1

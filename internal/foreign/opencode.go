@@ -1,26 +1,16 @@
 package foreign
 
 import (
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 
 	"github.com/ncruces/go-sqlite3"
 
-	"github.com/xdev/xdev/internal/atomicfile"
-	"github.com/xdev/xdev/internal/filelock"
 	"github.com/xdev/xdev/internal/jsonx"
-	"github.com/xdev/xdev/internal/regularfile"
 )
 
 // OpencodeDir is opencode's data dir: $XDG_DATA_HOME/opencode, else
@@ -41,37 +31,14 @@ type opencodeSource struct{ root string }
 func (o opencodeSource) Harness() string { return HarnessOpencode }
 func (o opencodeSource) Root() string    { return o.root }
 
-// A session of opencode's database is named by a path that is not a
-// file's: the database's path, then the session's id
-// (…/opencode.db/ses_…), so that it reads as where the session lives.
+// A session of opencode's database is named by the database's path,
+// then the session's id (…/opencode.db/ses_…): see containers.go.
 
-// opencodeSessionPath is the path that names session id of db.
-func opencodeSessionPath(db, id string) string { return db + string(filepath.Separator) + id }
-
-// IsOpencodeSessionPath reports whether path names a session of an
-// opencode database that is there (…/opencode.db/ses_…): a path a person
-// may give, though no file has it.
-func IsOpencodeSessionPath(path string) bool {
-	db, _, ok := splitOpencodePath(path)
-	if !ok {
-		return false
-	}
-	fi, err := os.Lstat(db)
-	return err == nil && fi.Mode().IsRegular()
-}
-
-// OpencodeDatabase is the database file an opencode session's path
-// (…/opencode.db/ses_…) names.
-func OpencodeDatabase(path string) (string, bool) {
-	db, _, ok := splitOpencodePath(path)
-	return db, ok
-}
-
-// splitOpencodePath is the database and session id a session path names.
+// splitOpencodePath is the database and session id an opencode
+// session's path (…/opencode.db/ses_…) names.
 func splitOpencodePath(path string) (db, id string, ok bool) {
-	db, id = filepath.Split(path)
-	db = strings.TrimSuffix(db, string(filepath.Separator))
-	return db, id, filepath.Base(db) == opencodeDB && strings.HasPrefix(id, "ses_")
+	h, db, id, ok := SplitContained(path)
+	return db, id, ok && h == HarnessOpencode
 }
 
 // List lists the sessions of opencode's database from its session table
@@ -126,7 +93,7 @@ func (o opencodeSource) listDB(subagents bool) ([]Session, error) {
 		for st.Step() {
 			s := Session{Harness: HarnessOpencode, ID: st.ColumnText(0), ParentSession: st.ColumnText(1), Title: st.ColumnText(2),
 				Cwd: st.ColumnText(3), Created: Time(float64(st.ColumnInt64(4))), Modified: Time(float64(st.ColumnInt64(5)))}
-			s.Path = opencodeSessionPath(db, s.ID)
+			s.Path = containedPath(db, s.ID)
 			s.Subagent = s.ParentSession != ""
 			if v, err := jsonx.Parse([]byte(st.ColumnText(7))); err == nil {
 				s.FirstMessage, _ = stringField(v, "text")
@@ -395,17 +362,6 @@ func opencodeV1Of(typ string, d jsonx.Value) (jsonx.Value, []jsonx.Value) {
 	return jsonx.Value{}, nil
 }
 
-// hasTable reports whether the database has a table of that name.
-func hasTable(c *sqlite3.Conn, name string) bool {
-	st, _, err := c.Prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`)
-	if err != nil {
-		return false
-	}
-	defer st.Close()
-	st.BindText(1, name)
-	return st.Step()
-}
-
 // opencodeTokens is an assistant message's tokens and cost as omp's
 // usage: opencode's input excludes the cache, as omp's does; reasoning
 // tokens count as output.
@@ -425,213 +381,19 @@ var opencodeTables = map[string][]string{
 	"part":    {"id", "message_id", "data"},
 }
 
-// withOpencode runs fn on a snapshot of the opencode database db (see
-// opencodeSnapshot), opened read-only, after checking its schema is one
-// xdev reads. The connection is kept for the next call while opencode's
-// files keep the stat the snapshot was taken at: opening one costs about
-// 10 ms (a new SQLite instance), and a search's first refresh converts
-// every session of the database. Calls take turns (a connection is for
-// one goroutine at a time).
+// withOpencode runs fn on a snapshot of opencode's database db (see
+// withDatabase), once its schema is checked to be one xdev reads.
 func withOpencode(db string, fn func(*sqlite3.Conn) error) error {
-	openConns.Lock()
-	defer openConns.Unlock()
-	stamp, err := stampOfDB(db)
-	if err != nil {
-		return err
-	}
-	oc := openConns.m[db]
-	if oc == nil || oc.stamp != stamp {
-		if oc != nil {
-			oc.conn.Close()
-			delete(openConns.m, db)
-		}
-		c, err := openOpencode(db)
-		if err != nil {
-			return err
-		}
-		oc = &openConn{conn: c, stamp: stamp}
-		if openConns.m == nil {
-			openConns.m = map[string]*openConn{}
-		}
-		openConns.m[db] = oc
-	}
-	if err := fn(oc.conn); err != nil {
-		return fmt.Errorf("%s: %w", db, err)
-	}
-	return nil
+	return withDatabase(HarnessOpencode, db, checkOpencode, fn)
 }
 
-// openConns are the connections withOpencode keeps, by database.
-var openConns struct {
-	sync.Mutex
-	m map[string]*openConn
-}
-
-type openConn struct {
-	conn  *sqlite3.Conn
-	stamp snapshotStamp // opencode's files when the snapshot was taken
-}
-
-// openOpencode opens a fresh snapshot of db and checks its schema.
-func openOpencode(db string) (*sqlite3.Conn, error) {
-	snap, err := opencodeSnapshot(db)
-	if err != nil {
-		return nil, err
-	}
-	c, err := sqlite3.OpenFlags(snap, sqlite3.OPEN_READONLY|sqlite3.OPEN_NOFOLLOW)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", db, err)
-	}
+// checkOpencode says why c is not an opencode database xdev reads, if
+// it is not one.
+func checkOpencode(c *sqlite3.Conn, db string) error {
 	for table, cols := range opencodeTables {
 		if err := checkColumns(c, db, table, cols); err != nil {
-			c.Close()
-			return nil, err
-		}
-	}
-	return c, nil
-}
-
-// checkColumns says which of cols table lacks, if any.
-func checkColumns(c *sqlite3.Conn, db, table string, cols []string) error {
-	st, _, err := c.Prepare(`SELECT name FROM pragma_table_info(?)`)
-	if err != nil {
-		return fmt.Errorf("%s: %w", db, err)
-	}
-	defer st.Close()
-	st.BindText(1, table)
-	have := map[string]bool{}
-	for st.Step() {
-		have[st.ColumnText(0)] = true
-	}
-	if err := st.Err(); err != nil {
-		return fmt.Errorf("%s: %w (a damaged database?)", db, err)
-	}
-	for _, col := range cols {
-		if !have[col] {
-			return fmt.Errorf("%s: a schema xdev does not read (table %s has no column %s): xdev reads opencode 1.x databases (session, message and part tables)", db, table, col)
+			return fmt.Errorf("%w: xdev reads opencode 1.x databases (session, message and part tables)", err)
 		}
 	}
 	return nil
-}
-
-// The snapshot. SQLite writes beside a database it reads: a reader of a
-// database in WAL mode (opencode's) maps and writes its -shm, and creates
-// it when it is missing. xdev writes nothing in opencode's directory, so
-// it reads a copy: the database and its -wal, copied into xdev's cache
-// while neither changes (a stat before and after; a write during the copy
-// means copying again), the copy's WAL then checkpointed into it, so the
-// copy is one file as opencode's last commit left the database. The copy
-// is kept with the stat it was taken at and used again until opencode's
-// files change.
-
-// opencodeSnapshotTries bounds the copies of a database that changes
-// under each.
-const opencodeSnapshotTries = 5
-
-// snapshotStamp is the stat of a database and its WAL.
-type snapshotStamp struct {
-	Size, Mtime, Ino  int64
-	WalSize, WalMtime int64
-	Format            int
-}
-
-const snapshotFormat = 1
-
-// opencodeSnapshot is the path of an up-to-date copy of db.
-func opencodeSnapshot(db string) (string, error) {
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("%s: no cache dir to read a copy in: %w", db, err)
-	}
-	abs, _ := filepath.Abs(db)
-	sum := sha256.Sum256([]byte(abs))
-	dir := filepath.Join(cache, "xdev", "foreign", "opencode-"+hex.EncodeToString(sum[:6]))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	unlock, err := filelock.Lock(context.Background(), filepath.Join(dir, "lock"), nil)
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	snap, manifest := filepath.Join(dir, "snapshot.db"), filepath.Join(dir, "snapshot.json")
-	for range opencodeSnapshotTries {
-		before, err := stampOfDB(db)
-		if err != nil {
-			return "", err
-		}
-		if b, err := os.ReadFile(manifest); err == nil {
-			var kept snapshotStamp
-			if json.Unmarshal(b, &kept) == nil && kept == before {
-				if _, err := os.Stat(snap); err == nil {
-					return snap, nil
-				}
-			}
-		}
-		os.Remove(snap + "-wal")
-		os.Remove(snap + "-shm")
-		if err := copyInto(db, snap); err != nil {
-			return "", err
-		}
-		if before.WalSize > 0 {
-			if err := copyInto(db+"-wal", snap+"-wal"); err != nil {
-				return "", err
-			}
-		}
-		if after, err := stampOfDB(db); err != nil || after != before {
-			continue // written during the copy: again
-		}
-		if err := settle(snap); err != nil {
-			return "", fmt.Errorf("%s: %w", db, err)
-		}
-		b, _ := json.Marshal(before)
-		if err := atomicfile.ReplaceCache(manifest, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
-			return "", err
-		}
-		return snap, nil
-	}
-	return "", fmt.Errorf("%s: changed during each of %d copies; try again when opencode is idle", db, opencodeSnapshotTries)
-}
-
-// stampOfDB is the stat of db and its -wal (zero when it has none).
-func stampOfDB(db string) (snapshotStamp, error) {
-	fi, err := regularfile.Stat(db)
-	if err != nil {
-		return snapshotStamp{}, err
-	}
-	s := snapshotStamp{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Format: snapshotFormat}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		s.Ino = int64(st.Ino)
-	}
-	if wfi, err := os.Lstat(db + "-wal"); err == nil && wfi.Mode().IsRegular() {
-		s.WalSize, s.WalMtime = wfi.Size(), wfi.ModTime().UnixNano()
-	}
-	return s, nil
-}
-
-// copyInto copies the file at src to dst (in xdev's cache), whole.
-func copyInto(src, dst string) error {
-	f, _, err := regularfile.Open(src, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return atomicfile.ReplaceCache(dst, func(w io.Writer) error {
-		_, err := io.Copy(w, f)
-		return err
-	})
-}
-
-// settle checkpoints the copy's WAL into it and leaves it one file in
-// rollback mode, which a read-only connection opens writing nothing.
-func settle(snap string) error {
-	c, err := sqlite3.OpenFlags(snap, sqlite3.OPEN_READWRITE|sqlite3.OPEN_NOFOLLOW)
-	if err != nil {
-		return err
-	}
-	err = c.Exec(`PRAGMA journal_mode=DELETE`)
-	if cerr := c.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -64,6 +64,12 @@ var Kinds = []Kind{
 		DefaultRoot: KimiDir, Env: []string{"KIMI_SHARE_DIR"}, Watched: "sessions", New: func(root string) Source { return kimiSource{root} }},
 	{Name: HarnessCline, Display: "Cline", DirHelp: "Cline's storage (default $CLINE_DIR/data, VS Code's globalStorage/saoudrizwan.claude-dev, or ~/.cline/data)",
 		DefaultRoot: ClineDir, Env: []string{"CLINE_DIR"}, Watched: "tasks", FilesUnder: "tasks", New: func(root string) Source { return clineSource{root} }},
+	{Name: HarnessCrush, Display: "Crush", DirHelp: "Crush's global data dir, whose projects.json names the projects whose .crush/crush.db are read (default $CRUSH_GLOBAL_DATA, $XDG_DATA_HOME/crush or ~/.local/share/crush)",
+		DefaultRoot: CrushDir, Env: []string{"CRUSH_GLOBAL_DATA", "XDG_DATA_HOME"}, New: func(root string) Source { return crushSource{root: root} }},
+	{Name: HarnessGoose, Display: "Goose", DirHelp: "Goose's data dir (default $GOOSE_PATH_ROOT/data, $XDG_DATA_HOME/goose or ~/.local/share/goose)",
+		DefaultRoot: GooseDir, Env: []string{"GOOSE_PATH_ROOT", "XDG_DATA_HOME"}, Watched: "sessions", FilesUnder: "sessions", New: func(root string) Source { return gooseSource{root} }},
+	{Name: HarnessAider, Display: "Aider", DirHelp: "Aider's own dir (default ~/.aider); its chats, .aider.chat.history.md, are read in the projects (--project)",
+		DefaultRoot: AiderDir, New: func(root string) Source { return aiderSource{root: root} }},
 }
 
 // KindOf is the registry entry of the harness called name.

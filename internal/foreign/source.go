@@ -39,6 +39,13 @@ const (
 	HarnessKimi = "kimi"
 	// Cline: VS Code's globalStorage/saoudrizwan.claude-dev/tasks/<id>/
 	HarnessCline = "cline"
+	// Crush: <project>/.crush/crush.db, the projects in
+	// ~/.local/share/crush/projects.json
+	HarnessCrush = "crush"
+	// Goose: ~/.local/share/goose/sessions/sessions.db
+	HarnessGoose = "goose"
+	// Aider: <project>/.aider.chat.history.md, one session per run
+	HarnessAider = "aider"
 )
 
 // Session is one foreign transcript as a listing shows it: what was read
@@ -95,6 +102,17 @@ type Source interface {
 // every session of that cwd, and may hold others (the caller filters).
 type CwdLister interface {
 	ListCwd(cwd string, subagents bool) ([]Session, error)
+}
+
+// A ProjectReader is a Source whose sessions live in the projects
+// themselves (Crush's <project>/.crush/crush.db, Aider's
+// <project>/.aider.chat.history.md), not under its root: besides the
+// projects its harness records (Crush's projects.json) it reads those of
+// the directories dirs gives when it lists, which the catalog finds
+// (the working directory, the projects a person names, the directories
+// the other harnesses' sessions ran in), never by walking the disk.
+type ProjectReader interface {
+	WithProjects(dirs func() []string) Source
 }
 
 // A FileNamer is a Source whose sessions are named by their files, so

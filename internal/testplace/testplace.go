@@ -5,8 +5,10 @@
 package testplace
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/xdev/xdev/internal/catalog"
@@ -71,6 +73,8 @@ func CopyRealFixtures(t testing.TB, roots map[catalog.Harness]string) {
 	copyDir(filepath.Join(real, "continue"), roots[catalog.Continue])
 	copyDir(filepath.Join(real, "kimi"), roots[catalog.Kimi])
 	copyDir(filepath.Join(real, "cline"), roots[catalog.Cline])
+	copyDir(filepath.Join(real, "goose"), roots[catalog.Goose])
+	copyProjects(t, real, roots)
 	pi := filepath.Join(session.SessionsDir(roots[catalog.Pi]), "--tmp-pi--")
 	os.MkdirAll(pi, 0o700)
 	for _, name := range []string{"pi-v1-before-compaction.jsonl", "pi-v1-large-session.jsonl"} {
@@ -80,4 +84,51 @@ func CopyRealFixtures(t testing.TB, roots map[catalog.Harness]string) {
 		}
 		os.WriteFile(filepath.Join(pi, name), b, 0o600)
 	}
+}
+
+// copyProjects lays out the harnesses that keep their sessions in the
+// projects (Crush, Aider): each fixture project a directory of
+// ProjectsDir, as its harness left it; Crush's projects.json (in its
+// root) names two of its three projects, as Crush records those it ran
+// in, and $XDEV_PROJECTS names the rest (the third Crush project, the
+// Aider ones), as a person would.
+func copyProjects(t testing.TB, real string, roots map[catalog.Harness]string) {
+	t.Helper()
+	dir := ProjectsDir(roots)
+	var named []string
+	type project struct {
+		Path    string `json:"path"`
+		DataDir string `json:"data_dir"`
+	}
+	var crush []project
+	for _, h := range []catalog.Harness{catalog.Crush, catalog.Aider} {
+		ents, err := os.ReadDir(filepath.Join(real, string(h)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range ents {
+			to := filepath.Join(dir, string(h)+"-"+e.Name())
+			if err := os.CopyFS(to, os.DirFS(filepath.Join(real, string(h), e.Name()))); err != nil {
+				t.Fatal(err)
+			}
+			if h == catalog.Crush && i < 2 {
+				crush = append(crush, project{Path: to, DataDir: filepath.Join(to, ".crush")})
+			} else {
+				named = append(named, to)
+			}
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"projects": crush})
+	os.MkdirAll(roots[catalog.Crush], 0o700)
+	if err := os.WriteFile(filepath.Join(roots[catalog.Crush], "projects.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(roots[catalog.Aider], 0o700) // Aider's caches: where it ran
+	t.Setenv(catalog.ProjectsEnv, strings.Join(named, string(filepath.ListSeparator)))
+}
+
+// ProjectsDir is where CopyRealFixtures puts the projects of the
+// harnesses that keep their sessions in them: beside the roots.
+func ProjectsDir(roots map[catalog.Harness]string) string {
+	return filepath.Join(filepath.Dir(roots[catalog.Aider]), "projects")
 }
