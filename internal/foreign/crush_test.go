@@ -267,3 +267,41 @@ func FuzzCrush(f *testing.F) {
 		src.Usage(Session{Path: path})
 	})
 }
+
+// TestCrushDamaged: a project whose database is not one (a torn copy,
+// another program's file) lists as a row with its error; the other
+// projects still list, and the damaged file is left as it was.
+func TestCrushDamaged(t *testing.T) {
+	root := crushRoot(t)
+	bad := filepath.Join(filepath.Dir(root), "projects", "bad")
+	db := filepath.Join(bad, ".crush", crushDB)
+	os.MkdirAll(filepath.Dir(db), 0o700)
+	junk := []byte("SQLite format 3\x00 and then nothing a database holds")
+	os.WriteFile(db, junk, 0o600)
+	src, _ := NewSource(HarnessCrush, root)
+	ps := src.(ProjectReader).WithProjects(func() []string { return []string{bad} })
+	list, err := ps.List(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var damaged, fine int
+	for _, s := range list {
+		if s.Err != nil {
+			damaged++
+			if !strings.Contains(s.Err.Error(), db) {
+				t.Errorf("the error does not name the file: %v", s.Err)
+			}
+		} else {
+			fine++
+		}
+	}
+	if damaged != 1 || fine == 0 {
+		t.Errorf("%d damaged rows, %d sessions; want 1 and the others", damaged, fine)
+	}
+	if b, _ := os.ReadFile(db); string(b) != string(junk) {
+		t.Error("the damaged database was changed")
+	}
+	if _, err := os.Stat(db + "-wal"); err == nil {
+		t.Error("a -wal was made beside it")
+	}
+}
