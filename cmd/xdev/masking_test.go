@@ -33,8 +33,10 @@ func TestNoSecretLeaves(t *testing.T) {
 	roots := map[string]string{"claude": filepath.Join(home, ".claude"), "codex": filepath.Join(home, ".codex"), "pi": filepath.Join(home, ".pi", "agent"),
 		"copilot": filepath.Join(home, ".copilot"), "gemini": filepath.Join(home, ".gemini"), "opencode": filepath.Join(home, ".local", "share", "opencode"), "qwen": filepath.Join(home, ".qwen"),
 		"continue": filepath.Join(home, ".continue"), "kimi": filepath.Join(home, ".kimi"),
-		"cline": filepath.Join(home, ".cline", "data")}
-	for _, v := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "GEMINI_CLI_HOME", "QWEN_HOME", "QWEN_RUNTIME_DIR", "CONTINUE_GLOBAL_DIR", "KIMI_SHARE_DIR", "CLINE_DIR"} {
+		"cline": filepath.Join(home, ".cline", "data"), "crush": filepath.Join(home, ".local", "share", "crush"),
+		"goose": filepath.Join(home, ".local", "share", "goose"), "aider": filepath.Join(home, ".aider")}
+	for _, v := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "GEMINI_CLI_HOME", "QWEN_HOME", "QWEN_RUNTIME_DIR", "CONTINUE_GLOBAL_DIR", "KIMI_SHARE_DIR", "CLINE_DIR",
+		"CRUSH_GLOBAL_DATA", "GOOSE_PATH_ROOT", "XDEV_PROJECTS"} {
 		t.Setenv(v, "")
 	}
 	t.Setenv("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))

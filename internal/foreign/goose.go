@@ -42,8 +42,9 @@ import (
 // a message holds rests on Goose's source (docs/import.md).
 //
 // Usage is recorded per session, not per call: each session is one call
-// of its accumulated tokens (its last call's when no sum is kept), of a
-// model the schema does not record, so unpriced.
+// of its accumulated tokens (its last call's when no sum is kept), of the
+// model newer schemas record (model_config_json, provider_name; schema 5
+// records none, so its calls are unpriced).
 
 // GooseDir is Goose's data dir: $GOOSE_PATH_ROOT/data, else
 // $XDG_DATA_HOME/goose, else %APPDATA%\Block\goose\data on Windows and
@@ -389,8 +390,9 @@ func gooseToolOutput(r jsonx.Value) (string, bool) {
 }
 
 // Usage is the session's recorded tokens as one call: the accumulated
-// sums over its calls, else its last call's, of a model the database
-// does not name (unpriced).
+// sums over its calls, else its last call's, of the model newer schemas
+// name (model_config_json's model_name, provider_name; schema 5 names
+// none: unpriced), priced by the price table (Goose records no cost).
 func (g gooseSource) Usage(s Session) (usage.Session, error) {
 	u := newUsage(HarnessGoose, s)
 	h, db, id, ok := SplitContained(s.Path)
@@ -401,8 +403,17 @@ func (g gooseSource) Usage(s Session) (usage.Session, error) {
 		if !hasColumn(c, "sessions", "accumulated_input_tokens") {
 			return nil
 		}
+		// Newer schemas name the session's model: model_config_json
+		// {model_name, …} and provider_name.
+		model, provider := `''`, `''`
+		if hasColumn(c, "sessions", "model_config_json") {
+			model = `coalesce(json_extract(CASE WHEN json_valid(model_config_json) THEN model_config_json END, '$.model_name'), '')`
+		}
+		if hasColumn(c, "sessions", "provider_name") {
+			provider = `coalesce(provider_name, '')`
+		}
 		st, _, err := c.Prepare(`SELECT coalesce(accumulated_input_tokens, input_tokens, 0), coalesce(accumulated_output_tokens, output_tokens, 0),
-			coalesce(updated_at, '') FROM sessions WHERE id = ?`)
+			coalesce(updated_at, ''), ` + model + `, ` + provider + ` FROM sessions WHERE id = ?`)
 		if err != nil {
 			return err
 		}
@@ -415,7 +426,7 @@ func (g gooseSource) Usage(s Session) (usage.Session, error) {
 		if in == 0 && out == 0 {
 			return nil
 		}
-		call := usage.Call{Time: gooseTime(st.ColumnText(2)), Model: usage.RefModel("goose", "unknown", ""),
+		call := usage.Call{Time: gooseTime(st.ColumnText(2)), Model: usage.RefModel(cmp.Or(st.ColumnText(4), "goose"), cmp.Or(st.ColumnText(3), "unknown"), ""),
 			Tokens: usage.Tokens{Input: in, Output: out}}
 		call.Total = call.Tokens.Sum()
 		u.Calls = append(u.Calls, call)

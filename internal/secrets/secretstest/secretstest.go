@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/lucasjones/reggen"
+	"github.com/ncruces/go-sqlite3"
 	"github.com/xdev/xdev/internal/corpus"
 	"github.com/zricethezav/gitleaks/v8/detect"
 )
@@ -68,7 +69,8 @@ const Word = "zebra"
 // Plant writes sessions holding every one of secrets, in turn in xdev's
 // own format (into the data dir data) and in the format of each harness
 // roots has a root for (by its name: claude, codex, pi, copilot, gemini,
-// qwen, continue, kimi, cline, opencode; one left out is skipped): in user and assistant text,
+// qwen, continue, kimi, cline, crush, goose, aider, opencode; one left
+// out is skipped): in user and assistant text,
 // thinking, tool calls' arguments, tool results, titles and compaction
 // summaries, as far as each format holds them, and in one session's
 // working directory and so its file's path. It returns each session's
@@ -95,7 +97,8 @@ func Plant[H ~string](t testing.TB, data string, roots map[H]string, secrets []s
 	for _, f := range []struct {
 		name  string
 		plant func(t testing.TB, root string, k int, take func() string) string
-	}{{"claude", plantClaude}, {"codex", plantCodex}, {"pi", plantPi}, {"copilot", plantCopilot}, {"gemini", plantGemini}, {"qwen", plantQwen}, {"continue", plantContinue}, {"kimi", plantKimi}, {"cline", plantCline}} {
+	}{{"claude", plantClaude}, {"codex", plantCodex}, {"pi", plantPi}, {"copilot", plantCopilot}, {"gemini", plantGemini}, {"qwen", plantQwen}, {"continue", plantContinue}, {"kimi", plantKimi}, {"cline", plantCline},
+		{"crush", plantCrush}, {"goose", plantGoose}, {"aider", plantAider}} {
 		if root := roots[H(f.name)]; root != "" {
 			formats = append(formats, func(k int) string { return f.plant(t, root, k, take) })
 		}
@@ -329,4 +332,107 @@ func plantCline(t testing.TB, root string, k int, take func() string) string {
 		`{"role":"user","content":[{"type":"text","text":` + str("[execute_command] Result:\n"+Word+" "+take()) + `}]}]`
 	write(t, filepath.Join(dir, "ui_messages.json"), []string{`[{"ts":1767225600000,"type":"say","say":"text","text":` + str(Word+" use "+take()) + `}]`})
 	return write(t, filepath.Join(dir, "api_conversation_history.json"), []string{api})
+}
+
+// execSQL runs statements on the SQLite database at db, made if need be.
+func execSQL(t testing.TB, db string, stmts ...string) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(db), 0o700)
+	c, err := sqlite3.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, q := range stmts {
+		if err := c.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// sqlStr is s as a SQL string literal.
+func sqlStr(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// plantCrush writes a Crush project beside root (Crush's global data
+// dir), its database's one session titled with a secret, and names it in
+// root's projects.json as Crush does.
+func plantCrush(t testing.TB, root string, k int, take func() string) string {
+	project := filepath.Join(filepath.Dir(root), fmt.Sprintf("planted-crush-%d", k))
+	db := filepath.Join(project, ".crush", "crush.db")
+	id := fmt.Sprintf("c0ffee00-0000-4000-8000-%012d", k)
+	call, _ := json.Marshal(map[string]string{"command": "export KEY=" + take()})
+	parts := func(v ...string) string { return sqlStr("[" + strings.Join(v, ",") + "]") }
+	execSQL(t, db,
+		`CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, parent_session_id TEXT, title TEXT NOT NULL, message_count INTEGER NOT NULL DEFAULT 0,
+			prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0, cost REAL NOT NULL DEFAULT 0.0,
+			updated_at INTEGER NOT NULL, created_at INTEGER NOT NULL, summary_message_id TEXT)`,
+		`CREATE TABLE IF NOT EXISTS messages (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, role TEXT NOT NULL, parts TEXT NOT NULL default '[]',
+			model TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, finished_at INTEGER, provider TEXT)`,
+		fmt.Sprintf(`INSERT INTO sessions (id, parent_session_id, title, message_count, prompt_tokens, completion_tokens, cost, updated_at, created_at)
+			VALUES (%s, NULL, %s, 3, 1, 1, 0.01, 1767225700, 1767225600)`, sqlStr(id), sqlStr("deploy with "+take())),
+		fmt.Sprintf(`INSERT INTO messages (id, session_id, role, parts, model, created_at, updated_at, finished_at, provider) VALUES ('%s-1', %s, 'user', %s, '', 1767225600, 1767225600, NULL, NULL)`, id, sqlStr(id),
+			parts(`{"type":"text","data":{"text":`+str(Word+" the key is "+take())+`}}`)),
+		fmt.Sprintf(`INSERT INTO messages (id, session_id, role, parts, model, created_at, updated_at, finished_at, provider) VALUES ('%s-2', %s, 'assistant', %s, 'm', 1767225601, 1767225601, 1767225601, 'p')`, id, sqlStr(id),
+			parts(`{"type":"reasoning","data":{"thinking":`+str(Word+" thinking of "+take())+`}}`,
+				`{"type":"text","data":{"text":`+str(Word+" ok "+take())+`}}`,
+				`{"type":"tool_call","data":{"id":"t1","name":"bash","input":`+str(string(call))+`}}`)),
+		fmt.Sprintf(`INSERT INTO messages (id, session_id, role, parts, model, created_at, updated_at, finished_at, provider) VALUES ('%s-3', %s, 'tool', %s, '', 1767225602, 1767225602, NULL, 'p')`, id, sqlStr(id),
+			parts(`{"type":"tool_result","data":{"tool_call_id":"t1","name":"bash","content":`+str(Word+" "+take())+`}}`)))
+	list := filepath.Join(root, "projects.json")
+	var doc struct {
+		Projects []map[string]string `json:"projects"`
+	}
+	if b, err := os.ReadFile(list); err == nil {
+		json.Unmarshal(b, &doc)
+	}
+	doc.Projects = append(doc.Projects, map[string]string{"path": project, "data_dir": filepath.Join(project, ".crush")})
+	b, _ := json.Marshal(doc)
+	write(t, list, []string{string(b)})
+	return filepath.Join(db, id)
+}
+
+// plantGoose adds a session to Goose's database under root, its
+// description holding a secret.
+func plantGoose(t testing.TB, root string, k int, take func() string) string {
+	db := filepath.Join(root, "sessions", "sessions.db")
+	id := fmt.Sprintf("20260101_%d", k)
+	args, _ := json.Marshal(map[string]string{"command": "export KEY=" + take()})
+	msg := func(role, content string, at int) string {
+		return fmt.Sprintf(`INSERT INTO messages (session_id, role, content_json, created_timestamp) VALUES (%s, '%s', %s, %d)`,
+			sqlStr(id), role, sqlStr("["+content+"]"), at)
+	}
+	execSQL(t, db,
+		`CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, name TEXT NOT NULL DEFAULT '', description TEXT NOT NULL DEFAULT '',
+			session_type TEXT NOT NULL DEFAULT 'user', working_dir TEXT NOT NULL, created_at TIMESTAMP, updated_at TIMESTAMP,
+			accumulated_input_tokens INTEGER, accumulated_output_tokens INTEGER, input_tokens INTEGER, output_tokens INTEGER)`,
+		`CREATE TABLE IF NOT EXISTS messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, role TEXT NOT NULL,
+			content_json TEXT NOT NULL, created_timestamp INTEGER NOT NULL, metadata_json TEXT)`,
+		fmt.Sprintf(`INSERT INTO sessions (id, name, description, session_type, working_dir, created_at, updated_at,
+			accumulated_input_tokens, accumulated_output_tokens, input_tokens, output_tokens)
+			VALUES (%s, 'CLI Session', %s, 'user', '/w/app', '2026-01-01 00:00:00', '2026-01-01 00:01:00', 2, 2, 1, 1)`,
+			sqlStr(id), sqlStr("deploy with "+take())),
+		msg("user", `{"type":"text","text":`+str(Word+" the key is "+take())+`}`, 1767225600),
+		msg("assistant", `{"type":"thinking","thinking":`+str(Word+" thinking of "+take())+`,"signature":""},{"type":"text","text":`+str(Word+" ok "+take())+`},`+
+			`{"type":"toolRequest","id":"t1","toolCall":{"status":"success","value":{"name":"developer__shell","arguments":`+string(args)+`}}}`, 1767225601),
+		msg("user", `{"type":"toolResponse","id":"t1","toolResult":{"status":"success","value":{"content":[{"type":"text","text":`+str(Word+" "+take())+`}]}}}`, 1767225602))
+	return filepath.Join(db, id)
+}
+
+// plantAider writes an Aider project beside root (Aider's own dir), one
+// run in its chat history, and names it in $XDEV_PROJECTS (Aider keeps
+// no list of its projects).
+func plantAider(t testing.TB, root string, k int, take func() string) string {
+	project := filepath.Join(filepath.Dir(root), fmt.Sprintf("planted-aider-%d", k))
+	write(t, filepath.Join(project, ".aider.chat.history.md"), []string{
+		"", "# aider chat started at 2026-01-01 00:00:00", "",
+		"> Main model: anthropic/claude-sonnet-4 with diff edit format  ", "",
+		"#### " + Word + " the key is " + take() + "  ", "",
+		Word + " ok, exporting KEY=" + take(), "",
+		"> Tokens: 1.2k sent, 80 received. Cost: $0.01 message, $0.01 session.  ",
+	})
+	dirs := filepath.SplitList(os.Getenv("XDEV_PROJECTS"))
+	if t, ok := t.(interface{ Setenv(string, string) }); ok {
+		t.Setenv("XDEV_PROJECTS", strings.Join(append(dirs, project), string(filepath.ListSeparator)))
+	}
+	return filepath.Join(project, ".aider.chat.history.md", "20260101T000000")
 }
