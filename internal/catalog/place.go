@@ -113,7 +113,11 @@ func (p dataDirPlace) List(_ context.Context, opts ListOptions) ([]Row, error) {
 	if !p.here() {
 		return nil, nil
 	}
-	return ListDataDir(p.h, p.dir, opts)
+	rows, err := ListDataDir(p.h, p.dir, opts)
+	if err == nil && opts.Cwd == "" {
+		p.c.noteCwds(p.h, rows)
+	}
+	return rows, err
 }
 
 func (p dataDirPlace) Index() (SearchPlace, error) {
@@ -207,6 +211,9 @@ func (p harnessPlace) List(_ context.Context, opts ListOptions) ([]Row, error) {
 		out = append(out, Row{Harness: p.h, ID: s.ID, Title: s.Title, Cwd: s.Cwd, Path: s.Path, Created: s.Created,
 			Modified: s.Modified, Size: s.Size, FirstMessage: s.FirstMessage, Subagent: s.Subagent,
 			ParentSession: s.ParentSession, Err: s.Err}.masked())
+	}
+	if opts.Cwd == "" {
+		p.c.noteCwds(p.h, out)
 	}
 	return out, nil
 }

@@ -22,7 +22,9 @@ import (
 //     $XDEV_PROJECTS;
 //   - the working directory of every session of the other places (the
 //     data dirs and the harnesses that keep their sessions in a
-//     directory of their own), listed once per catalog.
+//     directory of their own): from their listings this catalog made
+//     already (a listing of every harness lists those first: Every's
+//     order), else listed once.
 
 // ProjectsEnv lists, as PATH does, the project directories read when
 // Config.Projects names none.
@@ -32,6 +34,46 @@ const ProjectsEnv = "XDEV_PROJECTS"
 type projectDirs struct {
 	once sync.Once
 	dirs []string
+
+	mu     sync.Mutex
+	listed map[Harness][]string // the cwds of each place's whole listing
+}
+
+// noteCwds keeps the working directories of a place's whole listing, for
+// projects to read rather than list that place again.
+func (c *Catalog) noteCwds(h Harness, rows []Row) {
+	var cwds []string
+	for _, r := range rows {
+		if r.Cwd != "" && (len(cwds) == 0 || cwds[len(cwds)-1] != r.Cwd) {
+			cwds = append(cwds, r.Cwd)
+		}
+	}
+	c.projectDirs.mu.Lock()
+	defer c.projectDirs.mu.Unlock()
+	if c.projectDirs.listed == nil {
+		c.projectDirs.listed = map[Harness][]string{}
+	}
+	c.projectDirs.listed[h] = cwds
+}
+
+// listedCwds are the working directories of place h's sessions: from its
+// listing made already, else listed now.
+func (c *Catalog) listedCwds(h Harness) []string {
+	c.projectDirs.mu.Lock()
+	cwds, ok := c.projectDirs.listed[h]
+	c.projectDirs.mu.Unlock()
+	if ok {
+		return cwds
+	}
+	rows, _ := c.Place(h).List(context.Background(), ListOptions{}) // notes them
+	c.projectDirs.mu.Lock()
+	defer c.projectDirs.mu.Unlock()
+	if cwds, ok = c.projectDirs.listed[h]; !ok {
+		for _, r := range rows {
+			cwds = append(cwds, r.Cwd)
+		}
+	}
+	return cwds
 }
 
 // projects are the directories a ProjectReader reads the sessions of.
@@ -69,9 +111,8 @@ func (c *Catalog) projects() []string {
 			if _, ok := c.sources[h].(foreign.ProjectReader); ok {
 				continue // listing it would ask for the projects again
 			}
-			rows, _ := c.Place(h).List(context.Background(), ListOptions{Subagents: false})
-			for _, r := range rows {
-				add(r.Cwd)
+			for _, d := range c.listedCwds(h) {
+				add(d)
 			}
 		}
 		slices.Sort(c.projectDirs.dirs)
