@@ -168,3 +168,42 @@ func (p SearchPlace) Watched() string {
 	}
 	return p.Root
 }
+
+// WatchedAlso are the directories outside Watched that hold p's
+// sessions, each to be watched alone (not its tree), for the changes of
+// the files that hold sessions (foreign.IsContainerFile): the projects'
+// of a harness that keeps its sessions in them (Crush's .crush/, the
+// directory of an Aider chat), as far as they are known now.
+func (p SearchPlace) WatchedAlso() []string {
+	if !p.InProjects() {
+		return nil
+	}
+	list, _ := p.mirror.Source.List(true)
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range list {
+		if _, container, _, ok := foreign.SplitContained(s.Path); ok && !seen[filepath.Dir(container)] {
+			seen[filepath.Dir(container)] = true
+			out = append(out, filepath.Dir(container))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Concerns reports whether a change of the file at path, in one of
+// WatchedAlso's directories, is a change of p's sessions: a file that
+// holds them (a database or its -wal, a chat history), not another file
+// of the project.
+func (p SearchPlace) Concerns(path string) bool { return foreign.IsContainerFile(path) }
+
+// InProjects reports whether p's harness keeps its sessions in the
+// projects (foreign.ProjectReader): a watcher never sees all of them,
+// since a project it does not know of yet may gain one.
+func (p SearchPlace) InProjects() bool {
+	if p.mirror == nil {
+		return false
+	}
+	_, ok := p.mirror.Source.(foreign.ProjectReader)
+	return ok
+}

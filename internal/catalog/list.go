@@ -123,6 +123,9 @@ func (c *Catalog) Relist(h Harness, prev []Row, changed []string, opts ListOptio
 	slices.SortFunc(rows, func(a, b Row) int {
 		return cmp.Or(b.Modified.Compare(a.Modified), b.Created.Compare(a.Created), strings.Compare(b.Path, a.Path))
 	})
+	if opts.Cwd == "" {
+		c.noteCwds(h, rows) // as a whole listing would
+	}
 	return rows, true
 }
 

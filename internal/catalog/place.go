@@ -184,10 +184,21 @@ func (p harnessPlace) Where() (string, bool) {
 		return "", false
 	}
 	_, err := os.Stat(p.src.Root())
-	return p.src.Root(), err == nil
+	return p.src.Root(), err == nil || p.inProjects()
 }
 
 func (p harnessPlace) Writable() bool { return false }
+
+// inProjects reports whether the harness keeps sessions in projects
+// (foreign.ProjectReader) and some are found: then it is here though its
+// own directory is not (Aider's ~/.aider, Crush's global data dir).
+func (p harnessPlace) inProjects() bool {
+	if _, ok := p.src.(foreign.ProjectReader); !ok {
+		return false
+	}
+	list, _ := p.src.List(false)
+	return len(list) > 0
+}
 
 func (p harnessPlace) List(_ context.Context, opts ListOptions) ([]Row, error) {
 	if p.src == nil {
@@ -229,7 +240,7 @@ func (p harnessPlace) Index() (SearchPlace, error) {
 		}
 		return SearchPlace{Harness: p.h, Dir: p.src.Root(), Root: p.src.Root()}, nil
 	}
-	if _, err := os.Stat(p.src.Root()); err != nil {
+	if _, err := os.Stat(p.src.Root()); err != nil && !p.inProjects() {
 		return SearchPlace{}, fmt.Errorf("no %s sessions: %w", p.h.Name(), err)
 	}
 	m, err := p.c.mirror(p.h)
@@ -257,6 +268,9 @@ func (p harnessPlace) named(_ context.Context, arg string) []Ref {
 	list, err := p.src.List(true)
 	if err != nil {
 		return nil // a harness that cannot be read holds nothing to find
+	}
+	if _, projects := p.src.(foreign.ProjectReader); !projects {
+		p.c.noteCwdsOf(p.h, len(list), func(k int) string { return list[k].Cwd })
 	}
 	var out []Ref
 	for i := range list {

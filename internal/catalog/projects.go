@@ -22,38 +22,57 @@ import (
 //     $XDEV_PROJECTS;
 //   - the working directory of every session of the other places (the
 //     data dirs and the harnesses that keep their sessions in a
-//     directory of their own): from their listings this catalog made
-//     already (a listing of every harness lists those first: Every's
-//     order), else listed once.
+//     directory of their own): from the last whole listing of each this
+//     catalog made (a listing of every harness lists those first:
+//     Every's order), else listed once.
 
 // ProjectsEnv lists, as PATH does, the project directories read when
 // Config.Projects names none.
 const ProjectsEnv = "XDEV_PROJECTS"
 
-// projectDirs finds the project directories, once per catalog.
+// projectDirs keeps what finds the project directories.
 type projectDirs struct {
-	once sync.Once
-	dirs []string
-
 	mu     sync.Mutex
 	listed map[Harness][]string // the cwds of each place's whole listing
+	known  map[string]bool      // every cwd noted
+	gen    uint64               // moves when a cwd is first noted
+}
+
+// ProjectsSeen is a generation that moves whenever a listing this
+// catalog made names a working directory none named before: a project
+// whose Crush or Aider sessions a watcher may now have to watch.
+func (c *Catalog) ProjectsSeen() uint64 {
+	c.projectDirs.mu.Lock()
+	defer c.projectDirs.mu.Unlock()
+	return c.projectDirs.gen
 }
 
 // noteCwds keeps the working directories of a place's whole listing, for
 // projects to read rather than list that place again.
 func (c *Catalog) noteCwds(h Harness, rows []Row) {
+	c.noteCwdsOf(h, len(rows), func(k int) string { return rows[k].Cwd })
+}
+
+// noteCwdsOf is noteCwds of the n sessions whose k-th's cwd is cwd(k).
+func (c *Catalog) noteCwdsOf(h Harness, n int, cwd func(k int) string) {
 	var cwds []string
-	for _, r := range rows {
-		if r.Cwd != "" && (len(cwds) == 0 || cwds[len(cwds)-1] != r.Cwd) {
-			cwds = append(cwds, r.Cwd)
+	for k := range n {
+		if d := cwd(k); d != "" && (len(cwds) == 0 || cwds[len(cwds)-1] != d) {
+			cwds = append(cwds, d)
 		}
 	}
 	c.projectDirs.mu.Lock()
 	defer c.projectDirs.mu.Unlock()
 	if c.projectDirs.listed == nil {
-		c.projectDirs.listed = map[Harness][]string{}
+		c.projectDirs.listed, c.projectDirs.known = map[Harness][]string{}, map[string]bool{}
 	}
 	c.projectDirs.listed[h] = cwds
+	for _, d := range cwds {
+		if !c.projectDirs.known[d] {
+			c.projectDirs.known[d] = true
+			c.projectDirs.gen++
+		}
+	}
 }
 
 // listedCwds are the working directories of place h's sessions: from its
@@ -76,46 +95,47 @@ func (c *Catalog) listedCwds(h Harness) []string {
 	return cwds
 }
 
-// projects are the directories a ProjectReader reads the sessions of.
+// projects are the directories a ProjectReader reads the sessions of,
+// found anew at each call (a long-lived catalog, serve's, sees new ones
+// as the listings it makes note new working directories).
 func (c *Catalog) projects() []string {
-	c.projectDirs.once.Do(func() {
-		seen := map[string]bool{}
-		add := func(d string) {
-			if d == "" || !filepath.IsAbs(d) {
-				return
-			}
-			d = filepath.Clean(d)
-			if !seen[d] {
-				seen[d] = true
-				c.projectDirs.dirs = append(c.projectDirs.dirs, d)
+	var dirs []string
+	seen := map[string]bool{}
+	add := func(d string) {
+		if d == "" || !filepath.IsAbs(d) {
+			return
+		}
+		d = filepath.Clean(d)
+		if !seen[d] {
+			seen[d] = true
+			dirs = append(dirs, d)
+		}
+	}
+	if c.cfg.Cwd != "" {
+		for d := filepath.Clean(c.cfg.Cwd); ; d = filepath.Dir(d) {
+			add(d)
+			if d == filepath.Dir(d) {
+				break
 			}
 		}
-		if c.cfg.Cwd != "" {
-			for d := filepath.Clean(c.cfg.Cwd); ; d = filepath.Dir(d) {
-				add(d)
-				if d == filepath.Dir(d) {
-					break
-				}
-			}
+	}
+	named := c.cfg.Projects
+	if named == nil {
+		named = filepath.SplitList(os.Getenv(ProjectsEnv))
+	}
+	for _, d := range named {
+		if abs, err := filepath.Abs(d); err == nil {
+			add(abs)
 		}
-		named := c.cfg.Projects
-		if named == nil {
-			named = filepath.SplitList(os.Getenv(ProjectsEnv))
+	}
+	for _, h := range Every {
+		if _, ok := c.sources[h].(foreign.ProjectReader); ok {
+			continue // listing it would ask for the projects again
 		}
-		for _, d := range named {
-			if abs, err := filepath.Abs(d); err == nil {
-				add(abs)
-			}
+		for _, d := range c.listedCwds(h) {
+			add(d)
 		}
-		for _, h := range Every {
-			if _, ok := c.sources[h].(foreign.ProjectReader); ok {
-				continue // listing it would ask for the projects again
-			}
-			for _, d := range c.listedCwds(h) {
-				add(d)
-			}
-		}
-		slices.Sort(c.projectDirs.dirs)
-	})
-	return c.projectDirs.dirs
+	}
+	slices.Sort(dirs)
+	return dirs
 }

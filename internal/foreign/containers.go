@@ -72,3 +72,14 @@ func ContainerOf(path string) (container string, database bool, ok bool) {
 	}
 	return container, containers[filepath.Base(container)].database, true
 }
+
+// IsContainerFile reports whether path is a container (by its name) or
+// the -wal of a database one: a file whose change is a change of the
+// sessions it holds.
+func IsContainerFile(path string) bool {
+	name := filepath.Base(path)
+	if c, ok := containers[strings.TrimSuffix(name, "-wal")]; ok {
+		return c.database || !strings.HasSuffix(name, "-wal")
+	}
+	return false
+}

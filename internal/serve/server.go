@@ -70,11 +70,15 @@ type Server struct {
 	// The views loop's: what each harness listed, which harnesses to list
 	// again (dueMu), and the keys of the paths seen.
 	viewsKick chan struct{}
-	dueMu     sync.Mutex
-	due       map[catalog.Harness]*pending
-	lists     map[catalog.Harness][]catalog.Row
-	failed    map[catalog.Harness]error
-	keys      map[string]harnessKey
+	// projectsKick tells the watcher that a listing named working
+	// directories not seen before: projects whose Crush or Aider sessions
+	// it may have to watch.
+	projectsKick chan struct{}
+	dueMu        sync.Mutex
+	due          map[catalog.Harness]*pending
+	lists        map[catalog.Harness][]catalog.Row
+	failed       map[catalog.Harness]error
+	keys         map[string]harnessKey
 	// relisted counts the listings kept from their changed files alone
 	// (catalog.Relist), which the log and the tests read.
 	relisted atomic.Int64
@@ -94,7 +98,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logf = func(string, ...any) {}
 	}
 	cfg.Limits = cfg.Limits.withDefaults()
-	s := &Server{cfg: cfg, cat: cfg.Catalog, viewsKick: make(chan struct{}, 1), due: map[catalog.Harness]*pending{},
+	s := &Server{cfg: cfg, cat: cfg.Catalog, viewsKick: make(chan struct{}, 1), projectsKick: make(chan struct{}, 1), due: map[catalog.Harness]*pending{},
 		lists: map[catalog.Harness][]catalog.Row{}, failed: map[catalog.Harness]error{}, keys: map[string]harnessKey{}}
 	s.status.Store("Indexing…")
 	s.reopen = catalog.NewReopener(s.reopenIndexes)

@@ -69,12 +69,19 @@ func (s *Server) Run(ctx context.Context) error {
 	var roots []string
 	whole := make([]bool, len(places)) // every directory of the place is watched
 	watched := 0
+	also := map[string]int{} // a project's directory, watched alone: its place
 	for k, p := range places {
 		root := p.Watched()
 		roots = append(roots, root)
+		alsoDirs := p.WatchedAlso()
 		var n int
-		n, whole[k] = s.watchTree(w, root, maxWatches-watched, nil)
+		if _, err := os.Stat(root); err == nil || !p.InProjects() {
+			n, whole[k] = s.watchTree(w, root, maxWatches-watched, nil)
+		} else {
+			whole[k] = true // a harness of the projects alone: its own dir is not made
+		}
 		watched += n
+		watched += s.watchProjects(w, k, alsoDirs, also, maxWatches-watched, &whole[k])
 	}
 	if err := s.openIndexes(ctx, places); err != nil {
 		if ctx.Err() != nil {
@@ -191,6 +198,12 @@ func (s *Server) Run(ctx context.Context) error {
 				continue
 			}
 			k := placeOf(roots, ev.Name)
+			if p, ok := also[filepath.Dir(ev.Name)]; ok && k < 0 {
+				if !places[p].Concerns(ev.Name) {
+					continue // another file of the project
+				}
+				k = p
+			}
 			if k < 0 || session.IsLockfile(ev.Name) {
 				continue
 			}
@@ -227,6 +240,24 @@ func (s *Server) Run(ctx context.Context) error {
 			}
 			wait := min(settle, time.Until(first.Add(maxWait)))
 			timer.Reset(max(wait, 0))
+		case <-s.projectsKick:
+			// A listing named a directory not seen before: a project whose
+			// Crush or Aider sessions are now to be watched, and listed.
+			for k, p := range places {
+				if !p.InProjects() {
+					continue
+				}
+				before := len(also)
+				watched += s.watchProjects(w, k, p.WatchedAlso(), also, maxWatches-watched, &whole[k])
+				if len(also) > before {
+					if len(dirty) == 0 {
+						first = time.Now()
+					}
+					dirty[k] = true
+					seen[k] = wholePending()
+					timer.Reset(settle)
+				}
+			}
 		case <-timer.C:
 			failed := s.refreshIndexes(ctx, dirty, whole, seen)
 			for k := range dirty {
@@ -242,6 +273,30 @@ func (s *Server) Run(ctx context.Context) error {
 			clear(seen)
 		}
 	}
+}
+
+// watchProjects watches each of dirs not watched yet, alone (not its
+// tree), as a directory of place k's projects (also), at most limit of
+// them; it returns how many it added, and clears whole for one it could
+// not.
+func (s *Server) watchProjects(w *fsnotify.Watcher, k int, dirs []string, also map[string]int, limit int, whole *bool) (n int) {
+	for _, dir := range dirs {
+		if _, ok := also[dir]; ok {
+			continue
+		}
+		if n >= limit {
+			*whole = false
+			break
+		}
+		if err := w.Add(dir); err != nil {
+			s.cfg.Logf("watching %s: %v", dir, err)
+			*whole = false
+			continue
+		}
+		also[dir] = k
+		n++
+	}
+	return n
 }
 
 // refreshIndexes refreshes the dirty places' indexes and marks them
@@ -403,6 +458,7 @@ const idleAfter = 2 * time.Second
 func (s *Server) viewsLoop(ctx context.Context) {
 	var lastUsage, lastList, wakeAt time.Time
 	usageDue := false
+	projectsGen := s.cat.ProjectsSeen()
 	settling, settleGen := false, uint64(0) // the last rebuild found racy sessions, at this generation
 	later := time.NewTimer(time.Hour)
 	later.Stop()
@@ -426,6 +482,13 @@ func (s *Server) viewsLoop(ctx context.Context) {
 		} else if due := s.takeDue(); len(due) > 0 {
 			s.relist(due)
 			lastList = time.Now()
+			if gen := s.cat.ProjectsSeen(); gen != projectsGen {
+				projectsGen = gen
+				select {
+				case s.projectsKick <- struct{}{}:
+				default:
+				}
+			}
 		}
 		if usageDue {
 			wait := time.Until(lastUsage.Add(usageEvery))
