@@ -104,9 +104,16 @@ func TestEveryNameResolves(t *testing.T) {
 			t.Errorf("list shows no %s session: %v", h, harnesses)
 		}
 	}
+	// Every name of every session resolves to it (show --json); every
+	// command takes each session by one of its names, in turn, so that
+	// each command meets each way of naming one (one command per name,
+	// not each command with each name, which made this the suite's
+	// longest test under -race).
+	turn := 0
 	for _, s := range rows {
 		converted := catalog.Harness(s.Harness).Converted()
-		for _, name := range names(t, s, ids, work) {
+		all := names(t, s, ids, work)
+		for _, name := range all {
 			out, errs, code := xdev(t, "", "show", "--json", name)
 			if code != 0 {
 				t.Errorf("show %q (%s %s): %d %s", name, s.Harness, s.Path, code, errs)
@@ -116,28 +123,30 @@ func TestEveryNameResolves(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &shown); err != nil || shown.Path != s.Path {
 				t.Errorf("show %q: path %q, want %q (%v)", name, shown.Path, s.Path, err)
 			}
-			if _, errs, code := xdev(t, "", "show", "--tree", name); code != 0 {
-				t.Errorf("show --tree %q: %d %s", name, code, errs)
-			}
-			if out, errs, code := xdev(t, "", "export", name); code != 0 || out == "" {
-				t.Errorf("export %q: %d %s", name, code, errs)
-			}
-			_, errs, code = xdev(t, "", "verify", name)
-			switch {
-			case converted && (code != exitError || !strings.Contains(errs, "xdev import")):
-				t.Errorf("verify %q of a %s session: %d %s, want a pointer to xdev import", name, s.Harness, code, errs)
-			case !converted && code != exitOK && code != exitProblems:
-				t.Errorf("verify %q: %d %s", name, code, errs)
-			}
-			out, errs, code = xdev(t, "", "fork", name)
-			switch {
-			case converted && (code != exitError || !strings.Contains(errs, "xdev import")):
-				t.Errorf("fork %q of a %s session: %d %s, want a pointer to xdev import", name, s.Harness, code, errs)
-			case !converted && code != exitOK:
-				t.Errorf("fork %q: %d %s", name, code, errs)
-			case !converted && !strings.HasPrefix(strings.TrimSpace(out), filepath.Join(data, "sessions")+"/"):
-				t.Errorf("fork %q wrote %q, outside the data dir %s", name, out, data)
-			}
+		}
+		next := func() string { turn++; return all[turn%len(all)] }
+		tree, exported, verified, forked := next(), next(), next(), next()
+		if _, errs, code := xdev(t, "", "show", "--tree", tree); code != 0 {
+			t.Errorf("show --tree %q: %d %s", tree, code, errs)
+		}
+		if out, errs, code := xdev(t, "", "export", exported); code != 0 || out == "" {
+			t.Errorf("export %q: %d %s", exported, code, errs)
+		}
+		_, errs, code := xdev(t, "", "verify", verified)
+		switch {
+		case converted && (code != exitError || !strings.Contains(errs, "xdev import")):
+			t.Errorf("verify %q of a %s session: %d %s, want a pointer to xdev import", verified, s.Harness, code, errs)
+		case !converted && code != exitOK && code != exitProblems:
+			t.Errorf("verify %q: %d %s", verified, code, errs)
+		}
+		out, errs, code := xdev(t, "", "fork", forked)
+		switch {
+		case converted && (code != exitError || !strings.Contains(errs, "xdev import")):
+			t.Errorf("fork %q of a %s session: %d %s, want a pointer to xdev import", forked, s.Harness, code, errs)
+		case !converted && code != exitOK:
+			t.Errorf("fork %q: %d %s", forked, code, errs)
+		case !converted && !strings.HasPrefix(strings.TrimSpace(out), filepath.Join(data, "sessions")+"/"):
+			t.Errorf("fork %q wrote %q, outside the data dir %s", forked, out, data)
 		}
 	}
 	if after := treeDigest(t, home); after != before {
