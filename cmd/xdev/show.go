@@ -439,13 +439,16 @@ func treeJSONOut(e *env, x *session.Index, r catalog.Readable, labels map[string
 }
 
 // entrySummary describes an entry in a few words, its secrets masked
-// unless reveal.
+// unless reveal: in each text before it is cut short, since a secret a
+// cut ends is no longer one a rule knows ("KEY…" for "KEY\n").
 func entrySummary(en *session.Entry, reveal bool) string {
-	return shownPrefix(entryWords(en), 80, reveal)
+	short := func(s string, n int) string { return term.Truncate(shownPrefix(s, n, reveal), n) }
+	return shownPrefix(entryWords(en, short), 80, reveal) // and what is not cut (a label)
 }
 
-// entryWords describes an entry in a few words.
-func entryWords(en *session.Entry) string {
+// entryWords describes an entry in a few words, each text as short(text,
+// n) gives it at most n characters.
+func entryWords(en *session.Entry, short func(s string, n int) string) string {
 	switch b := en.Body.(type) {
 	case *session.Message:
 		m := &b.Message
@@ -458,14 +461,14 @@ func entryWords(en *session.Entry) string {
 		if text == "" {
 			text = m.Summary + m.Command
 		}
-		return string(m.Role) + ": " + term.Truncate(text, 60)
+		return string(m.Role) + ": " + short(text, 60)
 	case *session.Compaction:
-		return "compaction: " + term.Truncate(b.Summary, 50)
+		return "compaction: " + short(b.Summary, 50)
 	case *session.BranchSummary:
 		if b.Summary == "" {
 			return "branch summary (none)"
 		}
-		return "branch summary: " + term.Truncate(b.Summary, 50)
+		return "branch summary: " + short(b.Summary, 50)
 	case *session.ModelChange:
 		return "model → " + b.Name()
 	case *session.ThinkingLevelChange:
@@ -478,9 +481,9 @@ func entryWords(en *session.Entry) string {
 	case *session.Custom:
 		return "custom " + b.CustomType
 	case *session.CustomMessage:
-		return "custom message " + b.CustomType + ": " + term.Truncate(b.Content.Text(), 40)
+		return "custom message " + b.CustomType + ": " + short(b.Content.Text(), 40)
 	case *session.TitleChange:
-		return "title → " + term.Truncate(b.Title, 50)
+		return "title → " + short(b.Title, 50)
 	}
 	return en.Type
 }

@@ -91,15 +91,30 @@ type Allowlist struct {
 	shortStops []string
 }
 
+// gitleaksEnd is how 151 of gitleaks' rules say a secret has ended: a
+// quote, a space, a semicolon, an escaped line break or the end. A
+// transcript wraps text in tags and prose (<task>KEY</task>, "use KEY,
+// then", (KEY)), where such a key would go unmasked; endsInText adds the
+// characters that end a token there and are in no token these rules
+// take, so that xdev finds every secret gitleaks finds, and those.
+const (
+	gitleaksEnd = `(?:[\x60'"\s;]|\\[nr]|$)`
+	endsInText  = `(?:[\x60'"\s;<>,)\]}&|]|\\[nr]|$)`
+)
+
+// widenEnd is expr with gitleaksEnd as endsInText.
+func widenEnd(expr string) string { return strings.ReplaceAll(expr, gitleaksEnd, endsInText) }
+
 // compile makes the rule's expression on its first use: most rules are
 // never asked for in a given text, and compiling all of them costs tens
 // of milliseconds.
 func (r *Rule) compile() *regexp.Regexp {
 	r.once.Do(func() {
-		r.re = regexp.MustCompile(r.Regex)
-		r.multiline = strings.Contains(r.Regex, `[\s\S`) || strings.Contains(r.Regex, `(?s`) || strings.Contains(r.Regex, `\n`)
+		expr := widenEnd(r.Regex)
+		r.re = regexp.MustCompile(expr)
+		r.multiline = strings.Contains(expr, `[\s\S`) || strings.Contains(expr, `(?s`) || strings.Contains(expr, `\n`)
 		r.width = -1
-		if re, err := syntax.Parse(r.Regex, syntax.Perl); err == nil {
+		if re, err := syntax.Parse(expr, syntax.Perl); err == nil {
 			r.width = maxWidth(re)
 			g := r.SecretGroup
 			if g == 0 {
@@ -110,11 +125,11 @@ func (r *Rule) compile() *regexp.Regexp {
 			}
 			r.needs = necessary(re.Simplify(), r.Keywords)
 			if lits, boundary, ok := leading(re.Simplify()); ok && allStartWith(lits, r.Keywords) {
-				r.anchored = regexp.MustCompile(`^(?:` + r.Regex + `)`)
+				r.anchored = regexp.MustCompile(`^(?:` + expr + `)`)
 				r.boundary = boundary
 			}
 		}
-		if rest, ok := strings.CutPrefix(r.Regex, semiGenericPrefix); ok && strings.Contains(rest, semiGenericOperator) {
+		if rest, ok := strings.CutPrefix(expr, semiGenericPrefix); ok && strings.Contains(rest, semiGenericOperator) {
 			r.semiGeneric = true
 			r.core = regexp.MustCompile("(?i)" + rest)
 			if re, err := syntax.Parse("(?i)"+rest, syntax.Perl); err == nil {

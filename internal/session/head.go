@@ -132,10 +132,7 @@ func scanHeadEntries(buf []byte) (firstMessage, shortSummary string) {
 			found = true
 			// A lone surrogate (WTF-8, as JSON.parse keeps it) is shown as
 			// U+FFFD: the listing's text is UTF-8 for every output.
-			firstMessage = strings.ToValidUTF8(firstText(content), "\uFFFD")
-			if len(firstMessage) > 200 {
-				firstMessage = strings.ToValidUTF8(firstMessage[:200], "")
-			}
+			firstMessage = cutFirstMessage(strings.ToValidUTF8(firstText(content), "\uFFFD"))
 		}
 	}
 }
@@ -269,3 +266,22 @@ func statHead(path string, withStatus bool) (head, tailFacts, os.FileInfo, error
 // and a fresh 36 KiB buffer each would be most of its work (zeroing it,
 // then collecting it).
 var headTailBufs = sync.Pool{New: func() any { b := make([]byte, HeadBytes+TailBytes); return &b }}
+
+// firstMessageBytes bounds the first message a listing keeps.
+const firstMessageBytes = 200
+
+// cutFirstMessage is s within firstMessageBytes, cut where a word ends:
+// a word the cut would split is left out whole, so that no listing shows
+// the start of a key its masking could no longer tell is one.
+func cutFirstMessage(s string) string {
+	if len(s) <= firstMessageBytes {
+		return s
+	}
+	cut := s[:firstMessageBytes]
+	if !isSpaceByte(s[firstMessageBytes]) {
+		cut = cut[:strings.LastIndexAny(cut, " \t\r\n")+1]
+	}
+	return strings.ToValidUTF8(strings.TrimRight(cut, " \t\r\n"), "")
+}
+
+func isSpaceByte(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }

@@ -63,7 +63,18 @@ func scanHeadEntriesReference(buf []byte) (firstMessage, shortSummary string) {
 				}
 			}
 			if len(firstMessage) > 200 {
-				firstMessage = strings.ToValidUTF8(firstMessage[:200], "")
+				// Cut where a word ends: the words that end within the
+				// first 200 bytes, the last split one left out.
+				words := strings.FieldsFunc(firstMessage, func(r rune) bool { return strings.ContainsRune(" \t\r\n", r) })
+				n := 0
+				for _, w := range words {
+					at := strings.Index(firstMessage[n:], w) + n
+					if at+len(w) > 200 {
+						break
+					}
+					n = at + len(w)
+				}
+				firstMessage = strings.ToValidUTF8(firstMessage[:n], "")
 			}
 		}
 	}

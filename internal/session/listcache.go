@@ -38,7 +38,7 @@ import (
 // replaced. It holds every entry a listing saw and the entries of projects
 // (or subagents) it did not look at, so a listing of one project does not
 // cost the next listing of all.
-const listCacheFormat = 1
+const listCacheFormat = 2
 
 const listCacheMagic = "xdev list cache\n"
 

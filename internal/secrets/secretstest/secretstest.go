@@ -118,8 +118,18 @@ func Plant[H ~string](t testing.TB, data string, roots map[H]string, secrets []s
 func Check(t testing.TB, what, out string, secrets []string) {
 	t.Helper()
 	for _, s := range secrets {
-		if strings.Contains(out, s) {
-			t.Errorf("%s: the planted %q is in the output", what, s)
+		if i := strings.Index(out, s); i >= 0 {
+			// The line it is on, to see what let it through.
+			start := strings.LastIndexByte(out[:i], '\n') + 1
+			end := len(out)
+			if j := strings.IndexByte(out[i:], '\n'); j >= 0 {
+				end = i + j
+			}
+			line := out[start:end]
+			if len(line) > 400 {
+				line = line[max(0, i-start-200):min(len(line), i-start+len(s)+100)]
+			}
+			t.Errorf("%s: the planted %q is in the output, on the line %q", what, s, line)
 		}
 	}
 	for _, f := range Gitleaks().DetectString(out) {
@@ -146,11 +156,16 @@ func plantXdev(t testing.TB, data string, k int, project string, take func() str
 	id := fmt.Sprintf("01a00000-0000-7000-8000-%012d", k)
 	lines := []string{
 		`{"type":"session","version":3,"id":"` + id + `","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w/` + project + `","title":` + str("deploy with "+take()) + `}`,
-		`{"type":"message","id":"e1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":` + str(Word+": set the key to "+take()+" please") + `,"timestamp":1}}`,
+		// A first message a listing cuts (at 200 bytes) inside the key.
+		`{"type":"message","id":"e1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":` + str(Word+": "+strings.Repeat("fix the deploy ", 12)+"set the key to "+take()+" please") + `,"timestamp":1}}`,
 		`{"type":"message","id":"e2","parentId":"e1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":` + str(Word+" the token is "+take()) + `},{"type":"text","text":` + str(Word+" done, using "+take()) + `},{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":` + str("export TOKEN="+take()+" && deploy") + `}}],"provider":"anthropic","model":"m","stopReason":"toolUse","timestamp":2}}`,
 		`{"type":"message","id":"e3","parentId":"e2","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":` + str(Word+" env:\n"+take()+"\n"+take()) + `}],"isError":false,"timestamp":3}}`,
 		`{"type":"compaction","id":"e4","parentId":"e3","timestamp":"2026-01-01T00:00:04.000Z","summary":` + str(Word+" so far: the key "+take()) + `,"firstKeptEntryId":"e3","tokensBefore":100}`,
 		`{"type":"message","id":"e5","parentId":"e4","timestamp":"2026-01-01T00:00:05.000Z","message":{"role":"user","content":` + str(Word+" and "+take()) + `,"timestamp":5}}`,
+		// A key in a tag, and one a summary's cut (a tree's, at 60)
+		// splits.
+		`{"type":"message","id":"e6","parentId":"e5","timestamp":"2026-01-01T00:00:06.000Z","message":{"role":"user","content":` + str(Word+" <env>"+take()+"</env>") + `,"timestamp":6}}`,
+		`{"type":"message","id":"e7","parentId":"e6","timestamp":"2026-01-01T00:00:07.000Z","message":{"role":"user","content":` + str(Word+" the one we set up last week is "+take()+" ok") + `,"timestamp":7}}`,
 	}
 	return write(t, filepath.Join(data, "sessions", "--w-"+project+"--", fmt.Sprintf("2026-01-01T00-00-00-000Z_%s.jsonl", id)), lines)
 }
