@@ -112,11 +112,8 @@ func (c *Catalog) projects() []string {
 		}
 	}
 	if c.cfg.Cwd != "" {
-		for d := filepath.Clean(c.cfg.Cwd); ; d = filepath.Dir(d) {
+		for _, d := range foreign.Ancestors(c.cfg.Cwd) {
 			add(d)
-			if d == filepath.Dir(d) {
-				break
-			}
 		}
 	}
 	named := c.cfg.Projects

@@ -83,14 +83,7 @@ func (a aiderSource) List(bool) ([]Session, error) {
 
 // ListCwd lists the runs of the chat of the project at cwd, or above it.
 func (a aiderSource) ListCwd(cwd string, _ bool) ([]Session, error) {
-	var dirs []string
-	for d := filepath.Clean(cwd); ; d = filepath.Dir(d) {
-		dirs = append(dirs, d)
-		if d == filepath.Dir(d) {
-			break
-		}
-	}
-	return listAider(dirs), nil
+	return listAider(Ancestors(cwd)), nil
 }
 
 func listAider(dirs []string) []Session {

@@ -83,3 +83,16 @@ func IsContainerFile(path string) bool {
 	}
 	return false
 }
+
+// Ancestors are dir and every directory above it, nearest first: where a
+// harness that keeps its sessions in the project (Crush, Aider) may have
+// them for a person working in dir.
+func Ancestors(dir string) []string {
+	var out []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		out = append(out, d)
+		if d == filepath.Dir(d) {
+			return out
+		}
+	}
+}

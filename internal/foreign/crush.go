@@ -146,14 +146,7 @@ func (c crushSource) List(subagents bool) ([]Session, error) {
 
 // ListCwd lists the sessions of the project at cwd and those above it.
 func (c crushSource) ListCwd(cwd string, subagents bool) ([]Session, error) {
-	var dirs []string
-	for d := filepath.Clean(cwd); ; d = filepath.Dir(d) {
-		dirs = append(dirs, d)
-		if d == filepath.Dir(d) {
-			break
-		}
-	}
-	return c.list(c.databases(dirs), subagents), nil
+	return c.list(c.databases(Ancestors(cwd)), subagents), nil
 }
 
 func (c crushSource) list(projects []crushProject, subagents bool) []Session {
