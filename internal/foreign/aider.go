@@ -238,12 +238,7 @@ func (a aiderSource) At(path string) (Session, error) {
 	if err != nil {
 		return Session{}, err
 	}
-	for _, s := range runs {
-		if s.ID == id {
-			return s, nil
-		}
-	}
-	return Session{}, fmt.Errorf("%s: %w: no run %s in %s", path, fs.ErrNotExist, id, chat)
+	return sessionIn(runs, path, chat, id)
 }
 
 func (a aiderSource) Stream(s Session, purpose Purpose) Stream {

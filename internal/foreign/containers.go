@@ -1,6 +1,8 @@
 package foreign
 
 import (
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,6 +73,17 @@ func ContainerOf(path string) (container string, database bool, ok bool) {
 		return "", false, false
 	}
 	return container, containers[filepath.Base(container)].database, true
+}
+
+// sessionIn is the session of list whose id is id, the one the path
+// (of container) names.
+func sessionIn(list []Session, path, container, id string) (Session, error) {
+	for _, s := range list {
+		if s.ID == id {
+			return s, nil
+		}
+	}
+	return Session{}, fmt.Errorf("%s: %w: no session %s in %s", path, fs.ErrNotExist, id, container)
 }
 
 // IsContainerFile reports whether path is a container (by its name) or

@@ -170,14 +170,7 @@ var crushTables = map[string][]string{
 }
 
 func withCrush(db string, fn func(*sqlite3.Conn) error) error {
-	return withDatabase(HarnessCrush, db, func(c *sqlite3.Conn, db string) error {
-		for table, cols := range crushTables {
-			if err := checkColumns(c, db, table, cols); err != nil {
-				return fmt.Errorf("%w: not a Crush database xdev reads", err)
-			}
-		}
-		return nil
-	}, fn)
+	return withDatabase(HarnessCrush, db, checkTables(crushTables, "not a Crush database xdev reads"), fn)
 }
 
 // crushTime is a Crush time as Unix ms: seconds as Crush writes them, or
@@ -248,12 +241,7 @@ func (c crushSource) At(path string) (Session, error) {
 	if err != nil {
 		return Session{}, err
 	}
-	for _, s := range list {
-		if s.ID == id {
-			return s, nil
-		}
-	}
-	return Session{}, fmt.Errorf("%s: %w: no session %s in %s", path, fs.ErrNotExist, id, db)
+	return sessionIn(list, path, db, id)
 }
 
 // Stamp is what says a session changed: its updated_at, which Crush

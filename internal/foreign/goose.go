@@ -81,14 +81,7 @@ var gooseTables = map[string][]string{
 }
 
 func withGoose(db string, fn func(*sqlite3.Conn) error) error {
-	return withDatabase(HarnessGoose, db, func(c *sqlite3.Conn, db string) error {
-		for table, cols := range gooseTables {
-			if err := checkColumns(c, db, table, cols); err != nil {
-				return fmt.Errorf("%w: not a Goose database xdev reads", err)
-			}
-		}
-		return nil
-	}, fn)
+	return withDatabase(HarnessGoose, db, checkTables(gooseTables, "not a Goose database xdev reads"), fn)
 }
 
 // gooseTime is a SQL timestamp of Goose's ("2025-12-02 16:58:55", UTC)
@@ -224,12 +217,7 @@ func (g gooseSource) At(path string) (Session, error) {
 	if err != nil {
 		return Session{}, err
 	}
-	for _, s := range list {
-		if s.ID == id {
-			return s, nil
-		}
-	}
-	return Session{}, fmt.Errorf("%s: %w: no session %s in %s", path, fs.ErrNotExist, id, db)
+	return sessionIn(list, path, db, id)
 }
 
 func (g gooseSource) Stream(s Session, purpose Purpose) Stream {

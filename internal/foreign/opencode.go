@@ -120,12 +120,7 @@ func (o opencodeSource) At(path string) (Session, error) {
 	if err != nil {
 		return Session{}, err
 	}
-	for _, s := range list {
-		if s.ID == id {
-			return s, nil
-		}
-	}
-	return Session{}, fmt.Errorf("%s: no session %s in %s", path, id, db)
+	return sessionIn(list, path, db, id)
 }
 
 // Stamp is what says a session changed: its time_updated, which opencode
@@ -384,16 +379,5 @@ var opencodeTables = map[string][]string{
 // withOpencode runs fn on a snapshot of opencode's database db (see
 // withDatabase), once its schema is checked to be one xdev reads.
 func withOpencode(db string, fn func(*sqlite3.Conn) error) error {
-	return withDatabase(HarnessOpencode, db, checkOpencode, fn)
-}
-
-// checkOpencode says why c is not an opencode database xdev reads, if
-// it is not one.
-func checkOpencode(c *sqlite3.Conn, db string) error {
-	for table, cols := range opencodeTables {
-		if err := checkColumns(c, db, table, cols); err != nil {
-			return fmt.Errorf("%w: xdev reads opencode 1.x databases (session, message and part tables)", err)
-		}
-	}
-	return nil
+	return withDatabase(HarnessOpencode, db, checkTables(opencodeTables, "xdev reads opencode 1.x databases (session, message and part tables)"), fn)
 }

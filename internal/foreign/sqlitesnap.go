@@ -117,6 +117,19 @@ func checkColumns(c *sqlite3.Conn, db, table string, cols []string) error {
 	return nil
 }
 
+// checkTables is the schema check of a database whose tables must have
+// the columns tables names, what saying which databases xdev reads.
+func checkTables(tables map[string][]string, what string) func(c *sqlite3.Conn, db string) error {
+	return func(c *sqlite3.Conn, db string) error {
+		for table, cols := range tables {
+			if err := checkColumns(c, db, table, cols); err != nil {
+				return fmt.Errorf("%w: %s", err, what)
+			}
+		}
+		return nil
+	}
+}
+
 // hasTable reports whether the database has a table of that name.
 func hasTable(c *sqlite3.Conn, name string) bool {
 	st, _, err := c.Prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`)
