@@ -7,6 +7,8 @@
 //	xdev-corpus -vocabulary 10,200                 # prints those words of the vocabulary
 //	xdev-corpus -opencode 10000 -out /tmp/oc/opencode.db   # an opencode 1.18 database
 //	xdev-corpus -claude 10000 -out /tmp/claude     # a Claude Code dir (/tmp/claude/projects/...)
+//	xdev-corpus -home -sessions 25000 -size 10GB -largest 1800MB -out /tmp/home
+//	                                               # a user's archive: omp, Claude Code and Codex sessions of real sizes
 package main
 
 import (
@@ -28,6 +30,8 @@ func main() {
 	vocab := flag.String("vocabulary", "", "print the vocabulary's words of these comma-separated numbers, and stop")
 	opencode := flag.Int("opencode", 0, "write an opencode database -out of this many sessions of 20 messages instead")
 	claude := flag.Int("claude", 0, "write a Claude Code dir -out of this many sessions instead (for the usage benchmarks)")
+	home := flag.Bool("home", false, "write a home directory -out of -sessions sessions of -size bytes in all, of omp, Claude Code and Codex, sized as real archives are")
+	largest := flag.String("largest", "", "with -home, add one omp session of this size")
 	flag.Parse()
 	if *vocab != "" {
 		for _, f := range strings.Split(*vocab, ",") {
@@ -58,6 +62,10 @@ func main() {
 		}
 		return
 	}
+	if *home {
+		writeHome(*out, *sessions, *size, *largest, *seed)
+		return
+	}
 	if *sessions > 0 {
 		st, err := corpus.WriteDir(*out, *sessions, *seed)
 		if err != nil {
@@ -78,6 +86,31 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Printf("%s: %d bytes, %d entries, %d compactions, %d branches\n", *out, st.Bytes, st.Entries, st.Compactions, st.Branches)
+}
+
+func writeHome(out string, sessions int, size, largest string, seed uint64) {
+	opts := corpus.HomeOptions{Sessions: sessions, Seed: seed}
+	var err error
+	if opts.Bytes, err = parseSize(size); err == nil && largest != "" {
+		opts.Largest, err = parseSize(largest)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "xdev-corpus:", err)
+		os.Exit(2)
+	}
+	st, err := corpus.WriteHome(out, opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "xdev-corpus:", err)
+		os.Exit(1)
+	}
+	for _, h := range []string{"omp", "claude", "codex"} {
+		fmt.Printf("%s: %d %s sessions, %d bytes\n", out, st.Sessions[h], h, st.Bytes[h])
+	}
+	fmt.Printf("%s: %d bytes in all; sessions of %d to %d bytes", out, st.TotalSize, st.Smallest, st.Biggest)
+	if st.Largest != "" {
+		fmt.Printf(", and %s", st.Largest)
+	}
+	fmt.Println()
 }
 
 func parseSize(s string) (int64, error) {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"flag"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -209,5 +210,64 @@ func TestTitlesAreText(t *testing.T) {
 				t.Fatalf("seed %d: title %q does not start with a word", seed, title)
 			}
 		}
+	}
+}
+
+// TestWriteHome checks a small home: the same options write the same
+// files, every line of every harness's file is one JSON value, the
+// sessions add up to at least the bytes asked for, and each harness has
+// its share.
+func TestWriteHome(t *testing.T) {
+	opts := HomeOptions{Sessions: 60, Bytes: 4 << 20, Seed: 3, Largest: 1 << 20, Projects: 7}
+	digests := func(home string) map[string][32]byte {
+		t.Helper()
+		files := map[string][32]byte{}
+		err := filepath.WalkDir(home, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for n, line := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
+				if strings.Contains(path, ".omp") && n == 0 {
+					continue // omp's title slot
+				}
+				if !json.Valid(line) {
+					t.Fatalf("%s:%d: not JSON: %.100s", path, n+1, line)
+				}
+			}
+			rel, _ := filepath.Rel(home, path)
+			files[rel] = sha256.Sum256(b)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return files
+	}
+	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	st, err := WriteHome(a, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteHome(b, opts); err != nil {
+		t.Fatal(err)
+	}
+	da, db := digests(a), digests(b)
+	if len(da) != opts.Sessions+1 || !maps.Equal(da, db) {
+		t.Errorf("%d files, then %d; equal: %v", len(da), len(db), maps.Equal(da, db))
+	}
+	if st.TotalSize < opts.Bytes+opts.Largest {
+		t.Errorf("%d bytes written, %d asked for", st.TotalSize, opts.Bytes+opts.Largest)
+	}
+	for _, h := range []string{"omp", "claude", "codex"} {
+		if st.Sessions[h] < opts.Sessions/10 {
+			t.Errorf("%d %s sessions of %d", st.Sessions[h], h, opts.Sessions)
+		}
+	}
+	if _, err := WriteHome(a, opts); err == nil {
+		t.Error("WriteHome wrote over an existing home")
 	}
 }
