@@ -2,11 +2,12 @@ package catalog
 
 import (
 	"cmp"
-	"github.com/xdev/xdev/internal/secrets"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/xdev/xdev/internal/secrets"
 
 	"github.com/xdev/xdev/internal/session"
 )

@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/xdev/xdev/internal/secrets"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/xdev/xdev/internal/secrets"
 
 	"github.com/xdev/xdev/internal/foreign"
 	"github.com/xdev/xdev/internal/live"
@@ -471,7 +473,7 @@ func lineHolds(line []byte, tokens map[string]bool) bool {
 	if k := strings.Index(s, `": `); k >= 0 && strings.HasPrefix(strings.TrimSpace(s), `"`) {
 		s = s[k+3:] // the value of a "name": value line
 	}
-	for _, lit := range jsonStrings.FindAllString(s, -1) {
+	for _, lit := range jsonStrings().FindAllString(s, -1) {
 		var v string
 		if json.Unmarshal([]byte(lit), &v) != nil {
 			continue
@@ -485,7 +487,7 @@ func lineHolds(line []byte, tokens map[string]bool) bool {
 	return false
 }
 
-var jsonStrings = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+var jsonStrings = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"(?:[^"\\]|\\.)*"`) })
 
 // sessionToSource is toSource for a session with hits.
 func (p SearchPlace) sessionToSource(s *search.Session) {

@@ -2,16 +2,11 @@ package export
 
 import (
 	"bufio"
-	"bytes"
 	_ "embed"
 	"html/template"
 	"io"
 	"strings"
 	"sync"
-
-	"github.com/microcosm-cc/bluemonday"
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/extension"
 
 	"github.com/xdev/xdev/internal/session"
 )
@@ -22,8 +17,9 @@ import (
 // load nothing else, so opening it never touches the network.
 //
 // What the model wrote is rendered from Markdown (goldmark, GitHub's
-// dialect) and then sanitized (bluemonday's policy for user content), so
-// no markup in a session can add a script, a handler or a fetch. Tool
+// dialect, in its safe mode with our rules for links and images:
+// markdownhtml.go), so no markup in a session can add a script, a
+// handler or a fetch. Tool
 // outputs longer than a screen are collapsed; each user turn links to the
 // previous and the next, and the page ends with a list of the turns. Use
 // PageDefaults for a page a browser opens at once whatever the session's
@@ -119,34 +115,6 @@ const screenLines = 25
 // collapse reports whether an output is longer than a screen.
 func collapse(s string) bool {
 	return strings.Count(s, "\n") >= screenLines || len(s) > 4000
-}
-
-var (
-	markdownOnce sync.Once
-	md           goldmark.Markdown
-	sanitizer    *bluemonday.Policy
-)
-
-// maxMarkdownBytes is the longest text rendered as Markdown. Rendering
-// and sanitizing take several times the text; a longer one (a model's
-// text of many MB) is shown as it is, escaped, which is also what a
-// browser can show.
-const maxMarkdownBytes = 1 << 20
-
-// renderMarkdown renders Markdown the model wrote as safe HTML.
-func renderMarkdown(s string) template.HTML {
-	if len(s) > maxMarkdownBytes {
-		return template.HTML("<pre>" + template.HTMLEscapeString(s) + "</pre>")
-	}
-	markdownOnce.Do(func() {
-		md = goldmark.New(goldmark.WithExtensions(extension.GFM), goldmark.WithRendererOptions(markdownImages))
-		sanitizer = bluemonday.UGCPolicy()
-	})
-	var b bytes.Buffer
-	if err := md.Convert([]byte(s), &b); err != nil {
-		return template.HTML("<pre>" + template.HTMLEscapeString(s) + "</pre>")
-	}
-	return template.HTML(sanitizer.SanitizeBytes(b.Bytes()))
 }
 
 func classRune(r rune) rune {

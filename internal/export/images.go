@@ -19,7 +19,8 @@ import (
 // picture.
 
 // markdownImage renders a Markdown image (![alt](url)) as a link to it,
-// never loaded: "[image: alt]".
+// never loaded: "[image: alt]" (the text alone where a link may not go:
+// linkTarget).
 type markdownImage struct{}
 
 func (markdownImage) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
@@ -28,11 +29,18 @@ func (markdownImage) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 			return ast.WalkContinue, nil
 		}
 		n := node.(*ast.Image)
-		w.WriteString(`<a href="`)
-		w.Write(util.EscapeHTML(util.URLEscape(n.Destination, true)))
-		w.WriteString(`">[image: `)
+		href, link := linkTarget(util.URLEscape(n.Destination, true))
+		if link {
+			w.WriteString(`<a href="`)
+			w.WriteString(template.HTMLEscapeString(href))
+			w.WriteString(`">`)
+		}
+		w.WriteString(`[image: `)
 		w.Write(util.EscapeHTML(altText(n, source)))
-		w.WriteString(`]</a>`)
+		w.WriteString(`]`)
+		if link {
+			w.WriteString(`</a>`)
+		}
 		return ast.WalkSkipChildren, nil
 	})
 }

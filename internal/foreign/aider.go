@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/xdev/xdev/internal/jsonx"
@@ -110,7 +111,9 @@ func listAider(dirs []string) []Session {
 }
 
 // aiderRunLine is the line that begins a run.
-var aiderRunLine = regexp.MustCompile(`^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$`)
+var aiderRunLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$`)
+})
 
 // aiderRun is one run of a chat history: where it is in the file.
 type aiderRun struct {
@@ -142,7 +145,7 @@ func scanAiderRuns(chat string) ([]aiderRun, int64, error) {
 			off += int64(len(b))
 			b = more
 		}
-		if m := aiderRunLine.FindSubmatch(bytes.TrimRight(b, "\r\n")); m != nil {
+		if m := aiderRunLine().FindSubmatch(bytes.TrimRight(b, "\r\n")); m != nil {
 			t, _ := time.ParseInLocation(time.DateTime, string(m[1]), time.Local)
 			id := t.Format("20060102T150405")
 			if ids[id]++; ids[id] > 1 {
@@ -386,10 +389,12 @@ func aiderModel(out string) (string, bool) {
 }
 
 // aiderCount is one "2.4k sent" part of a Tokens line.
-var aiderCount = regexp.MustCompile(`([\d.,]+)([kKmM]?) (sent|received|cache write|cache hit)`)
+var aiderCount = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`([\d.,]+)([kKmM]?) (sent|received|cache write|cache hit)`)
+})
 
 // aiderCost is a Tokens line's cost of the message.
-var aiderCost = regexp.MustCompile(`Cost: \$([\d.,]+) message`)
+var aiderCost = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Cost: \$([\d.,]+) message`) })
 
 // aiderTokens is the call a "Tokens: … sent, … received. Cost: $…
 // message, $… session." line records: its tokens as the line rounds
@@ -400,7 +405,7 @@ func aiderTokens(out string) (usage.Call, bool) {
 		return usage.Call{}, false
 	}
 	var call usage.Call
-	for _, m := range aiderCount.FindAllStringSubmatch(rest, -1) {
+	for _, m := range aiderCount().FindAllStringSubmatch(rest, -1) {
 		n, err := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", ""), 64)
 		if err != nil {
 			continue
@@ -422,7 +427,7 @@ func aiderTokens(out string) (usage.Call, bool) {
 			call.Tokens.CacheRead = n
 		}
 	}
-	if m := aiderCost.FindStringSubmatch(rest); m != nil {
+	if m := aiderCost().FindStringSubmatch(rest); m != nil {
 		if c, err := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", ""), 64); err == nil && c >= 0 {
 			call.Cost, call.HasCost = c, true
 		}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/xdev/xdev/internal/jsonx"
 	"github.com/xdev/xdev/internal/regularfile"
@@ -242,7 +243,7 @@ func ClaudeSessionAt(root, path string) (Session, error) {
 	return s, nil
 }
 
-var claudeTitleLine = regexp.MustCompile(`"type"\s*:\s*"(custom-title|ai-title)"`)
+var claudeTitleLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"type"\s*:\s*"(custom-title|ai-title)"`) })
 
 func claudeListed(path, projectCwd string, history map[string]*claudeHistory) (Session, bool) {
 	f, fi, err := regularfile.Open(path, 0)
@@ -306,7 +307,7 @@ func claudeListed(path, projectCwd string, history map[string]*claudeHistory) (S
 	}
 	var custom, ai string
 	for line := range bytes.Lines(tail) {
-		if !claudeTitleLine.Match(line) {
+		if !claudeTitleLine().Match(line) {
 			continue
 		}
 		if v, err := jsonx.Parse(line); err == nil {

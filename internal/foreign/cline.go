@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/xdev/xdev/internal/jsonx"
 	"github.com/xdev/xdev/internal/regularfile"
@@ -113,7 +114,7 @@ func (c clineSource) Stream(s Session, purpose Purpose) Stream {
 const clineHeadBytes = 64 << 10
 
 // clineCwd finds the working directory in Cline's environment details.
-var clineCwd = regexp.MustCompile(`# Current Working Directory \(([^)\\]+)\)`)
+var clineCwd = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`# Current Working Directory \(([^)\\]+)\)`) })
 
 // clineAt describes the task whose conversation or chat is at path.
 func clineAt(path string) Session {
@@ -152,7 +153,7 @@ func clineAt(path string) Session {
 		}
 	}
 	for _, b := range [][]byte{ui, head} {
-		if m := clineCwd.FindSubmatch(b); m != nil && s.Cwd == "" {
+		if m := clineCwd().FindSubmatch(b); m != nil && s.Cwd == "" {
 			s.Cwd = string(m[1])
 		}
 	}

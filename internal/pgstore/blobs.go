@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"regexp"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -14,7 +15,7 @@ import (
 
 // blobName is a blob file's name in a data dir's blob store: the sha256
 // of its bytes, in hex.
-var blobName = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var blobName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
 
 // storedBlobs are the names of the blobs the database holds.
 func (db *DB) storedBlobs(ctx context.Context) (map[string]bool, error) {
@@ -53,7 +54,7 @@ func (db *DB) pushBlobs(ctx context.Context, dataDir string, st *PushStats) erro
 	blobs := session.NewBlobStore(session.BlobsDir(dataDir))
 	for _, e := range entries {
 		name := e.Name()
-		if !blobName.MatchString(name) || stored[name] || !e.Type().IsRegular() {
+		if !blobName().MatchString(name) || stored[name] || !e.Type().IsRegular() {
 			continue
 		}
 		data, err := blobs.Get(session.BlobRefPrefix + name)
@@ -82,7 +83,7 @@ func (db *DB) pullBlobs(ctx context.Context, dataDir string, names map[string]bo
 	}
 	blobs := session.NewBlobStore(session.BlobsDir(dataDir))
 	for name := range names {
-		if _, err := os.Lstat(blobs.Dir() + "/" + name); err == nil || !blobName.MatchString(name) {
+		if _, err := os.Lstat(blobs.Dir() + "/" + name); err == nil || !blobName().MatchString(name) {
 			continue
 		}
 		var data []byte

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -46,7 +47,7 @@ type DB struct {
 	conn      connInfo // the connection string: secrets, and how to print it
 }
 
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+var identRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`) })
 
 // Connect connects to the database at rawURL (EnvURL's value when empty)
 // without touching its schema: for omp's table (OmpTable), or before
@@ -69,7 +70,7 @@ func Connect(ctx context.Context, rawURL string, opts *Options) (*DB, error) {
 	if db.schema == "" {
 		db.schema = DefaultSchema
 	}
-	if !identRE.MatchString(db.schema) {
+	if !identRE().MatchString(db.schema) {
 		return nil, fmt.Errorf("schema %q: want a name of letters, digits and _, at most 63 bytes", db.schema)
 	}
 	if info.problem != "" {

@@ -44,7 +44,7 @@ func (db *DB) OmpTable(name string) (*OmpTable, error) {
 	if name == "" {
 		name = DefaultOmpTable
 	}
-	if !identRE.MatchString(name) {
+	if !identRE().MatchString(name) {
 		return nil, fmt.Errorf("omp table %q: want a name of letters, digits and _, at most 63 bytes (omp's rule)", name)
 	}
 	t := name

@@ -52,7 +52,7 @@ func TestPushPull(t *testing.T) {
 	blobs, _ := filepath.Glob(filepath.Join(session.BlobsDir(src), "*"))
 	n := 0
 	for _, b := range blobs {
-		if !blobName.MatchString(filepath.Base(b)) {
+		if !blobName().MatchString(filepath.Base(b)) {
 			continue
 		}
 		n++

@@ -3,9 +3,10 @@ package pgstore
 import (
 	"context"
 	"fmt"
-	"github.com/xdev/xdev/internal/secrets"
 	"strings"
 	"time"
+
+	"github.com/xdev/xdev/internal/secrets"
 
 	"github.com/xdev/xdev/internal/searchtext"
 )

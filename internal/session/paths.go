@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -123,7 +124,7 @@ func legacySlugs(cwd string) []string {
 	}
 	add(absSlug(abs))
 	add(absSlug(c))
-	readable := strings.Trim(nonReadable.ReplaceAllString(filepath.Base(c), "-"), "-")
+	readable := strings.Trim(nonReadable().ReplaceAllString(filepath.Base(c), "-"), "-")
 	if len(readable) > 80 {
 		readable = readable[len(readable)-80:]
 	}
@@ -135,7 +136,7 @@ func legacySlugs(cwd string) []string {
 	return out
 }
 
-var nonReadable = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
+var nonReadable = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-zA-Z0-9._-]+`) })
 
 // absSlug is omp's name for a directory outside home and the temp dir.
 func absSlug(abs string) string {

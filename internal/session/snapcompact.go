@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/xdev/xdev/internal/jsonx"
@@ -331,21 +332,23 @@ const (
 )
 
 var (
-	dataURLAtom   = regexp.MustCompile(dataURLAtomExpr)
-	elidedMarkRE  = regexp.MustCompile(`[` + jsSpace + `]*` + elidedMarker + `[` + jsSpace + `]*`)
-	base64Marker  = regexp.MustCompile(`(?i);base64,`)
-	digitsRE      = regexp.MustCompile(`\d+`)
-	markdownSpace = regexp.MustCompile(`^[` + jsSpace + `]$`)
+	dataURLAtom  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(dataURLAtomExpr) })
+	elidedMarkRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`[` + jsSpace + `]*` + elidedMarker + `[` + jsSpace + `]*`)
+	})
+	base64Marker  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i);base64,`) })
+	digitsRE      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d+`) })
+	markdownSpace = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[` + jsSpace + `]$`) })
 )
 
 // elideDataURLs is snapcompact's elideDataUrls for archive text: every
 // inline base64 data URL (with its Markdown image wrapper, when both
 // halves are there) becomes "[data URL omitted: MIME, N base64 chars]".
 func elideDataURLs(text string) string {
-	if !base64Marker.MatchString(text) {
+	if !base64Marker().MatchString(text) {
 		return text
 	}
-	matches := dataURLAtom.FindAllStringSubmatchIndex(text, -1)
+	matches := dataURLAtom().FindAllStringSubmatchIndex(text, -1)
 	if matches == nil {
 		return text
 	}
@@ -360,8 +363,8 @@ func elideDataURLs(text string) string {
 			closer = text[m[6]:m[7]]
 		}
 		b64 := utf16Len(payload)
-		if mk := elidedMarkRE.FindString(payload); mk != "" {
-			n, _ := strconv.Atoi(digitsRE.FindString(mk))
+		if mk := elidedMarkRE().FindString(payload); mk != "" {
+			n, _ := strconv.Atoi(digitsRE().FindString(mk))
 			b64 = utf16Len(payload) - utf16Len(mk) + n
 		}
 		placeholder := fmt.Sprintf("[data URL omitted: %s, %d base64 chars]", mime, b64)
@@ -393,7 +396,7 @@ func markdownOpener(text string, dataIndex, cursor int) (int, bool) {
 	i := dataIndex
 	for i > cursor {
 		r, size := utf8.DecodeLastRuneInString(text[:i])
-		if !markdownSpace.MatchString(string(r)) {
+		if !markdownSpace().MatchString(string(r)) {
 			break
 		}
 		i -= size
