@@ -262,12 +262,17 @@ func claudeListed(path, projectCwd string, history map[string]*claudeHistory) (S
 	}
 	s.Created, s.Modified = Time(created), Time(max(mtime, historyModified(h)))
 
-	head := make([]byte, min(fi.Size(), claudeHeadBytes))
-	n, _ := io.ReadFull(f, head)
-	head = head[:n]
+	head, done := readPooled(f)
+	defer done()
 	recorded, first, summary := "", "", ""
 	seen := false
 	for line := range bytes.Lines(head) {
+		if seen && recorded != "" && first != "" && !bytes.Contains(line, []byte(`"summary"`)) {
+			// All a listing wants of the head is known; the lines left are
+			// the conversation, often tool outputs of many KB each, and
+			// parsing them was most of a listing's time.
+			continue
+		}
 		v, err := jsonx.Parse(line)
 		if err != nil || v.Kind() != jsonx.Object {
 			continue
@@ -301,13 +306,15 @@ func claudeListed(path, projectCwd string, history map[string]*claudeHistory) (S
 	}
 	tail := head
 	if fi.Size() > claudeHeadBytes {
-		tail = make([]byte, claudeHeadBytes)
-		n, _ := f.ReadAt(tail, fi.Size()-claudeHeadBytes)
-		tail = tail[:n]
+		var done func()
+		tail, done = readPooled(io.NewSectionReader(f, fi.Size()-claudeHeadBytes, claudeHeadBytes))
+		defer done()
 	}
 	var custom, ai string
 	for line := range bytes.Lines(tail) {
-		if !claudeTitleLine().Match(line) {
+		// Both kinds of title line hold `-title"`; looking for it first
+		// spares the regexp the rest of the tail's lines.
+		if !bytes.Contains(line, []byte(`-title"`)) || !claudeTitleLine().Match(line) {
 			continue
 		}
 		if v, err := jsonx.Parse(line); err == nil {

@@ -285,7 +285,8 @@ func codexFirstPrompt(path string) string {
 		return ""
 	}
 	defer r.Close()
-	head, _ := io.ReadAll(io.LimitReader(r, claudeHeadBytes))
+	head, done := readPooled(r)
+	defer done()
 	for line := range bytes.Lines(head) {
 		if !bytes.Contains(line, []byte(`"user_message"`)) {
 			continue

@@ -85,6 +85,19 @@ func eachRecord(path string, fn func(record) error) (skipped int, err error) {
 // file.
 var lineReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 1<<20) }}
 
+// headBuffers hold what a listing reads of a transcript's head or tail
+// (claudeHeadBytes): a listing of ten thousand transcripts reuses a few
+// rather than allocating, and collecting, two a file.
+var headBuffers = sync.Pool{New: func() any { b := make([]byte, claudeHeadBytes); return &b }}
+
+// readPooled reads up to claudeHeadBytes of r into a buffer from
+// headBuffers, which done gives back.
+func readPooled(r io.Reader) (head []byte, done func()) {
+	bp := headBuffers.Get().(*[]byte)
+	n, _ := io.ReadFull(r, *bp)
+	return (*bp)[:n], func() { headBuffers.Put(bp) }
+}
+
 // eachLine calls fn with every line of the file at path (without its
 // newline; one over session.DefaultMaxLineBytes is skipped unread), and
 // returns how many of the lines with something on them fn did not take
