@@ -8,6 +8,8 @@
 //	xdev-bench append FILE N      N appends to FILE, one at a time
 //	xdev-bench append-locked FILE N  the same, taking omp's lockfile for
 //	                              each append as omp does (no linger)
+//	xdev-bench procs N 'CMD ARGS'...  runs each command line N times,
+//	                              interleaved: wall p50/p90/p99, CPU, peak RSS
 //
 // Output: {"op","ms","p50us","count","peakRssKiB"}; ms is the operation
 // alone (no process start), p50us the median append, peakRssKiB the
@@ -39,6 +41,10 @@ func main() {
 	if len(os.Args) < 3 {
 		fmt.Fprintln(os.Stderr, "usage: xdev-bench open FILE | list DATADIR | append FILE N")
 		os.Exit(2)
+	}
+	if os.Args[1] == "procs" {
+		procsMain(os.Args[2:])
+		return
 	}
 	r := result{Op: os.Args[1]}
 	t0 := time.Now()

@@ -41,6 +41,11 @@ type Options struct {
 	// MaxOutput cuts each tool output, command output and thinking block to
 	// this many bytes, saying how much was cut. Zero means whole.
 	MaxOutput int
+	// Around are words (a search's) that a cut keeps in view: an output
+	// or thinking block that holds one only past MaxOutput shows the
+	// MaxOutput bytes around its first, cut before and after, so that a
+	// search hit opens on what it found.
+	Around []string
 	// Reveal writes the transcript's text as it is. By default every
 	// secret in it (a key, a token, a password: internal/secrets) is
 	// masked as [REDACTED kind …fp], since an export is made to be shared.
@@ -66,6 +71,9 @@ type Item struct {
 	IsError  bool
 	Images   []Image
 	Cut      int // bytes cut from Output and Thinking (Options.MaxOutput)
+	// CutBefore is the bytes cut from Output's start to keep a word of
+	// Options.Around in view.
+	CutBefore int
 }
 
 // Call is a tool call.
@@ -310,9 +318,9 @@ func (t *transcript) finish(it *Item) {
 		mask(it)
 	}
 	if n := t.opts.MaxOutput; n > 0 {
-		it.Output = t.cut(it, it.Output)
+		it.Output = t.cut(it, it.Output, true)
 		for k := range it.Thinking {
-			it.Thinking[k] = t.cut(it, it.Thinking[k])
+			it.Thinking[k] = t.cut(it, it.Thinking[k], false)
 		}
 	}
 }
@@ -332,19 +340,49 @@ func mask(it *Item) {
 	}
 }
 
-// cut shortens s to Options.MaxOutput bytes (on a rune boundary) and
-// counts what it cut.
-func (t *transcript) cut(it *Item, s string) string {
+// cut shortens s to Options.MaxOutput bytes (on rune boundaries) and
+// counts what it cut: its start, or, when a word of Options.Around is
+// first found past that, the bytes around it.
+func (t *transcript) cut(it *Item, s string, output bool) string {
 	n := t.opts.MaxOutput
 	if len(s) <= n {
 		return s
 	}
-	k := n
-	for k > 0 && !isRuneStart(s[k]) {
+	from := 0
+	if at := firstOf(s, t.opts.Around); at+64 > n && output {
+		from = min(at-n/4, len(s)-n)
+		for from > 0 && !isRuneStart(s[from]) {
+			from++
+		}
+	}
+	k := from + n
+	for k > from && k < len(s) && !isRuneStart(s[k]) {
 		k--
 	}
+	it.CutBefore += from
 	it.Cut += len(s) - k
-	return s[:k]
+	return s[from:k]
+}
+
+// firstOf is where the first of words is in s, matched without regard to
+// case as a search matches them (exactly, in a text whose lower case
+// differs in length); -1 if none is.
+func firstOf(s string, words []string) int {
+	first := -1
+	if len(words) == 0 {
+		return first
+	}
+	low := strings.ToLower(s)
+	for _, w := range words {
+		i := strings.Index(low, strings.ToLower(w))
+		if len(low) != len(s) {
+			i = strings.Index(s, w)
+		}
+		if i >= 0 && (first < 0 || i < first) {
+			first = i
+		}
+	}
+	return first
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

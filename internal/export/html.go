@@ -178,6 +178,7 @@ var pageItem = sync.OnceValue(func() *template.Template {
 {{range .Thinking}}<details><summary>Thinking</summary><div class="text">{{.}}</div></details>
 {{end}}{{if .Text}}{{if or (eq .Kind "bashExecution") (eq .Kind "pythonExecution")}}<pre>{{.Text}}</pre>{{else if .MarkdownKind}}<div class="md">{{markdown .Text}}</div>{{else}}<div class="text">{{.Text}}</div>{{end}}
 {{end}}{{range .Calls}}<details open><summary>→ {{.Name}}</summary><pre>{{.Args}}</pre></details>
+{{end}}{{if .CutBefore}}<p class="cut">{{size .CutBefore}} cut here, before what was searched for; xdev export --full has everything.</p>
 {{end}}{{if .Output}}{{if collapse .Output}}<details><summary>{{first .Output 80}} · {{lines .Output}} lines</summary><pre>{{.Output}}</pre></details>{{else}}<pre>{{.Output}}</pre>{{end}}
 {{end}}{{if .Cut}}<p class="cut">{{size .Cut}} more cut here; xdev export --full has everything.</p>
 {{end}}{{range .Images}}{{with imgSrc .}}<img alt="image" src="{{.}}">{{else}}<p><em>[image {{.MimeType}}: not available]</em></p>{{end}}

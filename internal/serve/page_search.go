@@ -100,7 +100,7 @@ func (s *Server) search(r *http.Request, l *library, p *searchPage) {
 		if key := l.keyOfPath(h.Path); key != "" {
 			v.URL = "/s/" + key
 			if h.EntryID != "" {
-				v.URL += "?at=" + url.QueryEscape(h.EntryID) + "#e-" + h.EntryID
+				v.URL += "?at=" + url.QueryEscape(h.EntryID) + "&q=" + url.QueryEscape(p.Query) + "#e-" + h.EntryID
 			}
 		}
 		p.Hits = append(p.Hits, v)

@@ -150,7 +150,12 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	}
 	to := min(from+window, len(branch))
 	var b bytes.Buffer
-	n, err := export.HTMLEntries(&b, x, branch[from:to], &entryOptions)
+	opts := entryOptions
+	if q.Get("at") != "" {
+		// From a search hit: its words stay in view where an output is cut.
+		opts.Around = searchWords(q.Get("q"))
+	}
+	n, err := export.HTMLEntries(&b, x, branch[from:to], &opts)
 	if err != nil {
 		http.Error(w, "rendering the session: "+err.Error(), http.StatusInternalServerError)
 		return
@@ -308,4 +313,16 @@ func safeName(id string) string {
 		return "session"
 	}
 	return out
+}
+
+// searchWords are the words of a search query, without its operators:
+// what a page keeps in view of the hit it opens on.
+func searchWords(q string) []string {
+	var words []string
+	for _, f := range strings.FieldsFunc(q, func(r rune) bool { return strings.ContainsRune(" \t\"()*", r) }) {
+		if f = strings.TrimPrefix(f, "-"); f != "" && f != "OR" && f != "AND" && f != "NOT" {
+			words = append(words, f)
+		}
+	}
+	return words
 }
