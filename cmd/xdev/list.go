@@ -195,7 +195,8 @@ func (o *listOptions) print(e *env, good, bad []catalog.Row, withHarness bool, n
 		good = good[:o.limit]
 	}
 	if o.asJSON {
-		return writeJSON(e, append(listRows(good), listRows(bad)...))
+		rows := append(good, bad...)
+		return writeJSONArray(e, len(rows), func(i int) listJSON { return listRow(rows[i]) })
 	}
 	if len(good) == 0 {
 		// Said on stderr, on a terminal or not: stdout stays empty for a
@@ -241,18 +242,15 @@ func (o *listOptions) nothingListed(c *catalog.Catalog, hs []catalog.Harness, cw
 }
 
 // listRows renders catalog rows as `xdev list --json` has them.
-func listRows(rows []catalog.Row) []listJSON {
-	out := make([]listJSON, 0, len(rows))
-	for _, r := range rows {
-		j := listJSON{Harness: string(r.Harness), ID: r.ID, Title: r.Title, TitleSource: r.TitleSource, ShortSummary: r.ShortSummary,
-			Status: string(r.Status), Cwd: r.Cwd, Path: r.Path, Created: jsonTime(r.Created), Modified: jsonTime(r.Modified),
-			Size: r.Size, ParentSession: r.ParentSession, Subagent: r.Subagent, Version: r.Version, FirstMessage: r.FirstMessage}
-		if r.Err != nil {
-			j.Error = r.Err.Error()
-		}
-		out = append(out, j)
+// listRow is one row of `xdev list --json`.
+func listRow(r catalog.Row) listJSON {
+	j := listJSON{Harness: string(r.Harness), ID: r.ID, Title: r.Title, TitleSource: r.TitleSource, ShortSummary: r.ShortSummary,
+		Status: string(r.Status), Cwd: r.Cwd, Path: r.Path, Created: jsonTime(r.Created), Modified: jsonTime(r.Modified),
+		Size: r.Size, ParentSession: r.ParentSession, Subagent: r.Subagent, Version: r.Version, FirstMessage: r.FirstMessage}
+	if r.Err != nil {
+		j.Error = r.Err.Error()
 	}
-	return out
+	return j
 }
 
 func (o *listOptions) printTable(e *env, rows []catalog.Row, withHarness bool) {

@@ -188,5 +188,26 @@ func writeJSON(e *env, v any) error {
 	return w.Flush()
 }
 
+// writeJSONArray writes n values, item(0) to item(n-1), as writeJSON
+// writes a slice of them, byte for byte, one value at a time: a listing of
+// 25,000 sessions holds neither a second copy of every row nor its 16 MB
+// of JSON.
+func writeJSONArray[T any](e *env, n int, item func(i int) T) error {
+	w := bufio.NewWriter(e.RawOut)
+	enc := jsontext.NewEncoder(w, jsontext.Multiline(true), jsontext.WithIndent("  "), jsontext.AllowInvalidUTF8(true))
+	if err := enc.WriteToken(jsontext.BeginArray); err != nil {
+		return err
+	}
+	for i := range n {
+		if err := json.MarshalEncode(enc, item(i), json.Deterministic(true)); err != nil {
+			return err
+		}
+	}
+	if err := enc.WriteToken(jsontext.EndArray); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
 // errProblems makes the exit code 3 after problems were printed.
 var errProblems = exitCodeError{code: exitProblems}
