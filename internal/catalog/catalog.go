@@ -309,6 +309,9 @@ func New(cfg Config) (*Catalog, error) {
 		if pr, ok := src.(foreign.ProjectReader); ok {
 			src = pr.WithProjects(c.projects)
 		}
+		if lc, ok := src.(foreign.ListCacher); ok {
+			src = lc.WithListCache(ListCacheDir())
+		}
 		c.sources[h] = src
 	}
 	return c, nil

@@ -50,7 +50,7 @@ func TestClaudeListCwd(t *testing.T) {
 			}
 		}
 	}
-	src := claudeSource{root}
+	src := claudeSource{root: root}
 	all, err := src.List(false)
 	if err != nil {
 		t.Fatal(err)

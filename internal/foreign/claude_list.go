@@ -3,6 +3,7 @@ package foreign
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -112,16 +113,23 @@ const claudeHeadBytes = 64 << 10
 // with subagents, the transcripts of Claude's subagents (agent-*.jsonl,
 // and <session>/subagents/*.jsonl), marked Subagent.
 func ListClaude(root string, subagents bool) ([]Session, error) {
-	return listClaude(root, subagents, nil)
+	return listClaude(root, subagents, nil, "")
 }
 
 // listClaude lists the transcripts of the project directories project
-// keeps (every one when nil).
-func listClaude(root string, subagents bool, project func(name, cwd string) bool) ([]Session, error) {
+// keeps (every one when nil), with the list cache kept in cacheDir ("":
+// none).
+func listClaude(root string, subagents bool, project func(name, cwd string) bool, cacheDir string) ([]Session, error) {
 	history := readClaudeHistory(root)
+	cache := openListCache(cacheDir, HarnessClaude, root)
+	defer cache.save(root, func(path string) bool {
+		// What this listing did not look at stays: other projects', and
+		// subagents' when it left them out.
+		return project != nil || !subagents && claudeSubagentPath(path)
+	})
 	var out []Session
 	claudeFiles(root, subagents, project, func(path, cwd string, sub bool) {
-		if s, ok := claudeListed(path, cwd, history); ok {
+		if s, ok := claudeListed(path, cwd, history, cache); ok {
 			s.Subagent = sub
 			out = append(out, s)
 		}
@@ -193,7 +201,13 @@ func (c claudeSource) ListCwd(cwd string, subagents bool) ([]Session, error) {
 	slug := claudeSlug(cwd)
 	return listClaude(c.root, subagents, func(name, projectCwd string) bool {
 		return name == slug || len(name) > claudeSlugMax || projectCwd == filepath.Clean(cwd)
-	})
+	}, c.listCache)
+}
+
+// claudeSubagentPath says whether a transcript's path is a subagent's
+// (claudeFiles): an agent-*.jsonl, or one under <session>/subagents/.
+func claudeSubagentPath(path string) bool {
+	return strings.HasPrefix(filepath.Base(path), "agent-") || filepath.Base(filepath.Dir(path)) == "subagents"
 }
 
 // claudeSlugMax is the longest project directory name Claude Code writes
@@ -234,7 +248,7 @@ func ClaudeSessionAt(root, path string) (Session, error) {
 			projectCwd = claudeProjectCwd(name, claudeRegistered(root))
 		}
 	}
-	s, ok := claudeListed(path, projectCwd, readClaudeHistory(root))
+	s, ok := claudeListed(path, projectCwd, readClaudeHistory(root), nil)
 	if !ok {
 		_, err := os.Stat(path)
 		return Session{}, err
@@ -245,14 +259,23 @@ func ClaudeSessionAt(root, path string) (Session, error) {
 
 var claudeTitleLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"type"\s*:\s*"(custom-title|ai-title)"`) })
 
-func claudeListed(path, projectCwd string, history map[string]*claudeHistory) (Session, bool) {
-	f, fi, err := regularfile.Open(path, 0)
+func claudeListed(path, projectCwd string, history map[string]*claudeHistory, cache *listCache) (Session, bool) {
+	fi, err := regularfile.Stat(path)
 	if err != nil {
 		return Session{}, false
 	}
-	defer f.Close()
+	facts, ok := cache.get(path, fi)
+	if !ok {
+		if facts, ok = claudeFileFacts(path); !ok {
+			return Session{}, false
+		}
+		cache.put(path, fi, facts)
+	}
 	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	s := Session{Harness: HarnessClaude, ID: id, Path: path, Size: fi.Size()}
+	if facts.Err != "" {
+		s.Err = errors.New(facts.Err)
+	}
 	mtime := mtimeMillis(fi)
 	created := birthMillis(path, fi)
 	h := history[id]
@@ -261,13 +284,38 @@ func claudeListed(path, projectCwd string, history map[string]*claudeHistory) (S
 		s.FirstMessage = h.first
 	}
 	s.Created, s.Modified = Time(created), Time(max(mtime, historyModified(h)))
+	switch {
+	case h != nil && h.cwd != "":
+		s.Cwd = h.cwd
+	case facts.Cwd != "":
+		s.Cwd = facts.Cwd
+	default:
+		s.Cwd = projectCwd
+	}
+	if s.FirstMessage == "" {
+		s.FirstMessage = facts.First
+	}
+	// Claude Code's own picker names a session by its summary line when
+	// it has no title.
+	s.Title = cmp.Or(facts.Custom, facts.AI, facts.Summary)
+	return s, true
+}
 
+// claudeFileFacts reads what a listing wants of a transcript's own bytes:
+// from its first 64 KiB the recorded cwd, the first prompt and the
+// summary; from its last 64 KiB the latest custom and AI titles.
+func claudeFileFacts(path string) (fileFacts, bool) {
+	f, fi, err := regularfile.Open(path, 0)
+	if err != nil {
+		return fileFacts{}, false
+	}
+	defer f.Close()
+	var facts fileFacts
 	head, done := readPooled(f)
 	defer done()
-	recorded, first, summary := "", "", ""
 	seen := false
 	for line := range bytes.Lines(head) {
-		if seen && recorded != "" && first != "" && !bytes.Contains(line, []byte(`"summary"`)) {
+		if seen && facts.Cwd != "" && facts.First != "" && !bytes.Contains(line, []byte(`"summary"`)) {
 			// All a listing wants of the head is known; the lines left are
 			// the conversation, often tool outputs of many KB each, and
 			// parsing them was most of a listing's time.
@@ -280,29 +328,18 @@ func claudeListed(path, projectCwd string, history map[string]*claudeHistory) (S
 		if !seen {
 			seen = true
 			if h := harnessOf(v); h != HarnessClaude && h != "?" {
-				s.Err = fmt.Errorf("%s: line 1 is %s, not Claude Code's", path, formatName(h))
+				facts.Err = fmt.Sprintf("%s: line 1 is %s, not Claude Code's", path, formatName(h))
 			}
 		}
-		if recorded == "" {
-			recorded, _ = stringField(v, "cwd")
+		if facts.Cwd == "" {
+			facts.Cwd, _ = stringField(v, "cwd")
 		}
 		if t, ok := stringField(v, "summary"); ok && v.Get("type").Is("summary") {
-			summary = t
+			facts.Summary = t
 		}
-		if first == "" && v.Get("type").Is("user") && !v.Get("isMeta").Truthy() {
-			first = claudePromptText(v.Get("message").Get("content"))
+		if facts.First == "" && v.Get("type").Is("user") && !v.Get("isMeta").Truthy() {
+			facts.First = claudePromptText(v.Get("message").Get("content"))
 		}
-	}
-	switch {
-	case h != nil && h.cwd != "":
-		s.Cwd = h.cwd
-	case recorded != "":
-		s.Cwd = recorded
-	default:
-		s.Cwd = projectCwd
-	}
-	if s.FirstMessage == "" {
-		s.FirstMessage = first
 	}
 	tail := head
 	if fi.Size() > claudeHeadBytes {
@@ -310,7 +347,6 @@ func claudeListed(path, projectCwd string, history map[string]*claudeHistory) (S
 		tail, done = readPooled(io.NewSectionReader(f, fi.Size()-claudeHeadBytes, claudeHeadBytes))
 		defer done()
 	}
-	var custom, ai string
 	for line := range bytes.Lines(tail) {
 		// Both kinds of title line hold `-title"`; looking for it first
 		// spares the regexp the rest of the tail's lines.
@@ -319,17 +355,14 @@ func claudeListed(path, projectCwd string, history map[string]*claudeHistory) (S
 		}
 		if v, err := jsonx.Parse(line); err == nil {
 			if t, ok := stringField(v, "customTitle"); ok && v.Get("type").Is("custom-title") {
-				custom = t
+				facts.Custom = t
 			}
 			if t, ok := stringField(v, "aiTitle"); ok && v.Get("type").Is("ai-title") {
-				ai = t
+				facts.AI = t
 			}
 		}
 	}
-	// Claude Code's own picker names a session by its summary line when
-	// it has no title.
-	s.Title = cmp.Or(custom, ai, summary)
-	return s, true
+	return facts, true
 }
 
 func historyModified(h *claudeHistory) float64 {

@@ -58,8 +58,13 @@ type CodexSession struct {
 // It reads the first line of each file and the index, nothing else. (omp
 // reads Codex's state_N.sqlite first when there is one; xdev does not
 // open it, since a SQLite reader of a WAL database can write beside it.)
-func ListCodex(root string) ([]CodexSession, error) {
+func ListCodex(root string) ([]CodexSession, error) { return listCodex(root, "") }
+
+// listCodex is ListCodex with the list cache kept in cacheDir ("": none).
+func listCodex(root, cacheDir string) ([]CodexSession, error) {
 	index := codexIndex(root)
+	cache := openListCache(cacheDir, HarnessCodex, root)
+	defer cache.save(root, func(string) bool { return false })
 	var out []CodexSession
 	for _, r := range codexRoots {
 		dir := filepath.Join(root, r)
@@ -71,7 +76,7 @@ func ListCodex(root string) ([]CodexSession, error) {
 				return nil // an unreadable directory lists nothing, as in omp
 			}
 			if d.Type().IsRegular() && (strings.HasSuffix(path, ".jsonl") || strings.HasSuffix(path, ".jsonl.zst")) {
-				s, ok, err := codexListed(path, index)
+				s, ok, err := codexListed(path, index, cache)
 				if err != nil {
 					// A rollout that cannot be read (a corrupt .zst, an
 					// I/O error) is listed with the reason, not left out
@@ -118,7 +123,7 @@ func (c codexSource) Files() []Session {
 // lies under a Codex data dir; a rollout omp would not list (no
 // session_meta, or no cwd) is still described, from its name and times.
 func CodexSessionAt(root, path string) (CodexSession, error) {
-	s, ok, err := codexListed(path, codexIndex(root))
+	s, ok, err := codexListed(path, codexIndex(root), nil)
 	if err != nil {
 		return CodexSession{}, err
 	}
@@ -155,41 +160,64 @@ func codexIndex(root string) map[string]codexIndexRow {
 
 // codexListed reads a rollout's first record: omp lists it only if that
 // is a session_meta with a cwd.
-func codexListed(path string, index map[string]codexIndexRow) (CodexSession, bool, error) {
-	first, fi, err := firstRecord(path)
-	if errors.Is(err, io.EOF) {
-		return CodexSession{}, false, nil // no object line: not a rollout omp lists
-	}
+func codexListed(path string, index map[string]codexIndexRow, cache *listCache) (CodexSession, bool, error) {
+	fi, err := regularfile.Stat(path)
 	if err != nil {
 		return CodexSession{}, false, err
 	}
-	if !first.Get("type").Is("session_meta") || !isRecordValue(first.Get("payload")) {
+	facts, ok := cache.get(path, fi)
+	if !ok {
+		if facts, err = codexFileFacts(path, fi); err != nil {
+			return CodexSession{}, false, err
+		}
+		cache.put(path, fi, facts)
+	}
+	if !facts.Listed {
 		return CodexSession{}, false, nil
+	}
+	s := CodexSession{CodexInfo: CodexInfo{ID: facts.ID, Cwd: facts.Cwd, Created: facts.Created}, Path: path, Size: fi.Size(),
+		FirstMessage: facts.First, Subagent: facts.Subagent, Parent: facts.Parent}
+	s.Modified = float64(fi.ModTime().UnixMilli())
+	if row, ok := index[s.ID]; ok {
+		s.Title = row.name
+		s.Modified = truncMillis(codexMillis(jsonx.Str(row.updated), s.Modified))
+	}
+	return s, true, nil
+}
+
+// codexFileFacts reads what a listing wants of a rollout's own bytes: its
+// first record, which omp lists only if it is a session_meta naming a cwd
+// (Listed), and the first prompt typed.
+func codexFileFacts(path string, fi fs.FileInfo) (fileFacts, error) {
+	first, _, err := firstRecord(path)
+	if errors.Is(err, io.EOF) {
+		return fileFacts{}, nil // no object line: not a rollout omp lists
+	}
+	if err != nil {
+		return fileFacts{}, err
+	}
+	if !first.Get("type").Is("session_meta") || !isRecordValue(first.Get("payload")) {
+		return fileFacts{}, nil
 	}
 	p := first.Get("payload")
 	cwd, ok := stringField(p, "cwd")
 	if !ok {
-		return CodexSession{}, false, nil
+		return fileFacts{}, nil
 	}
 	id, ok := textField(p, "id")
 	if !ok {
 		id = CodexRolloutID(path)
 	}
-	s := CodexSession{CodexInfo: CodexInfo{ID: id, Cwd: cwd}, Path: path, Size: fi.Size(), FirstMessage: codexFirstPrompt(path)}
-	s.Subagent, s.Parent = codexSubagent(p.Get("source"))
+	facts := fileFacts{Listed: true, ID: id, Cwd: cwd, First: codexFirstPrompt(path)}
+	facts.Subagent, facts.Parent = codexSubagent(p.Get("source"))
 	// new Date(ms) keeps whole milliseconds.
 	// omp reads session_meta's timestamp only as a string.
 	created := jsonx.Value{}
 	if p.Get("timestamp").Kind() == jsonx.String {
 		created = p.Get("timestamp")
 	}
-	s.Created = truncMillis(codexMillis(created, birthMillis(path, fi)))
-	s.Modified = float64(fi.ModTime().UnixMilli())
-	if row, ok := index[id]; ok {
-		s.Title = row.name
-		s.Modified = truncMillis(codexMillis(jsonx.Str(row.updated), s.Modified))
-	}
-	return s, true, nil
+	facts.Created = truncMillis(codexMillis(created, birthMillis(path, fi)))
+	return facts, nil
 }
 
 // codexSubagent reads a session_meta's source: Codex writes its

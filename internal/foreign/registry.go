@@ -45,9 +45,9 @@ type Kind struct {
 // shows them.
 var Kinds = []Kind{
 	{Name: HarnessClaude, Display: "Claude Code", DirHelp: "Claude Code's dir (default $CLAUDE_CONFIG_DIR or ~/.claude)",
-		DefaultRoot: ClaudeDir, Env: []string{"CLAUDE_CONFIG_DIR"}, Watched: "projects", FilesUnder: "projects", New: func(root string) Source { return claudeSource{root} }},
+		DefaultRoot: ClaudeDir, Env: []string{"CLAUDE_CONFIG_DIR"}, Watched: "projects", FilesUnder: "projects", New: func(root string) Source { return claudeSource{root: root} }},
 	{Name: HarnessCodex, Display: "Codex", DirHelp: "Codex's dir (default $CODEX_HOME or ~/.codex)",
-		DefaultRoot: CodexDir, Env: []string{"CODEX_HOME"}, Watched: "sessions", FilesUnder: "sessions", New: func(root string) Source { return codexSource{root} }},
+		DefaultRoot: CodexDir, Env: []string{"CODEX_HOME"}, Watched: "sessions", FilesUnder: "sessions", New: func(root string) Source { return codexSource{root: root} }},
 	{Name: HarnessPi, Display: "pi", DirHelp: "pi's agent dir (default ~/.pi/agent)",
 		DefaultRoot: PiDir, Watched: "sessions", OmpFormat: true, New: func(root string) Source { return piSource{root} }},
 	{Name: HarnessCopilot, Display: "Copilot CLI", DirHelp: "Copilot CLI's dir (default $COPILOT_HOME or ~/.copilot)",

@@ -115,6 +115,13 @@ type ProjectReader interface {
 	WithProjects(dirs func() []string) Source
 }
 
+// A ListCacher is a Source whose listing can keep what it read of each
+// file in a list cache in dir (listcache.go), so that the next listing
+// reads only the files that changed.
+type ListCacher interface {
+	WithListCache(dir string) Source
+}
+
 // A FileNamer is a Source whose sessions are named by their files, so
 // that the sessions a name matches are found without opening one: its
 // Files give each transcript's id, path, project and whether it is a
@@ -156,24 +163,33 @@ func DefaultRoot(harness string) (string, error) {
 	return k.DefaultRoot()
 }
 
-type claudeSource struct{ root string }
+type claudeSource struct{ root, listCache string }
 
-func (c claudeSource) Harness() string                        { return HarnessClaude }
-func (c claudeSource) Root() string                           { return c.root }
-func (c claudeSource) List(subagents bool) ([]Session, error) { return ListClaude(c.root, subagents) }
-func (c claudeSource) At(path string) (Session, error)        { return ClaudeSessionAt(c.root, path) }
+func (c claudeSource) Harness() string { return HarnessClaude }
+func (c claudeSource) Root() string    { return c.root }
+func (c claudeSource) List(subagents bool) ([]Session, error) {
+	return listClaude(c.root, subagents, nil, c.listCache)
+}
+
+// WithListCache is the source whose listings keep a list cache in dir.
+func (c claudeSource) WithListCache(dir string) Source { c.listCache = dir; return c }
+func (c claudeSource) At(path string) (Session, error) { return ClaudeSessionAt(c.root, path) }
 func (c claudeSource) Stream(s Session, purpose Purpose) Stream {
 	return func(begin func(*Converted) error, emit func(string, []byte) error) error {
 		return StreamClaude(s.Path, s.Cwd, purpose, begin, emit)
 	}
 }
 
-type codexSource struct{ root string }
+type codexSource struct{ root, listCache string }
 
 func (c codexSource) Harness() string { return HarnessCodex }
 func (c codexSource) Root() string    { return c.root }
+
+// WithListCache is the source whose listings keep a list cache in dir.
+func (c codexSource) WithListCache(dir string) Source { c.listCache = dir; return c }
+
 func (c codexSource) List(subagents bool) ([]Session, error) {
-	list, err := ListCodex(c.root)
+	list, err := listCodex(c.root, c.listCache)
 	out := make([]Session, 0, len(list))
 	for _, r := range list {
 		if r.Subagent && !subagents {

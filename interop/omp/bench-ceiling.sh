@@ -8,9 +8,13 @@
 # The home (xdev-corpus -home: omp, Claude Code and Codex sessions of
 # real sizes, plus one LARGEST omp session) is written once under
 # $XDEV_BENCH_DIR (default $TMPDIR/xdev-ceiling); 25000 10GB 1800MB by
-# default, about 14 GB of disk. Everything xdev writes goes to a temp
-# cache dir, removed at the end; the serve rows find it as the index
-# row left it (SERVE_COLD=1: empty). SECTIONS (default "start list index
+# default, about 14 GB of disk (XDEV_BENCH_HOME names one written before;
+# its path must stay the same for a kept cache to serve, since indexes
+# are named by where the sessions are). Everything xdev writes goes to a temp
+# cache dir, removed at the end, or to XDEV_BENCH_CACHE, kept (the first
+# index of 14 GB takes 20 minutes: one run can make it and the next use
+# it); the serve rows find it as the index row left it (SERVE_COLD=1:
+# empty). SECTIONS (default "start list index
 # search large usage serve mcp") picks rows; RUNS (default 9) is how many
 # times each timed command runs. Peers: a Go program that prints a line,
 # rg -l -F over the same three session dirs, ccusage 20.0.24 on the same
@@ -26,7 +30,7 @@ sections=" ${SECTIONS:-start list index search large usage serve mcp} "
 here=$(cd "$(dirname "$0")" && pwd)
 root=$here/../..
 work=${XDEV_BENCH_DIR:-${TMPDIR:-/tmp}/xdev-ceiling}
-home=$work/home-$sessions-$size-$largest
+home=${XDEV_BENCH_HOME:-$work/home-$sessions-$size-$largest}
 bin=$(mktemp -d)
 pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$bin"' EXIT
@@ -42,7 +46,7 @@ if [ ! -f "$home/.complete" ]; then
 	"$bin/xdev-corpus" -home -sessions "$sessions" -size "$size" -largest "$largest" -seed 42 -out "$home"
 	touch "$home/.complete"
 fi
-cache=$bin/cache
+cache=${XDEV_BENCH_CACHE:-$bin/cache}
 env=(env -i PATH=/usr/bin:/bin HOME="$home" XDG_CACHE_HOME="$cache")
 dirs=("$home/.omp/agent/sessions" "$home/.claude/projects" "$home/.codex/sessions")
 bytes=$(du -sb "${dirs[@]}" | awk '{s += $1} END {print s}')
@@ -136,7 +140,7 @@ if [[ $sections == *" usage "* ]]; then
 	rm -rf "$cache/xdev/usage"
 	/usr/bin/time -o "$bin/time" -f "%e %M" "${env[@]}" "$bin/xdev" usage --from claude --json -z UTC >"$bin/x.json"
 	read -r xcold xrss <"$bin/time"
-	/usr/bin/time -o "$bin/time" -f "%e %M" "${env[@]}" CLAUDE_CONFIG_DIR="$home/.claude" "$ccusage" daily --json --offline -z UTC >"$bin/c.json"
+	/usr/bin/time -o "$bin/time" -f "%e %M" "${env[@]}" HOME="$bin" CLAUDE_CONFIG_DIR="$home/.claude" "$ccusage" claude daily --json --offline -z UTC >"$bin/c.json"
 	read -r ccold crss <"$bin/time"
 	xt=$(jq '.totals.totalTokens' "$bin/x.json")
 	ct=$(jq '.totals.totalTokens' "$bin/c.json")

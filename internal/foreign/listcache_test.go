@@ -1,0 +1,81 @@
+package foreign
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/xdev/xdev/internal/corpus"
+)
+
+// TestListCache: a listing with a list cache lists what one without it
+// lists, every time: the first time (the cache written), again (read from
+// it), after a transcript was appended to, retitled, replaced with
+// another of the same size, or removed, after a new one came, and with the
+// cache file damaged. It is checked for Claude Code and Codex, on a home
+// of generated transcripts, listed as if an hour later so that the cache
+// keeps them (a file changed within racyWindow is read again), but for
+// the new one.
+func TestListCache(t *testing.T) {
+	defer func(now func() time.Time) { listCacheNow = now }(listCacheNow)
+	listCacheNow = func() time.Time { return time.Now().Add(time.Hour) }
+	home := filepath.Join(t.TempDir(), "home")
+	if _, err := corpus.WriteHome(home, corpus.HomeOptions{Sessions: 40, Bytes: 3 << 20, Seed: 5, Projects: 4}); err != nil {
+		t.Fatal(err)
+	}
+	cacheDir := filepath.Join(t.TempDir(), "lists")
+	sources := []Source{claudeSource{root: filepath.Join(home, ".claude")}, codexSource{root: filepath.Join(home, ".codex")}}
+	for _, src := range sources {
+		t.Run(src.Harness(), func(t *testing.T) {
+			cached := src.(ListCacher).WithListCache(cacheDir)
+			check := func(when string) []Session {
+				t.Helper()
+				want, err := src.List(true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, subagents := range []bool{true, false, true} {
+					got, err := cached.List(subagents)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if subagents && !reflect.DeepEqual(got, want) {
+						t.Fatalf("%s: the cached listing differs:\n got %+v\nwant %+v", when, got, want)
+					}
+				}
+				return want
+			}
+			list := check("first")
+			if len(list) < 5 {
+				t.Fatalf("%d sessions", len(list))
+			}
+			if m, _ := filepath.Glob(filepath.Join(cacheDir, src.Harness()+"-*")); len(m) != 1 {
+				t.Fatalf("cache files %v", m)
+			}
+			check("again")
+			a, b, c := list[0].Path, list[1].Path, list[2].Path
+			f, _ := os.OpenFile(a, os.O_APPEND|os.O_WRONLY, 0)
+			f.WriteString(`{"type":"custom-title","customTitle":"Renamed","sessionId":"x"}` + "\n")
+			f.Close()
+			check("appended to")
+			// Another transcript's bytes under b's name, the same size: a
+			// new inode.
+			data, _ := os.ReadFile(c)
+			tmp := b + ".tmp"
+			os.WriteFile(tmp, data, 0o600)
+			os.Rename(tmp, b)
+			check("replaced")
+			os.Remove(c)
+			check("removed")
+			listCacheNow = time.Now
+			os.WriteFile(c, data, 0o600) // new, and too recent to be kept
+			check("new")
+			listCacheNow = func() time.Time { return time.Now().Add(time.Hour) }
+			m, _ := filepath.Glob(filepath.Join(cacheDir, src.Harness()+"-*"))
+			os.WriteFile(m[0], []byte(`{"format":1,"root":`), 0o600)
+			check("damaged cache")
+		})
+	}
+}
