@@ -170,8 +170,9 @@ if [[ $sections == *" serve "* ]]; then
 	sleep 2
 	c0=$(cpu); sleep 10; c1=$(cpu)
 	row "\`serve\` at rest" "$(rss) MiB, $((c1 - c0)) CPU ticks in 10 s" — — "≤ 100 MiB, idle 0" "$(met "$(rss) <= 100 && $c1 - $c0 <= 1")"
-	key=$(curl -s "${auth[@]}" "$base/" | grep -o 'href="/s/[0-9a-f]*"' | sed -n '1{s/href="//;s/"//;p}')
-	large_key=$(curl -s "${auth[@]}" "$base/?project=project-large" | grep -o 'href="/s/[0-9a-f]*"' | sed -n '1{s/href="//;s/"//;p}')
+	# The newest session is the largest; the next one is of a usual size.
+	keys=$(curl -s "${auth[@]}" "$base/" | grep -o 'href="/s/[0-9a-f]*"' | sed 's/href="//;s/"//' | uniq | head -2)
+	large_key=$(sed -n 1p <<<"$keys") key=$(sed -n 2p <<<"$keys")
 	worst=0
 	for path in "/" "/?page=100" "/?project=project-007" "/?q=refactor" "$key" "$large_key" "/usage" \
 		"/search?q=$rare&fragment=1" "/search?q=$common&fragment=1"; do
@@ -195,7 +196,7 @@ if [[ $sections == *" serve "* ]]; then
 	row "\`usage\`, serve running, p50" "$(field p50ms "$x") ms" — — "≤ 100 ms" "$(met "$(field p50ms "$x") <= 100")"
 	# Appends, each found by a search from another process, and what the
 	# server spent on them.
-	target=$(find "$home/.omp/agent/sessions" -name '*.jsonl' -size -200k | head -1)
+	target=$(find "$home/.omp/agent/sessions" -name '*.jsonl' -size -200k -print -quit)
 	cp "$target" "$bin/target.bak"
 	lag=() c0=$(cpu)
 	for i in $(seq "$runs"); do
