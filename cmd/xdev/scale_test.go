@@ -53,7 +53,9 @@ func TestSearchEverywhereMatchesRg(t *testing.T) {
 	root := t.TempDir()
 	home := filepath.Join(root, "home")
 	opts := corpus.HomeOptions{Sessions: 60, Bytes: 12 << 20, Seed: 11, Projects: 9}
-	if testscale.Long() {
+	if testscale.Long() && !raceEnabled {
+		// Not under the race detector, which would take minutes over it:
+		// the race run checks the small home, .ci/run this one alone.
 		opts = corpus.HomeOptions{Sessions: 400, Bytes: 120 << 20, Seed: 11, Projects: 30}
 	}
 	if _, err := corpus.WriteHome(home, opts); err != nil {

@@ -220,11 +220,13 @@ func (db *DB) open() (reason *rebuildReason, err error) {
 		_, err = db.text(`PRAGMA journal_mode=WAL`)
 	}
 	if err == nil {
-		// SQLite's own page cache at its default, 2 MB: the kernel's page
-		// cache holds the index anyway, and 32 MB of it (the setting
-		// before) took a command's first index from 55 to 99 MiB of RSS,
-		// past the 64 MiB a command stays in, for no gain in time.
-		err = c.Exec(`PRAGMA synchronous=NORMAL; PRAGMA cache_size=-2000; PRAGMA journal_size_limit=8388608`)
+		// SQLite's own page cache: 32 MB for queries (a search of a common
+		// word reads the same pages many times: 2 MB made the searches of
+		// TestEveryHitNamesItsLine take 2.4 times as long). A refresh
+		// writes with SQLite's default 2 MB (refreshCacheKiB), which at 32
+		// MB took a command's first index from 55 to 99 MiB of RSS for no
+		// gain in time.
+		err = c.Exec(`PRAGMA synchronous=NORMAL; PRAGMA cache_size=-32000; PRAGMA journal_size_limit=8388608`)
 	}
 	if err != nil {
 		if isDamaged(err) {

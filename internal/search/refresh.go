@@ -73,6 +73,13 @@ type fileRow struct {
 	err                 string // why the file is not indexed: not a session, unreadable
 }
 
+// The page cache's size (KiB) while a refresh writes and while queries
+// read (see openDB).
+const (
+	refreshCacheKiB = 2000
+	queryCacheKiB   = 32000
+)
+
 // Refresh brings the index up to date with the data dir: every session
 // file is stat'ed; one that only grew is read from where the index
 // stopped (after checking that its last indexed line is still there), one
@@ -103,6 +110,9 @@ func (db *DB) Refresh(ctx context.Context, opts RefreshOptions) (RefreshStats, e
 		return RefreshStats{}, err
 	}
 	defer unlock()
+	if err := db.conn.Exec(fmt.Sprintf(`PRAGMA cache_size=-%d`, refreshCacheKiB)); err == nil {
+		defer db.conn.Exec(fmt.Sprintf(`PRAGMA cache_size=-%d`, queryCacheKiB))
+	}
 	if opts.Harness == "" {
 		opts.Harness = "xdev"
 	}

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/xdev/xdev/internal/secrets"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/xdev/xdev/internal/secrets"
 
 	"github.com/ncruces/go-sqlite3"
 
