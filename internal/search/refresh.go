@@ -111,7 +111,13 @@ func (db *DB) Refresh(ctx context.Context, opts RefreshOptions) (RefreshStats, e
 	}
 	defer unlock()
 	if err := db.conn.Exec(fmt.Sprintf(`PRAGMA cache_size=-%d`, refreshCacheKiB)); err == nil {
-		defer db.conn.Exec(fmt.Sprintf(`PRAGMA cache_size=-%d`, queryCacheKiB))
+		defer func() {
+			// The connection a refresh ends with: a damaged index is closed,
+			// and a rebuilt one opened afresh (at the query size already).
+			if db.conn != nil {
+				db.conn.Exec(fmt.Sprintf(`PRAGMA cache_size=-%d`, queryCacheKiB))
+			}
+		}()
 	}
 	if opts.Harness == "" {
 		opts.Harness = "xdev"
