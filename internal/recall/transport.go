@@ -44,8 +44,12 @@ const DrainTimeout = 2 * time.Minute
 // SDK cannot take refused alone, and the calls in flight when r ends
 // answered before the connection closes.
 func Transport(r io.Reader, w io.Writer) mcp.Transport {
+	return transport(r, w, newInflight())
+}
+
+// transport is Transport counting the requests in flight in inflight.
+func transport(r io.Reader, w io.Writer, inflight *inflight) mcp.Transport {
 	pr, pw := io.Pipe()
-	inflight := newInflight()
 	go func() {
 		err := copyBounded(pw, r, MaxRequestBytes, inflight)
 		inflight.wait(DrainTimeout)
@@ -105,14 +109,17 @@ func (f *inflight) done(id json.RawMessage) {
 	}
 }
 
-// wait returns once nothing is in flight, or after d.
-func (f *inflight) wait(d time.Duration) {
+// wait returns once nothing is in flight, or after d, and reports
+// whether nothing is.
+func (f *inflight) wait(d time.Duration) bool {
 	f.mu.Lock()
 	idle := f.idle
 	f.mu.Unlock()
 	select {
 	case <-idle:
+		return true
 	case <-time.After(d):
+		return false
 	}
 }
 
@@ -276,6 +283,9 @@ func validID(id json.RawMessage) bool {
 	if id[0] == '"' {
 		var s string
 		return json.Unmarshal(id, &s) == nil
+	}
+	if id[0] != '-' && (id[0] < '0' || id[0] > '9') {
+		return false // null, true, an object: json.Unmarshal takes null into a float64 without a word
 	}
 	var f float64
 	return json.Unmarshal(id, &f) == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53

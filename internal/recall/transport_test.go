@@ -35,7 +35,8 @@ func TestThousandCalls(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx, Transport(inR, outW)); outW.Close() }()
+	flight := newInflight()
+	go func() { done <- srv.Run(ctx, transport(inR, outW, flight)); outW.Close() }()
 
 	answers := make(chan map[string]any, 2000)
 	go func() {
@@ -65,6 +66,7 @@ func TestThousandCalls(t *testing.T) {
 	notMessages := []string{`[]`, `null`, `12345`, `"str"`, `true`, `{}`, `[1,2]`,
 		`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, `{"jsonrpc":"2.0","id":true,"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":false,"method":"ping"}`, `{"jsonrpc":"2.0","id":[],"method":"ping"}`, `{"jsonrpc":"2.0","id": null ,"method":"ping"}`,
 		`{"jsonrpc":"2.0","method":"notifications/bogus"}`, `{"jsonrpc":"2.0","id":"r1","result":{}}`}
 	calls := testscale.N(250, 1000)
 	for id := 1; id <= calls; id++ {
@@ -145,6 +147,14 @@ func TestThousandCalls(t *testing.T) {
 		if got[id] != 1 {
 			t.Errorf("request %v answered %d times", id, got[id])
 		}
+	}
+	// Every request counted in flight was answered: none is waited for
+	// until DrainTimeout once stdin has ended (an id the SDK does not
+	// answer, such as null, once was).
+	if !flight.wait(DrainTimeout) {
+		flight.mu.Lock()
+		t.Errorf("answered all, yet still waiting for %v", flight.ids)
+		flight.mu.Unlock()
 	}
 	inW.Close()
 	if err := <-done; err != nil && !strings.Contains(err.Error(), "EOF") && !strings.Contains(err.Error(), "closed") {
