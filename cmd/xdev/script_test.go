@@ -3,12 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	_ "github.com/xdev/xdev/internal/testscale" // GORACE for the processes the scripts start
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	_ "github.com/xdev/xdev/internal/testscale" // GORACE for the processes the scripts start
 
 	"github.com/rogpeppe/go-internal/testscript"
 

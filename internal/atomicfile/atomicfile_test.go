@@ -3,7 +3,6 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
-	_ "github.com/xdev/xdev/internal/testscale" // GORACE for the helper processes
 	"io"
 	"io/fs"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	_ "github.com/xdev/xdev/internal/testscale" // GORACE for the helper processes
 )
 
 func content(s string) func(io.Writer) error {

@@ -3,10 +3,11 @@ package recall
 import (
 	"encoding/base64"
 	"fmt"
-	"github.com/xdev/xdev/internal/secrets"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/xdev/xdev/internal/secrets"
 )
 
 // Token budgets of a call's output, counted as bytesPerToken bytes a

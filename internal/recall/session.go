@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/xdev/xdev/internal/secrets"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/xdev/xdev/internal/secrets"
 
 	"github.com/xdev/xdev/internal/ai"
 	"github.com/xdev/xdev/internal/catalog"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	_ "github.com/xdev/xdev/internal/testscale" // GORACE for the helper processes
 	"net/http"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	_ "github.com/xdev/xdev/internal/testscale" // GORACE for the helper processes
 
 	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/search"
