@@ -1,6 +1,7 @@
 package foreign
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -135,7 +136,7 @@ func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error)
 		return st, err
 	}
 	defer unlock()
-	old := m.readManifest()
+	old, oldData := m.readManifestData()
 	if rebuild {
 		old = nil
 	}
@@ -202,7 +203,7 @@ func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error)
 			}
 		}
 	}
-	if err := m.writeManifest(rows); err != nil {
+	if err := m.writeManifest(rows, oldData); err != nil {
 		return st, err
 	}
 	m.index(rows)
@@ -230,7 +231,7 @@ func (m *Mirror) Ensure(ctx context.Context, s Session) (MirrorFile, error) {
 	if err != nil {
 		return MirrorFile{}, err
 	}
-	rows := m.readManifest()
+	rows, oldData := m.readManifestData()
 	row := mirrorRow{Source: s.Path, ID: s.ID, Size: size, ModTime: mtime, Mirror: mirrorName(s.Path), Format: mirrorFormat}
 	target := filepath.Join(files, row.Mirror)
 	if prev, ok := rows[s.Path]; ok && prev.Err == "" && prev.current(row, target) {
@@ -248,7 +249,7 @@ func (m *Mirror) Ensure(ctx context.Context, s Session) (MirrorFile, error) {
 		list = append(list, r)
 	}
 	slices.SortFunc(list, func(a, b mirrorRow) int { return strings.Compare(a.Source, b.Source) })
-	if err := m.writeManifest(list); err != nil {
+	if err := m.writeManifest(list, oldData); err != nil {
 		return MirrorFile{}, err
 	}
 	return MirrorFile{target, row.Skipped}, nil
@@ -359,25 +360,38 @@ func (m *Mirror) manifestPath() string { return filepath.Join(m.Dir, "manifest.j
 // readManifest is the last refresh's rows by source path; an unreadable
 // manifest is an empty one (everything is converted again).
 func (m *Mirror) readManifest() map[string]mirrorRow {
+	rows, _ := m.readManifestData()
+	return rows
+}
+
+// readManifestData is readManifest and the manifest's bytes as read.
+func (m *Mirror) readManifestData() (map[string]mirrorRow, []byte) {
 	out := map[string]mirrorRow{}
 	data, err := regularfile.ReadFile(m.manifestPath(), 0)
 	if err != nil {
-		return out
+		return out, nil
 	}
 	var rows []mirrorRow
 	if json.Unmarshal(data, &rows) != nil {
-		return out
+		return out, nil
 	}
 	for _, r := range rows {
 		out[r.Source] = r
 	}
-	return out
+	return out, data
 }
 
-func (m *Mirror) writeManifest(rows []mirrorRow) error {
+// writeManifest replaces the manifest with rows, unless it already says
+// exactly that (prev, its bytes as read under the same lock): a refresh
+// that changed nothing, which every search's freshness check is, then
+// writes and syncs nothing.
+func (m *Mirror) writeManifest(rows []mirrorRow, prev []byte) error {
 	data, err := json.Marshal(rows)
 	if err != nil {
 		return err
+	}
+	if prev != nil && bytes.Equal(data, prev) {
+		return nil
 	}
 	return atomicfile.Replace(m.manifestPath(), func(w io.Writer) error {
 		_, err := w.Write(data)

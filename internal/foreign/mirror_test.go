@@ -49,8 +49,17 @@ func TestMirror(t *testing.T) {
 		}
 		s.Close()
 	}
+	// A refresh with nothing changed (every search's freshness check)
+	// writes nothing: the manifest is the same file, not rewritten.
+	manifest, err := os.Stat(m.manifestPath())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if st, _ := m.Refresh(ctx); st.Converted != 0 || st.Removed != 0 {
 		t.Errorf("refresh with nothing changed: %+v", st)
+	}
+	if again, err := os.Stat(m.manifestPath()); err != nil || !os.SameFile(manifest, again) || !again.ModTime().Equal(manifest.ModTime()) {
+		t.Errorf("a refresh with nothing changed rewrote the manifest (%v)", err)
 	}
 	// A source that grows is converted again; one deleted loses its mirror.
 	list, _ := ListCodex(root)
