@@ -54,7 +54,7 @@ func TestWindowedEqualsFull(t *testing.T) {
 	if testscale.Long() {
 		files = append(files, file{"104MB", Options{Size: 104 << 20, Seed: 2}})
 	}
-	for seed := range uint64(12) {
+	for seed := range uint64(testscale.N(12, 12)) {
 		files = append(files, file{"small-" + string(rune('a'+seed)), Options{Size: int64(300<<10) * int64(seed+1), Seed: 100 + seed}})
 	}
 	if *big {

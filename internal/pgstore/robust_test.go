@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xdev/xdev/internal/testscale"
+
 	"github.com/xdev/xdev/internal/corpus"
 	"github.com/xdev/xdev/internal/pgtest"
 	"github.com/xdev/xdev/internal/search"
@@ -33,7 +35,7 @@ func TestPushInterrupted(t *testing.T) {
 	}
 	big := filepath.Join(session.SessionsDir(dir), "--big--", "2026-11-30T00-00-00-000Z_big.jsonl")
 	os.MkdirAll(filepath.Dir(big), 0o700)
-	if _, err := corpus.WriteFile(big, corpus.Options{Size: 20 << 20, Seed: 9}); err != nil {
+	if _, err := corpus.WriteFile(big, corpus.Options{Size: int64(testscale.N(20, 20)) << 20, Seed: 9}); err != nil {
 		t.Fatal(err)
 	}
 	junk := filepath.Join(session.SessionsDir(dir), "--junk--", "junk.jsonl")

@@ -182,7 +182,7 @@ func TestEveryZeroedPageIsFound(t *testing.T) {
 	}
 	const page = 4096
 	rebuilt := 0
-	for p := 1; p < len(pristine)/page; p++ { // page 1 (the header) is another test's
+	for p := 1; p < len(pristine)/page; p += testscale.Step() { // page 1 (the header) is another test's
 		b := slices.Clone(pristine)
 		clear(b[p*page : (p+1)*page])
 		path := filepath.Join(t.TempDir(), "index.db")

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/xdev/xdev/internal/testscale"
 )
 
 // TestTableFits: a terminal table never runs past the terminal's width,
@@ -131,7 +133,7 @@ func TestTruncateReadsOnlyWhatShows(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
 	pieces := []string{"a", "word", "ünïcödé", "日本語", "😀", "e\u0301", " ", "  ", "\t", "\n", "\u00a0", "\u3000", "\r\n",
 		strings.Repeat("x", 300), strings.Repeat("日", 200), strings.Repeat(" ", 500)}
-	for range 3000 {
+	for range testscale.N(3000, 3000) {
 		var b strings.Builder
 		for range r.IntN(60) {
 			b.WriteString(pieces[r.IntN(len(pieces))])
