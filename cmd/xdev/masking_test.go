@@ -23,7 +23,7 @@ import (
 func TestNoSecretLeaves(t *testing.T) {
 	n := testscale.N(60, 400)
 	planted := secretstest.Secrets(t, n)
-	if len(planted) < n*2/3 {
+	if len(planted) < min(40, n*2/3) { // gitleaks has ~210 kinds to draw from
 		t.Fatalf("only %d secrets could be planted", len(planted))
 	}
 	home := t.TempDir()
