@@ -53,7 +53,11 @@ func (o *serveOptions) run(e *env) error {
 	if len(o.args) != 0 {
 		return usagef("unexpected argument %q", o.args[0])
 	}
-	c, err := o.sources.catalog(e, o.store)
+	cfg, err := o.sources.config(e, o.store)
+	if err != nil {
+		return err
+	}
+	c, err := catalog.New(cfg) // listing anew each time: sessions come and go
 	if err != nil {
 		return err
 	}

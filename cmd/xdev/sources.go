@@ -52,13 +52,15 @@ func (f *sourceFlags) roots() []string {
 	return c.Roots()
 }
 
-// catalog is the catalog of the places these flags and store choose: the
-// data dir, and the other harnesses' roots.
+// catalog is the catalog of the places these flags and store choose (the
+// data dir, and the other harnesses' roots) for a command that runs
+// once: it lists each harness once (catalog.Config.ListOnce).
 func (f *sourceFlags) catalog(e *env, store *storeFlags) (*catalog.Catalog, error) {
 	cfg, err := f.config(e, store)
 	if err != nil {
 		return nil, err
 	}
+	cfg.ListOnce = true
 	return catalog.New(cfg)
 }
 

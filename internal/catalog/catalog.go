@@ -272,6 +272,11 @@ type Config struct {
 	// it never writes it, so that a command that fails leaves xdev's
 	// cache as it was.
 	ResolveWritesCache bool
+	// ListOnce keeps each harness's listing for the catalog's life
+	// (listings.go): for a command that runs once, which then stats
+	// every transcript once however many times it lists. A long-lived
+	// process (serve, mcp) leaves it off, to see sessions come and go.
+	ListOnce bool
 }
 
 // Catalog is the places of one Config.
@@ -279,6 +284,7 @@ type Catalog struct {
 	cfg         Config
 	sources     map[Harness]foreign.Source
 	projectDirs projectDirs
+	listings    listings
 }
 
 // New makes the catalog of cfg.

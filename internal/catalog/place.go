@@ -196,7 +196,7 @@ func (p harnessPlace) inProjects() bool {
 	if _, ok := p.src.(foreign.ProjectReader); !ok {
 		return false
 	}
-	list, _ := p.src.List(false)
+	list, _ := p.c.sessionsOf(p.h, false)
 	return len(list) > 0
 }
 
@@ -209,7 +209,7 @@ func (p harnessPlace) List(_ context.Context, opts ListOptions) ([]Row, error) {
 	if l, ok := p.src.(foreign.CwdLister); ok && opts.Cwd != "" {
 		list, err = l.ListCwd(opts.Cwd, opts.Subagents) // one project's files, not every one's
 	} else {
-		list, err = p.src.List(opts.Subagents)
+		list, err = p.c.sessionsOf(p.h, opts.Subagents)
 	}
 	if err != nil {
 		return nil, err
@@ -265,7 +265,7 @@ func (p harnessPlace) named(_ context.Context, arg string) []Ref {
 		}
 		return out
 	}
-	list, err := p.src.List(true)
+	list, err := p.c.sessionsOf(p.h, true)
 	if err != nil {
 		return nil // a harness that cannot be read holds nothing to find
 	}

@@ -84,6 +84,15 @@ func (c *Catalog) listedCwds(h Harness) []string {
 	if ok {
 		return cwds
 	}
+	if _, ok := c.sources[h]; ok {
+		// Subagents' sessions in: the listing a search's mirror refresh
+		// makes too, which a ListOnce catalog then makes once.
+		list, _ := c.sessionsOf(h, true)
+		c.noteCwdsOf(h, len(list), func(k int) string { return list[k].Cwd })
+		c.projectDirs.mu.Lock()
+		defer c.projectDirs.mu.Unlock()
+		return c.projectDirs.listed[h]
+	}
 	rows, _ := c.Place(h).List(context.Background(), ListOptions{}) // notes them
 	c.projectDirs.mu.Lock()
 	defer c.projectDirs.mu.Unlock()

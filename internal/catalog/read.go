@@ -106,7 +106,8 @@ func (c *Catalog) mirror(h Harness) (*foreign.Mirror, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &foreign.Mirror{Dir: dir, Source: src}, nil
+	list := func() ([]foreign.Session, error) { return c.sessionsOf(h, true) }
+	return &foreign.Mirror{Dir: dir, Source: src, Listing: list}, nil
 }
 
 // Line is the line a person finds entry i of x at, x being r opened: in

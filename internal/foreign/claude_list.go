@@ -269,15 +269,25 @@ func claudeListed(path, projectCwd string, history map[string]*claudeHistory, ca
 		if facts, ok = claudeFileFacts(path); !ok {
 			return Session{}, false
 		}
+	}
+	if facts.Created == 0 {
+		// The birth time goes with the facts: the cache keeps them by
+		// inode, whose birth never moves, so a listing from the cache
+		// makes one stat of a transcript, not two. (Facts an older xdev
+		// cached without it get it now.)
+		facts.Created = birthMillis(path, fi)
+		ok = false
+	}
+	if !ok {
 		cache.put(path, fi, facts)
 	}
 	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-	s := Session{Harness: HarnessClaude, ID: id, Path: path, Size: fi.Size()}
+	s := Session{Harness: HarnessClaude, ID: id, Path: path, Size: fi.Size(), mtimeNs: fi.ModTime().UnixNano()}
 	if facts.Err != "" {
 		s.Err = errors.New(facts.Err)
 	}
 	mtime := mtimeMillis(fi)
-	created := birthMillis(path, fi)
+	created := facts.Created
 	h := history[id]
 	if h != nil {
 		created = h.created

@@ -35,7 +35,8 @@ type CodexSession struct {
 	Path     string
 	Modified float64 // ms; session_index.jsonl's updated_at, else the file's mtime
 	Size     int64
-	Archived bool // under archived_sessions/
+	Archived bool  // under archived_sessions/
+	mtimeNs  int64 // the file's mtime as listed (Session.mtimeNs)
 	// FirstMessage is the first prompt typed (a user_message event) in the
 	// first 64 KiB.
 	FirstMessage string
@@ -177,7 +178,7 @@ func codexListed(path string, index map[string]codexIndexRow, cache *listCache) 
 	}
 	s := CodexSession{CodexInfo: CodexInfo{ID: facts.ID, Cwd: facts.Cwd, Created: facts.Created}, Path: path, Size: fi.Size(),
 		FirstMessage: facts.First, Subagent: facts.Subagent, Parent: facts.Parent}
-	s.Modified = float64(fi.ModTime().UnixMilli())
+	s.Modified, s.mtimeNs = float64(fi.ModTime().UnixMilli()), fi.ModTime().UnixNano()
 	if row, ok := index[s.ID]; ok {
 		s.Title = row.name
 		s.Modified = truncMillis(codexMillis(jsonx.Str(row.updated), s.Modified))

@@ -1,9 +1,11 @@
 package foreign
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"testing"
 	"time"
 
@@ -14,7 +16,8 @@ import (
 // lists, every time: the first time (the cache written), again (read from
 // it), after a transcript was appended to, retitled, replaced with
 // another of the same size, or removed, after a new one came, and with the
-// cache file damaged. It is checked for Claude Code and Codex, on a home
+// cache file damaged, or written by an xdev whose Claude Code facts had
+// no birth time. It is checked for Claude Code and Codex, on a home
 // of generated transcripts, listed as if an hour later so that the cache
 // keeps them (a file changed within racyWindow is read again), but for
 // the new one.
@@ -55,6 +58,19 @@ func TestListCache(t *testing.T) {
 				t.Fatalf("cache files %v", m)
 			}
 			check("again")
+			// A cache an older xdev wrote, whose Claude Code facts did not
+			// keep the birth time: the same listing, and the cache then
+			// keeps it.
+			m, _ := filepath.Glob(filepath.Join(cacheDir, src.Harness()+"-*"))
+			data, _ := os.ReadFile(m[0])
+			if src.Harness() == HarnessClaude {
+				os.WriteFile(m[0], regexp.MustCompile(`,?"created":[^,}]+`).ReplaceAll(data, nil), 0o600)
+				check("cached without birth times")
+				check("birth times cached again")
+				if data, _ := os.ReadFile(m[0]); !bytes.Contains(data, []byte(`"created":`)) {
+					t.Error("the cache did not keep the birth times again")
+				}
+			}
 			a, b, c := list[0].Path, list[1].Path, list[2].Path
 			f, _ := os.OpenFile(a, os.O_APPEND|os.O_WRONLY, 0)
 			f.WriteString(`{"type":"custom-title","customTitle":"Renamed","sessionId":"x"}` + "\n")
@@ -62,7 +78,7 @@ func TestListCache(t *testing.T) {
 			check("appended to")
 			// Another transcript's bytes under b's name, the same size: a
 			// new inode.
-			data, _ := os.ReadFile(c)
+			data, _ = os.ReadFile(c)
 			tmp := b + ".tmp"
 			os.WriteFile(tmp, data, 0o600)
 			os.Rename(tmp, b)
@@ -73,7 +89,6 @@ func TestListCache(t *testing.T) {
 			os.WriteFile(c, data, 0o600) // new, and too recent to be kept
 			check("new")
 			listCacheNow = func() time.Time { return time.Now().Add(time.Hour) }
-			m, _ := filepath.Glob(filepath.Join(cacheDir, src.Harness()+"-*"))
 			os.WriteFile(m[0], []byte(`{"format":1,"root":`), 0o600)
 			check("damaged cache")
 		})

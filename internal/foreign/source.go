@@ -70,7 +70,11 @@ type Session struct {
 	// fields are then partial.
 	Err error
 
-	codex CodexInfo
+	// mtimeNs is the file's modification time (ns) as the listing stat'ed
+	// it, 0 when unknown: with Size, the stamp a mirror's refresh keeps
+	// a conversion by, without a second stat of every transcript.
+	mtimeNs int64
+	codex   CodexInfo
 }
 
 // A Source is one harness's sessions on this machine: what list, show,
@@ -212,7 +216,7 @@ func (c codexSource) Stream(s Session, purpose Purpose) Stream {
 func codexSession(c CodexSession) Session {
 	return Session{Harness: HarnessCodex, ID: c.ID, Path: c.Path, Cwd: c.Cwd, Title: c.Title, FirstMessage: c.FirstMessage,
 		Created: Time(c.Created), Modified: Time(c.Modified), Size: c.Size, Err: c.Err, Subagent: c.Subagent,
-		ParentSession: c.Parent, codex: c.CodexInfo}
+		ParentSession: c.Parent, mtimeNs: c.mtimeNs, codex: c.CodexInfo}
 }
 
 // SourceLine is the member a conversion for reading puts first in each
