@@ -3,9 +3,11 @@ package usagecache
 import (
 	"cmp"
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
 	"hash/fnv"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,7 +27,12 @@ import (
 // and an index of every session's requests, sorted, which says which
 // sessions share a request with another (they are counted call by call),
 // and which sessions a session read anew shares one with. A 10,000-session
-// Claude Code dir of 250,000 calls takes about 16 MB.
+// Claude Code dir of 250,000 calls takes about 16 MB. What is held in
+// memory is the head of every entry (its header and digest) and the
+// index; an entry's calls are read from the file when they are asked for
+// (through the file as it was opened, whoever replaced it since), and
+// copied from it to the next one. At 25,000 sessions (57 MB) a warm
+// ledger had held the whole file.
 //
 // A file that is torn, damaged or of another version is ignored and
 // written again; an entry whose file changed, or changed too recently to
@@ -41,6 +48,10 @@ type Cache struct {
 
 	Old      map[string]Entry
 	oldIndex string // the requests: (key, owner) pairs of 16 bytes, by key
+	// file is the cache file read, open for the calls of Old's entries
+	// for as long as a ledger may ask for them: closed by its finalizer
+	// once nothing refers to the cache.
+	file *os.File
 
 	mu        sync.Mutex
 	now       map[string]Entry
@@ -60,8 +71,32 @@ type Entry struct {
 	Parent string // its Parent
 	// tail is the hash of the file's last bytes when it was read, ending
 	// in a newline (tailHash); 0 when it is not to be read on from there.
-	tail   uint64
-	record string // a substring of the file read, or the encoding of what was read anew
+	tail uint64
+	// record is the encoding of what was read anew (encodeSession); an
+	// entry of the file read has its head instead (a substring of it),
+	// and calls, where its calls are in the file.
+	record string
+	head   string
+	calls  span
+}
+
+// span is where an entry's calls are in the cache file read.
+type span struct{ off, n int64 }
+
+// decode is what the cache holds of e: its record, or its head with its
+// calls read on demand.
+func (c *Cache) decode(e Entry) (Decoded, bool) {
+	if e.record != "" || e.head == "" {
+		return Decode(e.record)
+	}
+	f, at := c.file, e.calls
+	return decodeStored(e.head, func() (string, bool) {
+		b := make([]byte, at.n)
+		if _, err := f.ReadAt(b, at.off); err != nil {
+			return "", false
+		}
+		return string(b), true
+	})
 }
 
 // tailBytes is how much of a file's end tailHash reads.
@@ -91,7 +126,11 @@ func tailHash(path string, size int64) uint64 {
 	return max(h.Sum64(), 1)
 }
 
-const usageCacheMagic = "xdev usage cache 9\n" // 9: Claude Code agent_progress calls
+const usageCacheMagic = "xdev usage cache 10\n" // 10: the calls apart from the heads
+
+// trailerBytes is the size of the file's trailer: where the head begins,
+// and the checksum.
+const trailerBytes = 12
 
 // maxUsageCache bounds the cache file read: past it, it is rebuilt.
 const maxUsageCache = 1 << 30
@@ -103,34 +142,53 @@ func OwnerOf(key string) uint64 {
 	return h.Sum64()
 }
 
-// openUsageCacheAt reads the cache file at path (Catalog.UsageCacheFile;
-// "" for none).
+// Open reads the cache file at path (Catalog.UsageCacheFile; "" for
+// none): the whole file is checksummed as it streams by, and its head
+// kept.
 func Open(path string) *Cache {
 	c := &Cache{path: path, now: map[string]Entry{}, fresh: map[uint64][]uint64{}, started: time.Now()}
 	f, fi, err := regularfile.Open(c.path, 0)
 	if err != nil {
 		return c
 	}
-	defer f.Close()
-	if fi.Size() > maxUsageCache || fi.Size() < int64(len(usageCacheMagic)+4) {
+	keep := false
+	defer func() {
+		if !keep {
+			f.Close()
+		}
+	}()
+	size := fi.Size()
+	magic := int64(len(usageCacheMagic))
+	if size > maxUsageCache || size < magic+trailerBytes {
 		return c
 	}
-	head := make([]byte, len(usageCacheMagic))
+	head := make([]byte, magic)
 	if _, err := io.ReadFull(f, head); err != nil || string(head) != usageCacheMagic {
 		return c
 	}
-	// The rest is read into a string as it is checksummed, with no copy
-	// of it: every name and record read is a substring of it. The
-	// checksum follows it.
-	size := fi.Size() - int64(len(head)) - 4
-	var body strings.Builder
-	body.Grow(int(size))
-	crc := crc32.NewIEEE()
-	var sum [4]byte
-	if _, err := io.Copy(&body, io.TeeReader(io.LimitReader(f, size), crc)); err != nil || int64(body.Len()) != size {
+	var trailer [trailerBytes]byte
+	if _, err := f.ReadAt(trailer[:], size-trailerBytes); err != nil {
 		return c
 	}
-	if _, err := io.ReadFull(f, sum[:]); err != nil || crc.Sum32() != binary.LittleEndian.Uint32(sum[:]) {
+	headAt := int64(binary.LittleEndian.Uint64(trailer[:8]))
+	if headAt < magic || headAt > size-trailerBytes {
+		return c
+	}
+	// The calls are checksummed, not kept; the head is read into a
+	// string as it is checksummed, with no copy of it: every name and
+	// head read is a substring of it.
+	crc := crc32.NewIEEE()
+	if _, err := io.Copy(crc, io.NewSectionReader(f, magic, headAt-magic)); err != nil {
+		return c
+	}
+	var body strings.Builder
+	body.Grow(int(size - trailerBytes - headAt))
+	if _, err := io.Copy(&body, io.TeeReader(io.NewSectionReader(f, headAt, size-trailerBytes-headAt), crc)); err != nil ||
+		int64(body.Len()) != size-trailerBytes-headAt {
+		return c
+	}
+	crc.Write(trailer[:8])
+	if crc.Sum32() != binary.LittleEndian.Uint32(trailer[8:]) {
 		return c
 	}
 	r := &usageReader{b: body.String()}
@@ -144,14 +202,19 @@ func Open(path string) *Cache {
 		e.tail = r.fixed64()
 		e.ID = r.str()
 		e.Parent = r.str()
-		e.record = r.str()
+		e.head = r.str()
+		off, size := r.uvarint(), r.uvarint()
+		if off > uint64(headAt-magic) || size > uint64(headAt-magic)-off || e.head == "" {
+			r.fail()
+		}
+		e.calls = span{magic + int64(off), int64(size)}
 		old[key] = e
 	}
 	pairs := r.countOf(16)
 	if r.bad || len(r.b) != 16*pairs {
 		return c
 	}
-	c.Old, c.oldIndex = old, r.b
+	c.Old, c.oldIndex, c.file, keep = old, r.b, f, true
 	return c
 }
 
@@ -166,7 +229,7 @@ func (c *Cache) Get(key string, stamp Stamp) (Decoded, bool, bool) {
 	if !ok || e.Racy || e.Stamp != stamp || stamp.Fresh(c.started) {
 		return Decoded{}, false, false
 	}
-	d, ok := Decode(e.record)
+	d, ok := c.decode(e)
 	if !ok {
 		return Decoded{}, false, false
 	}
@@ -184,7 +247,7 @@ func (c *Cache) Grown(key, path string, stamp Stamp) (Decoded, int64, bool) {
 	if !ok || key == "" || e.tail == 0 || e.Stamp.Ino != stamp.Ino || stamp.Size <= e.Stamp.Size || tailHash(path, e.Stamp.Size) != e.tail {
 		return Decoded{}, 0, false
 	}
-	d, ok := Decode(e.record)
+	d, ok := c.decode(e)
 	return d, e.Stamp.Size, ok
 }
 
@@ -344,22 +407,57 @@ func (c *Cache) Save(keys []string, stamps []Stamp) {
 	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
 		return
 	}
-	// Written as it is encoded, an entry at a time, with its checksum
-	// last: a cache of 10,000 sessions is tens of MB, never held twice.
+	// Written as it is encoded, an entry at a time, the calls first
+	// (those of the entries carried over copied from the old file), the
+	// heads then, with where each entry's calls went, and the checksum
+	// last: a cache of 25,000 sessions is tens of MB, never held.
+	order := slices.Sorted(maps.Keys(c.now))
 	atomicfile.ReplaceCache(c.path, func(w io.Writer) error {
 		if _, err := io.WriteString(w, usageCacheMagic); err != nil {
 			return err
 		}
 		crc := crc32.NewIEEE()
 		out := io.MultiWriter(w, crc)
+		heads := make([]string, len(order))
+		spans := make([]span, len(order))
+		var at int64
+		for k, key := range order {
+			e := c.now[key]
+			var n int64
+			if e.record != "" {
+				head, calls, ok := splitRecord(e.record)
+				if !ok {
+					return errors.New("a record does not read") // never: it was just encoded
+				}
+				heads[k] = head
+				m, err := io.WriteString(out, calls)
+				if err != nil {
+					return err
+				}
+				n = int64(m)
+			} else {
+				heads[k] = e.head
+				m, err := io.Copy(out, io.NewSectionReader(c.file, e.calls.off, e.calls.n))
+				if err != nil {
+					return err
+				}
+				if m != e.calls.n {
+					return io.ErrUnexpectedEOF
+				}
+				n = m
+			}
+			spans[k] = span{at, n}
+			at += n
+		}
 		var b []byte
 		flush := func() error {
 			_, err := out.Write(b)
 			b = b[:0]
 			return err
 		}
-		b = binary.AppendUvarint(b, uint64(len(c.now)))
-		for key, e := range c.now {
+		b = binary.AppendUvarint(b, uint64(len(order)))
+		for k, key := range order {
+			e := c.now[key]
 			b = appendString(b, key)
 			b = binary.AppendVarint(b, e.Stamp.Size)
 			b = binary.AppendVarint(b, e.Stamp.ModTime)
@@ -375,14 +473,10 @@ func (c *Cache) Save(keys []string, stamps []Stamp) {
 			b = binary.LittleEndian.AppendUint64(b, e.tail)
 			b = appendString(b, e.ID)
 			b = appendString(b, e.Parent)
+			b = appendString(b, heads[k])
+			b = binary.AppendUvarint(b, uint64(spans[k].off))
+			b = binary.AppendUvarint(b, uint64(spans[k].n))
 			if err := flush(); err != nil {
-				return err
-			}
-			b = binary.AppendUvarint(b, uint64(len(e.record)))
-			if err := flush(); err != nil {
-				return err
-			}
-			if _, err := io.WriteString(out, e.record); err != nil {
 				return err
 			}
 		}
@@ -393,7 +487,9 @@ func (c *Cache) Save(keys []string, stamps []Stamp) {
 		if _, err := out.Write(index); err != nil {
 			return err
 		}
-		_, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
+		trailer := binary.LittleEndian.AppendUint64(nil, uint64(int64(len(usageCacheMagic))+at))
+		crc.Write(trailer)
+		_, err := w.Write(binary.LittleEndian.AppendUint32(trailer, crc.Sum32()))
 		return err
 	})
 }

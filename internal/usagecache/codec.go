@@ -7,23 +7,32 @@ import (
 	"github.com/xdev/xdev/internal/usage"
 )
 
-// The usage cache's bytes, after its magic and checksum, all in varints
-// but where said:
+// The usage cache's bytes, after its magic, all in varints but where
+// said:
 //
-//	entries: a count, then per entry its key, its stamp (size, mtime,
+//	calls:   each entry's calls (a record's last part, below), back to
+//	         back, in no order a reader relies on
+//	head:    a count, then per entry its key, its stamp (size, mtime,
 //	         inode), flags (1: it shares a request with another entry;
 //	         2: racy, see cachedUsage), the hash of its file's end (8
-//	         bytes), its session's id and parent, and its session's
-//	         record, length first
-//	requests: a count, then per request of every entry its key and its
-//	         entry's key's hash (8 bytes each, little-endian), by key
+//	         bytes), its session's id and parent, its record's head
+//	         (length first), and where its calls are in the calls part
+//	         (offset and length); then the requests: a count, then per
+//	         request of every entry its key and its entry's key's hash
+//	         (8 bytes each, little-endian), by key
+//	trailer: where the head begins (8 bytes), and the CRC-32 of every
+//	         byte after the magic up to it (4 bytes)
+//
+// The calls come first and apart so that a reader holds the head only
+// (a warm ledger takes each session's digest, and the calls of the few
+// counted call by call), and a writer streams them from the old file.
 //
 // A session's record is its strings (a table: a model named by each of
 // its calls is written once), its header (harness, path, id, parent,
 // project, title, import origin, flags, skipped), its models (three
-// strings each), its digest (usage.Bucket), and its calls, length first,
-// so that a session whose digest is all a ledger needs is never decoded
-// further. A number that is a whole number from 0 to 2⁵³ (token counts,
+// strings each), its digest (usage.Bucket): its head; then its calls,
+// length first, so that a session whose digest is all a ledger needs is
+// never decoded further. A number that is a whole number from 0 to 2⁵³ (token counts,
 // times in ms) is its value plus one; any other is a 0 and its 8 bytes.
 // Decoding checks every length against what is left, so damage the
 // checksum missed gives no cache, never a panic or a large allocation.
@@ -229,18 +238,61 @@ const (
 	callMinBytes   = 12
 )
 
-// decodedSession is a session record read up to its calls, which
-// calls() reads on demand.
+// Decoded is a session record read up to its calls, which Calls reads
+// on demand.
 type Decoded struct {
 	Session *usage.Session
 	Digest  []usage.Bucket
 	refs    []usage.ModelRef
 	calls   string
+	// load reads the calls from the cache file when they are not in
+	// memory (calls is then empty).
+	load func() (string, bool)
 }
 
-// decodeSession reads a session record.
+// Decode reads a whole session record: its head and its calls.
 func Decode(b string) (Decoded, bool) {
 	r := &usageReader{b: b}
+	d, ok := decodeHead(r)
+	if !ok {
+		return Decoded{}, false
+	}
+	d.calls = r.str()
+	if r.bad || len(r.b) != 0 {
+		return Decoded{}, false
+	}
+	return d, true
+}
+
+// decodeStored reads a record's head, kept apart from its calls, which
+// load reads when they are asked for.
+func decodeStored(head string, load func() (string, bool)) (Decoded, bool) {
+	r := &usageReader{b: head}
+	d, ok := decodeHead(r)
+	if !ok || len(r.b) != 0 {
+		return Decoded{}, false
+	}
+	d.load = load
+	return d, true
+}
+
+// splitRecord cuts a whole record (encodeSession's) into its head and
+// its calls' encoding, as the cache file keeps them apart.
+func splitRecord(rec string) (head, calls string, ok bool) {
+	r := &usageReader{b: rec}
+	if _, ok := decodeHead(r); !ok {
+		return "", "", false
+	}
+	head = rec[:len(rec)-len(r.b)]
+	calls = r.str()
+	if r.bad || len(r.b) != 0 {
+		return "", "", false
+	}
+	return head, calls, true
+}
+
+// decodeHead reads a record up to its calls, leaving r there.
+func decodeHead(r *usageReader) (Decoded, bool) {
 	table := make([]string, r.countOf(1))
 	for k := range table {
 		table[k] = r.str()
@@ -284,16 +336,23 @@ func Decode(b string) (Decoded, bool) {
 			d.Cost[m], d.Unpriced[m] = r.num(), int(r.uvarint())
 		}
 	}
-	calls := r.str()
-	if r.bad || len(r.b) != 0 {
+	if r.bad {
 		return Decoded{}, false
 	}
-	return Decoded{s, digest, refs, calls}, true
+	return Decoded{Session: s, Digest: digest, refs: refs}, true
 }
 
-// decodeCalls reads the calls of a record decodeSession read.
+// Calls reads the calls of a record Decode read, from the cache file
+// where they were left there.
 func (d Decoded) Calls() ([]usage.Call, bool) {
-	r := &usageReader{b: d.calls}
+	b := d.calls
+	if d.load != nil {
+		var ok bool
+		if b, ok = d.load(); !ok {
+			return nil, false
+		}
+	}
+	r := &usageReader{b: b}
 	calls := make([]usage.Call, r.countOf(callMinBytes))
 	for k := range calls {
 		c := &calls[k]

@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/xdev/xdev/internal/usage"
@@ -50,14 +51,20 @@ func FuzzUsageCache(f *testing.F) {
 		if d, ok := Decode(string(b)); ok {
 			d.Calls()
 		}
-		file := binary.LittleEndian.AppendUint32(append([]byte(usageCacheMagic), b...), crc32.ChecksumIEEE(b))
+		// The first byte says where the calls end and the head begins.
+		k := 0
+		if len(b) > 0 {
+			k = int(b[0]) % (len(b) + 1)
+		}
+		body := binary.LittleEndian.AppendUint64(bytes.Clone(b), uint64(len(usageCacheMagic)+k))
+		file := binary.LittleEndian.AppendUint32(append([]byte(usageCacheMagic), body...), crc32.ChecksumIEEE(body))
 		path := filepath.Join(dir, "x")
 		if err := os.WriteFile(path, file, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		sum := Open(path)
 		for key, e := range sum.Old {
-			if d, ok := Decode(e.record); ok {
+			if d, ok := sum.decode(e); ok {
 				d.Calls()
 			}
 			sum.Sharers(uint64(len(key)))
@@ -98,6 +105,54 @@ func TestUsageCacheFileRoundTrip(t *testing.T) {
 		os.WriteFile(path, b[:i], 0o600)
 		if n := len(Open(path).Old); n != 0 {
 			t.Fatalf("cut at %d: %d entries read", i, n)
+		}
+	}
+}
+
+// TestUsageCacheCallsApart: the calls of an entry are read from the file
+// as it was opened, after another ledger replaced it; an entry carried
+// over into the next file keeps its calls (copied from the old file),
+// beside one read anew; and what is held of the file read is its head,
+// not its calls.
+func TestUsageCacheCallsApart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c")
+	defer SaveAlways()()
+	rec := sampleRecord()
+	want, _ := Decode(rec)
+	wantCalls, _ := want.Calls()
+	s := *want.Session
+	s.Calls = wantCalls
+	digest := want.Digest
+	stamps := []Stamp{{Size: 10, ModTime: 1, Ino: 2}, {Size: 20, ModTime: 3, Ino: 4}}
+	first := Open(path)
+	first.Whole = true
+	first.Put("a", stamps[0], &s, digest, "", false, 10)
+	first.Save([]string{"a"}, stamps[:1])
+
+	second := Open(path)
+	d, _, ok := second.Get("a", stamps[0])
+	if !ok {
+		t.Fatal("the entry saved is not read back")
+	}
+	e := second.Old["a"]
+	if e.record != "" || len(e.head) >= len(rec) || e.calls.n == 0 {
+		t.Errorf("held %d bytes of a %d-byte record (calls %+v)", len(e.head)+len(e.record), len(rec), e.calls)
+	}
+	second.Whole = true
+	other := s
+	other.ID = "b"
+	second.Put("b", stamps[1], &other, digest, "", false, 10)
+	second.Save([]string{"a", "b"}, stamps) // replaces the file second read
+	if calls, ok := d.Calls(); !ok || !reflect.DeepEqual(calls, wantCalls) {
+		t.Errorf("the calls read after the file was replaced: %+v, %v", calls, ok)
+	}
+
+	third := Open(path)
+	for _, key := range []string{"a", "b"} {
+		d, _, ok := third.Get(key, stamps[map[string]int{"a": 0, "b": 1}[key]])
+		calls, ok2 := d.Calls()
+		if !ok || !ok2 || !reflect.DeepEqual(calls, wantCalls) || !reflect.DeepEqual(d.Digest, digest) {
+			t.Errorf("%s: read back %v %v: %+v", key, ok, ok2, calls)
 		}
 	}
 }
