@@ -76,7 +76,9 @@ func (c *Catalog) noteCwdsOf(h Harness, n int, cwd func(k int) string) {
 }
 
 // listedCwds are the working directories of place h's sessions: from its
-// listing made already, else listed now.
+// listing made already, else as remembered from the last one while the
+// directories its sessions lie in did not move (cwdsmemo.go), else
+// listed now.
 func (c *Catalog) listedCwds(h Harness) []string {
 	c.projectDirs.mu.Lock()
 	cwds, ok := c.projectDirs.listed[h]
@@ -84,22 +86,27 @@ func (c *Catalog) listedCwds(h Harness) []string {
 	if ok {
 		return cwds
 	}
+	if cwds, ok := c.rememberedCwds(h); ok {
+		c.noteCwdsOf(h, len(cwds), func(k int) string { return cwds[k] })
+		return cwds
+	}
+	stamps, trusted := c.cwdsStamp(h) // before the listing, so that a change during it is seen next time
 	if _, ok := c.sources[h]; ok {
 		// Subagents' sessions in: the listing a search's mirror refresh
 		// makes too, which a ListOnce catalog then makes once.
 		list, _ := c.sessionsOf(h, true)
 		c.noteCwdsOf(h, len(list), func(k int) string { return list[k].Cwd })
-		c.projectDirs.mu.Lock()
-		defer c.projectDirs.mu.Unlock()
-		return c.projectDirs.listed[h]
+	} else {
+		rows, _ := c.Place(h).List(context.Background(), ListOptions{}) // notes them
+		c.noteCwdsOf(h, len(rows), func(k int) string { return rows[k].Cwd })
 	}
-	rows, _ := c.Place(h).List(context.Background(), ListOptions{}) // notes them
 	c.projectDirs.mu.Lock()
-	defer c.projectDirs.mu.Unlock()
-	if cwds, ok = c.projectDirs.listed[h]; !ok {
-		for _, r := range rows {
-			cwds = append(cwds, r.Cwd)
-		}
+	cwds = slices.Clone(c.projectDirs.listed[h])
+	c.projectDirs.mu.Unlock()
+	slices.Sort(cwds)
+	cwds = slices.Compact(cwds)
+	if trusted {
+		c.rememberCwds(h, stamps, cwds)
 	}
 	return cwds
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,6 +127,26 @@ type ListCacher interface {
 	WithListCache(dir string) Source
 }
 
+// A SessionDirser is a Source that says which directories its
+// sessions lie in: the top ones, each with how deep below it sessions
+// are found. A session comes, goes or is replaced only by changing one
+// of their modification times, while one only appended to keeps the
+// working directory its first lines record; so the catalog keeps the
+// working directories of a listing for as long as these directories do
+// not move (catalog's cwdsmemo.go). A directory only a session's own
+// files churn in (Claude Code's <session>/tool-results/) is left below
+// Depth: what lies there is the session's, of its working directory.
+type SessionDirser interface {
+	SessionDirs() []SessionDir
+}
+
+// A SessionDir is a directory sessions lie in, to Depth directories
+// below it (-1: any).
+type SessionDir struct {
+	Path  string
+	Depth int
+}
+
 // A FileNamer is a Source whose sessions are named by their files, so
 // that the sessions a name matches are found without opening one: its
 // Files give each transcript's id, path, project and whether it is a
@@ -178,6 +199,12 @@ func (c claudeSource) List(subagents bool) ([]Session, error) {
 // WithListCache is the source whose listings keep a list cache in dir.
 func (c claudeSource) WithListCache(dir string) Source { c.listCache = dir; return c }
 func (c claudeSource) At(path string) (Session, error) { return ClaudeSessionAt(c.root, path) }
+
+// SessionDirs are the projects directories and each project's (claudeFiles
+// reads no deeper but a session's subagents, whose cwd is the session's).
+func (c claudeSource) SessionDirs() []SessionDir {
+	return []SessionDir{{filepath.Join(c.root, "projects"), 1}, {filepath.Join(c.root, ".projects"), 1}}
+}
 func (c claudeSource) Stream(s Session, purpose Purpose) Stream {
 	return func(begin func(*Converted) error, emit func(string, []byte) error) error {
 		return StreamClaude(s.Path, s.Cwd, purpose, begin, emit)
@@ -191,6 +218,16 @@ func (c codexSource) Root() string    { return c.root }
 
 // WithListCache is the source whose listings keep a list cache in dir.
 func (c codexSource) WithListCache(dir string) Source { c.listCache = dir; return c }
+
+// SessionDirs are the rollouts' directories, every level of them (the
+// days').
+func (c codexSource) SessionDirs() []SessionDir {
+	var out []SessionDir
+	for _, r := range codexRoots {
+		out = append(out, SessionDir{filepath.Join(c.root, r), -1})
+	}
+	return out
+}
 
 func (c codexSource) List(subagents bool) ([]Session, error) {
 	list, err := listCodex(c.root, c.listCache)
