@@ -106,7 +106,24 @@ func ReadFile(path string, max int64) ([]byte, error) {
 	if max > 0 {
 		r = io.LimitReader(f, max+1)
 	}
-	b, err := io.ReadAll(r)
+	// Read into a buffer of the file's size, a byte over to see its end
+	// (or that it grew): io.ReadAll's doubling from 512 bytes cost a
+	// 5.6 MB manifest 100 ms of copies and page faults.
+	b := make([]byte, 0, fi.Size()+1)
+	for {
+		var n int
+		n, err = r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			break
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // it grew while read: more room
+		}
+	}
+	if err == io.EOF {
+		err = nil
+	}
 	if err == nil && max > 0 && int64(len(b)) > max {
 		err = fmt.Errorf("%s: grew past the %d bytes this reads", path, max)
 	}
