@@ -2,6 +2,7 @@ package usagecache
 
 import (
 	"cmp"
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
@@ -52,6 +53,11 @@ type Cache struct {
 	// for as long as a ledger may ask for them: closed by its finalizer
 	// once nothing refers to the cache.
 	file *os.File
+	// The file's id and size, and what its journal (journal.go) said
+	// beside it.
+	baseID   [16]byte
+	baseSize int64
+	journal  journalState
 
 	mu        sync.Mutex
 	now       map[string]Entry
@@ -126,11 +132,11 @@ func tailHash(path string, size int64) uint64 {
 	return max(h.Sum64(), 1)
 }
 
-const usageCacheMagic = "xdev usage cache 10\n" // 10: the calls apart from the heads
+const usageCacheMagic = "xdev usage cache 11\n" // 11: a journal beside it
 
-// trailerBytes is the size of the file's trailer: where the head begins,
-// and the checksum.
-const trailerBytes = 12
+// trailerBytes is the size of the file's trailer: its id (which its
+// journal names), where the head begins, and the checksum.
+const trailerBytes = 16 + 8 + 4
 
 // maxUsageCache bounds the cache file read: past it, it is rebuilt.
 const maxUsageCache = 1 << 30
@@ -170,7 +176,7 @@ func Open(path string) *Cache {
 	if _, err := f.ReadAt(trailer[:], size-trailerBytes); err != nil {
 		return c
 	}
-	headAt := int64(binary.LittleEndian.Uint64(trailer[:8]))
+	headAt := int64(binary.LittleEndian.Uint64(trailer[16:24]))
 	if headAt < magic || headAt > size-trailerBytes {
 		return c
 	}
@@ -187,8 +193,8 @@ func Open(path string) *Cache {
 		int64(body.Len()) != size-trailerBytes-headAt {
 		return c
 	}
-	crc.Write(trailer[:8])
-	if crc.Sum32() != binary.LittleEndian.Uint32(trailer[8:]) {
+	crc.Write(trailer[:24])
+	if crc.Sum32() != binary.LittleEndian.Uint32(trailer[24:]) {
 		return c
 	}
 	r := &usageReader{b: body.String()}
@@ -215,6 +221,9 @@ func Open(path string) *Cache {
 		return c
 	}
 	c.Old, c.oldIndex, c.file, keep = old, r.b, f, true
+	copy(c.baseID[:], trailer[:16])
+	c.baseSize = size
+	c.readJournal()
 	return c
 }
 
@@ -301,17 +310,31 @@ func appendKeys(keys []uint64, c usage.Call) []uint64 {
 	return keys
 }
 
-// sharers are the owners (entry key hashes) of the index's entries that
-// hold request r.
+// Sharers are the owners (entry key hashes) of the entries that hold
+// request r: in the file's index (but of the entries the journal
+// replaced), and in the journal's.
 func (c *Cache) Sharers(r uint64) []uint64 {
 	n := len(c.oldIndex) / 16
 	at := func(i int) uint64 { return (&usageReader{b: c.oldIndex[i:]}).fixed64() }
 	i := sort.Search(n, func(i int) bool { return at(16*i) >= r })
 	var out []uint64
 	for ; i < n && at(16*i) == r; i++ {
-		out = append(out, at(16*i+8))
+		if o := at(16*i + 8); !c.journal.replaced[o] {
+			out = append(out, o)
+		}
+	}
+	j := c.journal.pairs
+	for k, _ := slices.BinarySearchFunc(j, r, func(p pair, r uint64) int { return cmp.Compare(p.req, r) }); k < len(j) && j[k].req == r; k++ {
+		out = append(out, j[k].owner)
 	}
 	return out
+}
+
+// pair is a request's key and the owner of an entry holding it.
+type pair struct{ req, owner uint64 }
+
+func comparePairs(a, b pair) int {
+	return cmp.Or(cmp.Compare(a.req, b.req), cmp.Compare(a.owner, b.owner))
 }
 
 // saveAtLeast is how much must have been read anew (or how many files)
@@ -360,6 +383,15 @@ func (c *Cache) Save(keys []string, stamps []Stamp) {
 	if len(c.fresh) == 0 && !gone || !c.Whole && len(c.fresh) < saveAtLeastFiles && c.freshSize < saveAtLeastBytes && !gone && len(c.Old) > 0 {
 		return
 	}
+	if !gone && c.appendJournal() {
+		return
+	}
+	c.rewrite()
+}
+
+// rewrite writes the cache file anew, with a new id, and drops the
+// journal: what the journal said is in it.
+func (c *Cache) rewrite() {
 	kept := make(map[uint64]bool, len(c.now))
 	for key := range c.now {
 		o := OwnerOf(key)
@@ -367,14 +399,13 @@ func (c *Cache) Save(keys []string, stamps []Stamp) {
 			kept[o] = true
 		}
 	}
-	type pair struct{ req, owner uint64 }
 	var fresh []pair
 	for o, reqs := range c.fresh {
 		for _, r := range reqs {
 			fresh = append(fresh, pair{r, o})
 		}
 	}
-	slices.SortFunc(fresh, func(a, b pair) int { return cmp.Or(cmp.Compare(a.req, b.req), cmp.Compare(a.owner, b.owner)) })
+	slices.SortFunc(fresh, comparePairs)
 	index := make([]byte, 0, len(c.oldIndex)+16*len(fresh))
 	shared := map[uint64]bool{}
 	var last pair
@@ -386,24 +417,50 @@ func (c *Cache) Save(keys []string, stamps []Stamp) {
 		index = binary.LittleEndian.AppendUint64(index, p.owner)
 		last = p
 	}
-	old := c.oldIndex
-	for len(old) >= 16 || len(fresh) > 0 {
-		if len(old) >= 16 {
+	// Three runs merged, each by key: the file's pairs of the entries
+	// kept as they were there, the journal's of those kept from it, and
+	// the new entries'.
+	old, journal := c.oldIndex, c.journal.pairs
+	next := func() (pair, bool) {
+		for len(old) >= 16 {
 			r := &usageReader{b: old}
 			p := pair{r.fixed64(), r.fixed64()}
-			if !kept[p.owner] {
-				old = old[16:]
-				continue
+			if kept[p.owner] && !c.journal.replaced[p.owner] {
+				return p, true
 			}
-			if len(fresh) == 0 || p.req <= fresh[0].req {
-				add(p)
-				old = old[16:]
-				continue
-			}
+			old = old[16:]
 		}
-		add(fresh[0])
-		fresh = fresh[1:]
+		return pair{}, false
 	}
+	nextJournal := func() (pair, bool) {
+		for len(journal) > 0 {
+			if kept[journal[0].owner] {
+				return journal[0], true
+			}
+			journal = journal[1:]
+		}
+		return pair{}, false
+	}
+merge:
+	for {
+		p, ok := next()
+		q, okj := nextJournal()
+		switch {
+		case ok && (!okj || comparePairs(p, q) <= 0) && (len(fresh) == 0 || comparePairs(p, fresh[0]) <= 0):
+			add(p)
+			old = old[16:]
+		case okj && (len(fresh) == 0 || comparePairs(q, fresh[0]) <= 0):
+			add(q)
+			journal = journal[1:]
+		case len(fresh) > 0:
+			add(fresh[0])
+			fresh = fresh[1:]
+		default:
+			break merge
+		}
+	}
+	var id [16]byte
+	rand.Read(id[:])
 	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
 		return
 	}
@@ -412,7 +469,7 @@ func (c *Cache) Save(keys []string, stamps []Stamp) {
 	// heads then, with where each entry's calls went, and the checksum
 	// last: a cache of 25,000 sessions is tens of MB, never held.
 	order := slices.Sorted(maps.Keys(c.now))
-	atomicfile.ReplaceCache(c.path, func(w io.Writer) error {
+	err := atomicfile.ReplaceCache(c.path, func(w io.Writer) error {
 		if _, err := io.WriteString(w, usageCacheMagic); err != nil {
 			return err
 		}
@@ -487,9 +544,14 @@ func (c *Cache) Save(keys []string, stamps []Stamp) {
 		if _, err := out.Write(index); err != nil {
 			return err
 		}
-		trailer := binary.LittleEndian.AppendUint64(nil, uint64(int64(len(usageCacheMagic))+at))
+		trailer := append(id[:], binary.LittleEndian.AppendUint64(nil, uint64(int64(len(usageCacheMagic))+at))...)
 		crc.Write(trailer)
 		_, err := w.Write(binary.LittleEndian.AppendUint32(trailer, crc.Sum32()))
 		return err
 	})
+	if err == nil {
+		// A journal left by a crash here names the old id, and is
+		// ignored.
+		os.Remove(c.journalPath())
+	}
 }

@@ -56,7 +56,8 @@ func FuzzUsageCache(f *testing.F) {
 		if len(b) > 0 {
 			k = int(b[0]) % (len(b) + 1)
 		}
-		body := binary.LittleEndian.AppendUint64(bytes.Clone(b), uint64(len(usageCacheMagic)+k))
+		body := append(bytes.Clone(b), make([]byte, 16)...) // the file's id
+		body = binary.LittleEndian.AppendUint64(body, uint64(len(usageCacheMagic)+k))
 		file := binary.LittleEndian.AppendUint32(append([]byte(usageCacheMagic), body...), crc32.ChecksumIEEE(body))
 		path := filepath.Join(dir, "x")
 		if err := os.WriteFile(path, file, 0o600); err != nil {
