@@ -201,13 +201,7 @@ func Open(path string) *Cache {
 	n := r.countOf(4)
 	old := make(map[string]Entry, n)
 	for range n {
-		key := r.str()
-		e := Entry{Stamp: Stamp{Size: r.varint(), ModTime: r.varint(), Ino: r.uvarint()}}
-		flags := r.uvarint()
-		e.shared, e.Racy = flags&1 != 0, flags&2 != 0
-		e.tail = r.fixed64()
-		e.ID = r.str()
-		e.Parent = r.str()
+		key, e := r.entry()
 		e.head = r.str()
 		off, size := r.uvarint(), r.uvarint()
 		if off > uint64(headAt-magic) || size > uint64(headAt-magic)-off || e.head == "" {
@@ -514,22 +508,7 @@ merge:
 		}
 		b = binary.AppendUvarint(b, uint64(len(order)))
 		for k, key := range order {
-			e := c.now[key]
-			b = appendString(b, key)
-			b = binary.AppendVarint(b, e.Stamp.Size)
-			b = binary.AppendVarint(b, e.Stamp.ModTime)
-			b = binary.AppendUvarint(b, e.Stamp.Ino)
-			flags := uint64(0)
-			if shared[OwnerOf(key)] {
-				flags |= 1
-			}
-			if e.Racy {
-				flags |= 2
-			}
-			b = binary.AppendUvarint(b, flags)
-			b = binary.LittleEndian.AppendUint64(b, e.tail)
-			b = appendString(b, e.ID)
-			b = appendString(b, e.Parent)
+			b = appendEntry(b, key, c.now[key], shared[OwnerOf(key)])
 			b = appendString(b, heads[k])
 			b = binary.AppendUvarint(b, uint64(spans[k].off))
 			b = binary.AppendUvarint(b, uint64(spans[k].n))

@@ -159,6 +159,40 @@ func encodeSession(s *usage.Session, digest []usage.Bucket) []byte {
 	return append(b, calls...)
 }
 
+// appendEntry encodes what the file's head and the journal say of an
+// entry before its record: its key, stamp, flags (1: it shares a
+// request with another; 2: racy), the hash of its file's end, and its
+// session's id and parent.
+func appendEntry(b []byte, key string, e Entry, shared bool) []byte {
+	b = appendString(b, key)
+	b = binary.AppendVarint(b, e.Stamp.Size)
+	b = binary.AppendVarint(b, e.Stamp.ModTime)
+	b = binary.AppendUvarint(b, e.Stamp.Ino)
+	flags := uint64(0)
+	if shared {
+		flags |= 1
+	}
+	if e.Racy {
+		flags |= 2
+	}
+	b = binary.AppendUvarint(b, flags)
+	b = binary.LittleEndian.AppendUint64(b, e.tail)
+	b = appendString(b, e.ID)
+	return appendString(b, e.Parent)
+}
+
+// entry reads what appendEntry wrote.
+func (r *usageReader) entry() (string, Entry) {
+	key := r.str()
+	e := Entry{Stamp: Stamp{Size: r.varint(), ModTime: r.varint(), Ino: r.uvarint()}}
+	flags := r.uvarint()
+	e.shared, e.Racy = flags&1 != 0, flags&2 != 0
+	e.tail = r.fixed64()
+	e.ID = r.str()
+	e.Parent = r.str()
+	return key, e
+}
+
 // usageReader reads what the encoder wrote, from a string: what it
 // hands out (names, records) are substrings of it, never copies. Its
 // first failure sticks.

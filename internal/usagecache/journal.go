@@ -145,13 +145,7 @@ func decodeJournalRecord(b string) (journalRecord, bool) {
 	j.entries = make([]keyedEntry, r.countOf(4))
 	for k := range j.entries {
 		e := &j.entries[k]
-		e.key = r.str()
-		e.Stamp = Stamp{Size: r.varint(), ModTime: r.varint(), Ino: r.uvarint()}
-		flags := r.uvarint()
-		e.shared, e.Racy = flags&1 != 0, flags&2 != 0
-		e.tail = r.fixed64()
-		e.ID = r.str()
-		e.Parent = r.str()
+		e.key, e.Entry = r.entry()
 		e.record = r.str()
 		if _, _, ok := splitRecord(e.record); !ok {
 			r.fail()
@@ -208,23 +202,8 @@ func (c *Cache) appendJournal() bool {
 	pairs = slices.Compact(pairs)
 	rec = binary.AppendUvarint(rec, uint64(len(keys)))
 	for _, key := range keys {
-		e := c.now[key]
-		rec = appendString(rec, key)
-		rec = binary.AppendVarint(rec, e.Stamp.Size)
-		rec = binary.AppendVarint(rec, e.Stamp.ModTime)
-		rec = binary.AppendUvarint(rec, e.Stamp.Ino)
-		flags := uint64(0)
-		if shared[OwnerOf(key)] {
-			flags |= 1
-		}
-		if e.Racy {
-			flags |= 2
-		}
-		rec = binary.AppendUvarint(rec, flags)
-		rec = binary.LittleEndian.AppendUint64(rec, e.tail)
-		rec = appendString(rec, e.ID)
-		rec = appendString(rec, e.Parent)
-		rec = appendString(rec, e.record)
+		rec = appendEntry(rec, key, c.now[key], shared[OwnerOf(key)])
+		rec = appendString(rec, c.now[key].record)
 	}
 	rec = binary.AppendUvarint(rec, uint64(len(pairs)))
 	for _, p := range pairs {
