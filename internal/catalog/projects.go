@@ -92,9 +92,10 @@ func (c *Catalog) listedCwds(h Harness) []string {
 	}
 	stamps, trusted := c.cwdsStamp(h) // before the listing, so that a change during it is seen next time
 	if _, ok := c.sources[h]; ok {
-		// Subagents' sessions in: the listing a search's mirror refresh
-		// makes too, which a ListOnce catalog then makes once.
-		list, _ := c.sessionsOf(h, true)
+		// In a ListOnce catalog, with subagents' sessions: the listing a
+		// search's mirror refresh makes too, then made once. A
+		// long-lived one lists without them, as its pages do.
+		list, _ := c.sessionsOf(h, c.cfg.ListOnce)
 		c.noteCwdsOf(h, len(list), func(k int) string { return list[k].Cwd })
 	} else {
 		rows, _ := c.Place(h).List(context.Background(), ListOptions{}) // notes them
