@@ -23,13 +23,11 @@ func (d *Detector) MaskJSON(raw []byte) (masked []byte, n int) {
 	}
 	dec := jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	var out bytes.Buffer
+	var tail []byte // the blanks after the value
 	enc := jsontext.NewEncoder(&out, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true), jsontext.Multiline(false))
 	for {
 		tok, err := dec.ReadToken()
 		if err != nil {
-			if dec.StackDepth() == 0 && out.Len() > 0 && len(bytes.TrimSpace(raw[dec.InputOffset():])) == 0 {
-				break // the end of the value, and of the text
-			}
 			s, k := d.Mask(string(raw))
 			return []byte(s), k
 		}
@@ -42,9 +40,23 @@ func (d *Detector) MaskJSON(raw []byte) (masked []byte, n int) {
 			s, k := d.Mask(string(raw))
 			return []byte(s), k
 		}
+		if dec.StackDepth() == 0 {
+			// One value is the whole of a JSON text: what follows it, a
+			// second value ({} {}) or anything else, makes the line text,
+			// which the encoder would otherwise write on lines of its own.
+			tail = raw[dec.InputOffset():]
+			if len(bytes.Trim(tail, jsonSpace)) > 0 {
+				s, k := d.Mask(string(raw))
+				return []byte(s), k
+			}
+			break
+		}
 	}
 	if n == 0 {
 		return raw, 0
 	}
-	return bytes.TrimSuffix(out.Bytes(), []byte("\n")), n
+	return append(bytes.TrimSuffix(out.Bytes(), []byte("\n")), tail...), n
 }
+
+// jsonSpace is the white space JSON allows between tokens (RFC 8259 §2).
+const jsonSpace = " \t\r\n"

@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"bytes"
 	"encoding/json"
 	"math/rand/v2"
 	"slices"
@@ -81,6 +82,7 @@ func FuzzMask(f *testing.F) {
 	f.Add("password: 'Xy7!kq2@'\nhttps://u:p4ssw0rd@h.io")
 	f.Add("-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----")
 	f.Add(`{"cmd":"export GITHUB_TOKEN=ghp_R4nd0mT0k3nV4lu3Qx9Zk2Lp8Wm5Yt7Hc1Jd\\n"}`)
+	f.Add(`{"":"pAssword,0001182AB9CXYZa7"}""`)
 	f.Fuzz(func(t *testing.T, text string) {
 		fs := Default().Find(text)
 		for i, x := range fs {
@@ -92,10 +94,14 @@ func FuzzMask(f *testing.F) {
 		if n == 0 && masked != text {
 			t.Fatalf("nothing masked, text changed")
 		}
-		// Masking a JSON text's strings keeps it JSON.
+		// Masking a JSON text's strings keeps it JSON, and text that is
+		// not JSON stays text; no line is split.
 		mj, _ := Default().MaskJSON([]byte(text))
-		if json.Valid([]byte(text)) && !json.Valid(mj) {
-			t.Fatalf("MaskJSON(%q) = %q, not JSON", text, mj)
+		if json.Valid([]byte(text)) != json.Valid(mj) {
+			t.Fatalf("MaskJSON(%q) = %q: JSON %v, was %v", text, mj, json.Valid(mj), json.Valid([]byte(text)))
+		}
+		if bytes.Count(mj, []byte("\n")) > strings.Count(text, "\n") {
+			t.Fatalf("MaskJSON(%q) = %q: a newline more", text, mj)
 		}
 	})
 }
@@ -113,6 +119,37 @@ func TestMaskJSON(t *testing.T) {
 		got, _ := Default().MaskJSON([]byte(c.in))
 		if string(got) != c.want {
 			t.Errorf("MaskJSON(%s)\n got %s\nwant %s", c.in, got, c.want)
+		}
+	}
+}
+
+// TestMaskJSONText: a line holding JSON values one after another, or a
+// value and then anything, is not one JSON text; it is masked as text,
+// on its one line, and only one value with blanks around it is masked
+// string by string. Every pairing of values and what follows is tried.
+func TestMaskJSONText(t *testing.T) {
+	const pat = "ghp_R4nd0mT0k3nV4lu3Qx9Zk2Lp8Wm5Yt7Hc1Jd"
+	values := []string{
+		`{"k":"` + pat + `"}`, `["` + pat + `"]`, `"` + pat + `"`, `{"a":{"b":["x","\u0067hp_R4nd0mT0k3nV4lu3Qx9Zk2Lp8Wm5Yt7Hc1Jd"]}}`,
+	}
+	follow := []string{"", " ", " \t\r", `""`, ` {}`, `[]`, `1`, ` null`, `x`, `}`, "\u00a0", ` "` + pat + `"`, `{"k":"` + pat + `"}`}
+	for _, v := range values {
+		for _, lead := range []string{"", " ", "\t"} {
+			for _, f := range follow {
+				text := lead + v + f
+				got, n := Default().MaskJSON([]byte(text))
+				// A key written with escapes is a key only to a JSON reader.
+				hidden := strings.Contains(text, `\u0067`) && !json.Valid([]byte(text))
+				if !hidden && (n == 0 || strings.Contains(string(got), pat)) {
+					t.Errorf("MaskJSON(%q) = %q, %d masked", text, got, n)
+				}
+				if json.Valid([]byte(text)) != json.Valid(got) || bytes.IndexByte(got, '\n') >= 0 {
+					t.Errorf("MaskJSON(%q) = %q: JSON %v, was %v", text, got, json.Valid(got), json.Valid([]byte(text)))
+				}
+				if again, k := Default().MaskJSON(got); k != 0 || !bytes.Equal(again, got) {
+					t.Errorf("MaskJSON(%q) masked again: %q", got, again)
+				}
+			}
 		}
 	}
 }
