@@ -26,7 +26,10 @@
 // Every result is bounded: a call's output is at most its max_tokens
 // (default DefaultTokens, at most MaxTokens), counted as bytes/4, and
 // says what it used. A text longer than its share (a tool's output, a
-// long message) is cut and says how much was cut. A page that did not fit
+// long message) is cut and says how much was cut. A session's summary
+// takes at most a quarter of the budget (fitSummary): past that it names
+// fewer of its forks and subagents, keeping their counts, and then cuts
+// its texts. A page that did not fit
 // gives next_cursor, an opaque string the next call passes as cursor; a
 // cursor is bound to the tool that gave it and refused elsewhere.
 //

@@ -46,8 +46,11 @@ type Session struct {
 	FirstMessage string `json:"first_message,omitempty"`
 }
 
+// maxTitle is the most of a title a result holds, in bytes.
+const maxTitle = 200
+
 func sessionOf(r *catalog.Row) Session {
-	return Session{ID: r.ID, Harness: string(r.Harness), Title: r.Title, Project: secrets.Mask(r.Cwd), Path: secrets.Mask(r.Path),
+	return Session{ID: r.ID, Harness: string(r.Harness), Title: cut(r.Title, maxTitle), Project: secrets.Mask(r.Cwd), Path: secrets.Mask(r.Path),
 		Created: timeText(r.Created), Modified: timeText(r.Modified), Size: r.Size, Status: string(r.Status),
 		Parent: r.ParentSession, Subagent: r.Subagent, FirstMessage: cut(oneLine(r.FirstMessage), 200)}
 }

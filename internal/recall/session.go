@@ -43,9 +43,9 @@ type Summary struct {
 	Models        []string `json:"models,omitempty"`
 	Cost          *float64 `json:"cost_usd,omitempty" jsonschema:"its model calls' cost in dollars, each call counted once (a fork's copies are its source's); subagents' rolled in"`
 	CostNote      string   `json:"cost_note,omitempty"`
-	Forks         []string `json:"forks,omitempty" jsonschema:"sessions forked or branched from this one (ids; the first 20)"`
+	Forks         []string `json:"forks,omitempty" jsonschema:"sessions forked or branched from this one (ids; the first 20, fewer when the budget is short)"`
 	ForkCount     int      `json:"fork_count,omitempty"`
-	Subagents     []string `json:"subagents,omitempty" jsonschema:"its subagents' transcripts (paths; the first 20)"`
+	Subagents     []string `json:"subagents,omitempty" jsonschema:"its subagents' transcripts (paths; the first 20, fewer when the budget is short)"`
 	SubagentCount int      `json:"subagent_count,omitempty"`
 }
 
@@ -91,6 +91,7 @@ func (s *server) session(ctx context.Context, a SessionArgs) (SessionResult, str
 	}
 	out.Summary = s.summary(costCtx, ref, rd, x, a.NoCost)
 	cancel()
+	fitSummary(&out.Summary, (b.left-frame)/4)
 	b.reserve(frame + 2*sizeOf(out.Summary))
 
 	from := a.Offset
@@ -196,7 +197,7 @@ const maxLinks = 20
 func (s *server) summary(ctx context.Context, ref catalog.Ref, rd catalog.Readable, x *session.Index, noCost bool) Summary {
 	h := x.Header()
 	title, _ := x.Title()
-	sum := Summary{Session: Session{ID: ref.ID, Harness: string(ref.Harness), Title: secrets.Mask(title), Project: secrets.Mask(h.Cwd), Path: secrets.Mask(rd.Shown),
+	sum := Summary{Session: Session{ID: ref.ID, Harness: string(ref.Harness), Title: cut(title, maxTitle), Project: secrets.Mask(h.Cwd), Path: secrets.Mask(rd.Shown),
 		Parent: h.ParentSession, Size: x.Size()}, Entries: x.Len()}
 	if sum.ID == "" {
 		sum.ID = h.ID
@@ -213,7 +214,7 @@ func (s *server) summary(ctx context.Context, ref catalog.Ref, rd catalog.Readab
 			case r.Path == ref.Path || r.Path == rd.Shown:
 				sum.Modified, sum.Status, sum.Subagent, sum.Size = timeText(r.Modified), string(r.Status), r.Subagent, r.Size
 				if sum.Title == "" {
-					sum.Title = r.Title
+					sum.Title = cut(r.Title, maxTitle)
 				}
 			case r.ParentSession != "" && (r.ParentSession == sum.ID || r.ParentSession == ref.Path):
 				if r.Subagent {
@@ -257,6 +258,25 @@ func (s *server) summary(ctx context.Context, ref catalog.Ref, rd catalog.Readab
 	zero := 0.0
 	sum.Cost, sum.CostNote = &zero, "no model calls recorded"
 	return sum
+}
+
+// fitSummary makes sum take at most room bytes as JSON (and so about as
+// much as text), leaving the rest of a call's budget to its entries: the
+// links to forks and subagents go first, from the last (their counts
+// stay), then the texts are cut. A summary always fits the least budget.
+func fitSummary(sum *Summary, room int) {
+	for sizeOf(sum) > room && len(sum.Subagents)+len(sum.Forks) > 0 {
+		if n := len(sum.Subagents); n > 0 {
+			sum.Subagents = sum.Subagents[:n-1]
+		} else {
+			sum.Forks = sum.Forks[:len(sum.Forks)-1]
+		}
+	}
+	for _, f := range []*string{&sum.CostNote, &sum.Title, &sum.Project, &sum.Path} {
+		if over := sizeOf(sum) - room; over > 0 {
+			*f = cut(*f, max(len(*f)-over, 0))
+		}
+	}
 }
 
 func summaryText(s *Summary) string {
@@ -341,7 +361,7 @@ func (s *server) context(ctx context.Context, a ContextArgs) (ContextResult, str
 	}
 	defer c.Close()
 	title, _ := c.Title()
-	title = secrets.Mask(title)
+	title = cut(title, maxTitle)
 	out.Session, out.Title, out.Model, out.LeafID, out.Total = c.Header().ID, title, c.Model(), c.LeafID, c.Len()
 	if from < 0 {
 		from = max(0, out.Total+from)

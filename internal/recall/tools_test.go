@@ -306,6 +306,47 @@ func TestResultsBounded(t *testing.T) {
 	}
 }
 
+// TestEverySessionBounded: get_session and get_context of every session
+// the server lists, subagents and all, at the least budget and at random
+// ones, stay within it: a summary with many subagents or a long path
+// gives up its links and cuts its texts, never the bound.
+func TestEverySessionBounded(t *testing.T) {
+	m := newMachine(t)
+	var all []Session
+	for cursor := ""; ; {
+		var list ListResult
+		m.must(t, "list_sessions", map[string]any{"limit": 100, "subagents": true, "cursor": cursor, "max_tokens": MaxTokens}, &list)
+		all = append(all, list.Sessions...)
+		if cursor = list.Budget.NextCursor; cursor == "" {
+			break
+		}
+	}
+	r := rand.New(rand.NewPCG(7, 7))
+	for i, s := range all {
+		budget := MinTokens
+		if i%2 == 1 {
+			budget += r.IntN(1500)
+		}
+		for _, tool := range []string{"get_session", "get_context"} {
+			args := map[string]any{"session": s.Path, "offset": r.IntN(40) - 10, "limit": 1 + r.IntN(60), "max_tokens": budget}
+			if tool == "get_session" {
+				args["no_cost"] = i%3 != 0
+			}
+			res, err := m.call(t, tool, args)
+			if err != nil {
+				t.Fatalf("%s %v: %v", tool, args, err)
+			}
+			structured, _ := json.Marshal(res.StructuredContent)
+			if n := len(textOf(res)) + len(structured); n > budget*bytesPerToken {
+				t.Errorf("%s %v: %d bytes, over %d tokens", tool, args, n, budget)
+			}
+		}
+	}
+	if len(all) < generated {
+		t.Fatalf("%d sessions listed", len(all))
+	}
+}
+
 // TestOnlyItsPlaces: a session named by path is read only where the
 // server reads sessions (the data dir, every harness's directory) or
 // under a directory --allow names: copies of a served session put
