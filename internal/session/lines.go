@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"sync"
 )
 
 // DefaultMaxLineBytes bounds the memory one line may take. A longer line is
@@ -16,6 +17,7 @@ const DefaultMaxLineBytes = 64 << 20
 // longer than max is consumed but not returned whole; its tooLong flag is set.
 type lineReader struct {
 	r       *bufio.Reader
+	pooled  bool // r is bigReaders'; release hands it back
 	max     int
 	off     int64 // offset of the next line
 	buf     []byte
@@ -75,9 +77,30 @@ func newLineReaderSize(r io.Reader, off int64, max, size int) *lineReader {
 	if max <= 0 {
 		max = DefaultMaxLineBytes
 	}
-	lr := &lineReader{r: bufio.NewReaderSize(r, size), max: max, off: off, base: off}
+	lr := &lineReader{max: max, off: off, base: off}
+	if size >= maxReadBuffer {
+		lr.r, lr.pooled = bigReaders.Get().(*bufio.Reader), true
+		lr.r.Reset(r)
+	} else {
+		lr.r = bufio.NewReaderSize(r, size)
+	}
 	lr.at, _ = r.(io.ReaderAt)
 	return lr
+}
+
+// bigReaders are read buffers of maxReadBuffer, used again: a search's
+// snippets each read one line of a large session, and a buffer apiece
+// was a MiB of garbage a hit (28 MB a page of a common word's hits).
+var bigReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, maxReadBuffer) }}
+
+// release hands the read buffer back once the reader is done: nothing it
+// returned may be used after.
+func (lr *lineReader) release() {
+	if lr.pooled {
+		lr.r.Reset(nil)
+		bigReaders.Put(lr.r)
+		lr.r, lr.pooled = nil, false
+	}
 }
 
 // next returns the next line, or io.EOF.

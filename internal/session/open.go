@@ -258,6 +258,7 @@ func openAt(path string, r io.ReaderAt, fi file, opts *OpenOptions) (*Store, err
 // scanFile reads the slot, the header and the envelope of every entry.
 func (s *Store) scanFile(f io.Reader) ([]record, error) {
 	lr := newLineReader(f, 0, s.opts.MaxLineBytes)
+	defer lr.release()
 	fw := &forward{path: s.path, opts: &s.opts, max: lr.max, skip: s.skip, rewrite: s.noteRewrite}
 	var recs []record
 	for {

@@ -191,6 +191,7 @@ func ReadFromReader(name string, r io.ReaderAt, size int64, c Cursor, opts *Open
 	// small files, or the few new lines of a big one.
 	rest := size - c.Offset
 	lr := newLineReaderSize(io.NewSectionReader(r, c.Offset, rest), c.Offset, opts.MaxLineBytes, int(min(max(rest, 4096), 1<<20)))
+	defer lr.release()
 	lr.lineNum = c.Line
 	lr.keep = TruncatedBytes
 	fw := &forward{path: path, opts: opts, max: lr.max, cur: c, skip: func(b BadLine) {
