@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"cmp"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -103,31 +104,60 @@ func (c *Catalog) Relist(h Harness, prev []Row, changed []string, opts ListOptio
 	for _, p := range changed {
 		seen[filepath.Clean(p)] = true
 	}
+	// A changed path that is neither a listed file nor one read now may
+	// be a directory removed or renamed away, with sessions under it.
+	gone := maps.Clone(seen)
+	for _, r := range prev {
+		delete(gone, r.Path)
+	}
+	for _, i := range infos {
+		delete(gone, i.Path)
+	}
 	root := session.SessionsDir(dir)
-	rows = make([]Row, 0, len(prev)+len(infos))
+	kept := make([]Row, 0, len(prev))
 	for _, r := range prev {
 		if seen[r.Path] {
 			continue
 		}
-		for d := filepath.Dir(r.Path); len(d) > len(root); d = filepath.Dir(d) {
-			if seen[d] {
+		for d := range gone {
+			if len(d) > len(root) && strings.HasPrefix(r.Path, d+string(filepath.Separator)) {
 				return nil, false
 			}
 		}
-		rows = append(rows, r)
+		kept = append(kept, r)
 	}
+	fresh := make([]Row, 0, len(infos))
 	for _, i := range infos {
-		rows = append(rows, rowOf(h, i))
+		fresh = append(fresh, rowOf(h, i))
 	}
-	// session.List's order: the newest change first, then the newest
-	// session, then the path.
-	slices.SortFunc(rows, func(a, b Row) int {
+	// session.List's order: prev is in it, so the files read now are
+	// sorted and merged in, where sorting the whole moved every row.
+	order := func(a, b Row) int {
 		return cmp.Or(b.Modified.Compare(a.Modified), b.Created.Compare(a.Created), strings.Compare(b.Path, a.Path))
-	})
+	}
+	if !slices.IsSortedFunc(kept, order) {
+		slices.SortFunc(kept, order)
+	}
+	slices.SortFunc(fresh, order)
+	rows = mergeSorted(kept, fresh, order)
 	if opts.Cwd == "" {
 		c.noteCwds(h, rows) // as a whole listing would
 	}
 	return rows, true
+}
+
+// mergeSorted merges a and b, each sorted by order, into one sorted
+// slice; of two equal rows, a's comes first.
+func mergeSorted(a, b []Row, order func(a, b Row) int) []Row {
+	out := make([]Row, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if order(b[0], a[0]) < 0 {
+			out, b = append(out, b[0]), b[1:]
+		} else {
+			out, a = append(out, a[0]), a[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
 
 // List lists another harness's sessions (Claude, Codex, Pi), newest

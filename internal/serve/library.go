@@ -37,12 +37,13 @@ func keyOf(h catalog.Harness, path string) string {
 }
 
 // newLibrary makes the library of rows (newest first; those with Err go
-// aside), each keyed by key (keyOf, or a cache of it).
+// aside), each keyed by key (keyOf, or a cache of it). It keeps all, and
+// its order: the caller gives it up.
 func newLibrary(all []catalog.Row, failed map[catalog.Harness]error, key func(catalog.Harness, string) string, now time.Time) *library {
 	// Sized once: a listing of 10,000 sessions is made every few seconds
 	// while they change, and growing these as it goes would make it twice.
 	l := &library{byKey: make(map[string]int, len(all)), byPath: make(map[string]int, len(all)), failed: failed, made: now,
-		rows: make([]catalog.Row, 0, len(all))}
+		rows: all[:0]}
 	for _, r := range all {
 		if r.Err != nil {
 			l.bad = append(l.bad, r)
