@@ -4,17 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	jsonv2 "github.com/go-json-experiment/json"
-
-	"github.com/xdev/xdev/internal/atomicfile"
 	"github.com/xdev/xdev/internal/filelock"
 	"github.com/xdev/xdev/internal/regularfile"
 	"github.com/xdev/xdev/internal/session"
@@ -43,15 +38,19 @@ type Mirror struct {
 
 	sources map[string]string    // mirror path → its source, after Refresh
 	listed  map[string][2]string // source → its listing's title and first message
+	// manifest is the manifest's lines, read to name a few hits without
+	// decoding every row (manifest.go); nil until then, or after Refresh.
+	manifest *manifestLines
 }
 
 // mirrorRow is one source in the manifest.
 type mirrorRow struct {
+	// Mirror is first: each manifest line starts with it (manifest.go).
+	Mirror  string `json:"mirror"` // file name under sessions/mirror
 	Source  string `json:"source"`
 	ID      string `json:"id"`
 	Size    int64  `json:"size"`
 	ModTime int64  `json:"mtimeNs"`
-	Mirror  string `json:"mirror"` // file name under sessions/mirror
 	Err     string `json:"error,omitempty"`
 	Skipped int    `json:"skipped,omitempty"` // source lines the conversion skipped
 	// Format is the conversion's version (mirrorFormat) when it was
@@ -348,83 +347,4 @@ func mirrorName(source string) string {
 // search limited to one session filters on.
 func MirrorPath(dir, source string) string {
 	return filepath.Join(session.SessionsDir(dir), mirrorSub, mirrorName(source))
-}
-
-// SourcePath is the source transcript of a mirror file (a search hit's path),
-// or "" for a path that is not one of this mirror's.
-func (m *Mirror) SourcePath(mirrorPath string) string {
-	if m.sources == nil {
-		m.index(nil)
-	}
-	return m.sources[mirrorPath]
-}
-
-func (m *Mirror) index(rows []mirrorRow) {
-	if rows == nil {
-		for _, r := range m.readManifest() {
-			rows = append(rows, r)
-		}
-	}
-	m.sources, m.listed = map[string]string{}, map[string][2]string{}
-	files := filepath.Join(session.SessionsDir(m.Dir), mirrorSub)
-	for _, r := range rows {
-		m.sources[filepath.Join(files, r.Mirror)] = r.Source
-		m.listed[r.Source] = [2]string{r.Title, r.FirstMessage}
-	}
-}
-
-// Listed is what the harness's listing called the session at source
-// (Session.Title and FirstMessage) when the mirror was last refreshed.
-func (m *Mirror) Listed(source string) (title, firstMessage string) {
-	if m.sources == nil {
-		m.index(nil)
-	}
-	l := m.listed[source]
-	return l[0], l[1]
-}
-
-func (m *Mirror) manifestPath() string { return filepath.Join(m.Dir, "manifest.json") }
-
-// readManifest is the last refresh's rows by source path; an unreadable
-// manifest is an empty one (everything is converted again).
-func (m *Mirror) readManifest() map[string]mirrorRow {
-	rows, _ := m.readManifestRows()
-	return rows
-}
-
-// readManifestRows is readManifest and the manifest's rows in its order.
-func (m *Mirror) readManifestRows() (map[string]mirrorRow, []mirrorRow) {
-	out := map[string]mirrorRow{}
-	data, err := regularfile.ReadFile(m.manifestPath(), 0)
-	if err != nil {
-		return out, nil
-	}
-	var rows []mirrorRow
-	// json/v2's decoder: twice as fast as encoding/json's on the
-	// megabytes of a large archive's manifest, read by every search.
-	if jsonv2.Unmarshal(data, &rows) != nil {
-		return out, nil
-	}
-	for _, r := range rows {
-		out[r.Source] = r
-	}
-	return out, rows
-}
-
-// writeManifest replaces the manifest with rows, unless it already holds
-// exactly those (prev, its rows as read under the same lock): a refresh
-// that changed nothing, which every search's freshness check is, then
-// encodes, writes and syncs nothing.
-func (m *Mirror) writeManifest(rows, prev []mirrorRow) error {
-	if prev != nil && slices.Equal(rows, prev) {
-		return nil
-	}
-	data, err := json.Marshal(rows)
-	if err != nil {
-		return err
-	}
-	return atomicfile.Replace(m.manifestPath(), func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
 }
