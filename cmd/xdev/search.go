@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -485,10 +486,13 @@ func (o *searchOptions) printSessions(e *env, ctx context.Context, ix *catalog.I
 	if len(all) == 0 && e.IsTTY {
 		fmt.Fprintf(e.ErrOut, "No matches for %s.\n", strconv.Quote(q.Text))
 	}
+	// One write a buffer, not a line: a common word lists every session.
+	w := bufio.NewWriterSize(e.Out, 64<<10)
 	for _, s := range all {
-		fmt.Fprintln(e.Out, s.Path)
+		w.WriteString(s.Path)
+		w.WriteByte('\n')
 	}
-	return nil
+	return w.Flush()
 }
 
 // hitState says whether a hit is still in what the model sees: "context",

@@ -24,8 +24,10 @@ import (
 // starts with: {"mirror":"<24 hex digits>.jsonl",…}. A search names its
 // hits (SourcePath, Listed) by finding their lines, a binary search on
 // those names, and decodes only them: decoding every row of a large
-// archive's manifest (25,000 rows, 5.6 MB) was most of a search's time
-// with the index fresh. A refresh reads it whole.
+// archive's manifest (25,000 rows, 5.6 MB) into maps was most of a
+// search's time with the index fresh, and still takes twice as long as
+// finding every row's line alone (a common word's hits name them all).
+// A refresh reads it whole.
 //
 // An older xdev wrote manifest.json, one JSON array in the listing's
 // order: it is read when manifest.jsonl is not there, and removed once
@@ -55,10 +57,6 @@ func (m *Mirror) SourcePath(mirrorPath string) string {
 	return m.sources[mirrorPath]
 }
 
-// manyLookups is how many of a manifest's rows are named by lines before
-// the rest are too, decoded at once into maps: a common word's hits name
-// most sessions, and each found alone costs a binary search and a decode.
-func manyLookups(rows int) int { return max(64, rows/16) }
 
 // Listed is what the harness's listing called the session at source
 // (Session.Title and FirstMessage) when the mirror was last refreshed.
@@ -86,15 +84,10 @@ func (m *Mirror) lines() *manifestLines {
 		}
 		m.manifest = newManifestLines(data)
 	}
-	ml := m.manifest
-	if len(ml.starts) == 0 && len(ml.data) > 0 {
+	if len(m.manifest.starts) == 0 && len(m.manifest.data) > 0 {
 		return nil
 	}
-	if ml.found++; ml.found > manyLookups(len(ml.starts)) {
-		m.manifest = nil
-		return nil // the caller decodes the rest at once
-	}
-	return ml
+	return m.manifest
 }
 
 // index makes the maps of rows, or of the manifest's rows.
@@ -184,7 +177,6 @@ func (m *Mirror) writeManifest(rows, prev []mirrorRow) error {
 type manifestLines struct {
 	data   []byte
 	starts []int
-	found  int // lookups so far
 }
 
 // newManifestLines indexes the lines of data; none when a line is not
