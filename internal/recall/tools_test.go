@@ -277,14 +277,7 @@ func TestResultsBounded(t *testing.T) {
 			tool, args = "usage_summary", map[string]any{"by": []string{"daily", "session", "model"}[r.IntN(3)]}
 		}
 		args["max_tokens"], args["limit"] = budget, 1+r.IntN(100)
-		res, err := m.call(t, tool, args)
-		if err != nil {
-			t.Fatalf("%s %v: %v", tool, args, err)
-		}
-		structured, _ := json.Marshal(res.StructuredContent)
-		if n := len(textOf(res)) + len(structured); n > budget*bytesPerToken {
-			t.Errorf("%s %v: %d bytes, over %d tokens", tool, args, n, budget)
-		}
+		m.callBounded(t, tool, args, budget)
 	}
 
 	word := corpus.Vocabulary(1)
@@ -332,14 +325,7 @@ func TestEverySessionBounded(t *testing.T) {
 			if tool == "get_session" {
 				args["no_cost"] = i%3 != 0
 			}
-			res, err := m.call(t, tool, args)
-			if err != nil {
-				t.Fatalf("%s %v: %v", tool, args, err)
-			}
-			structured, _ := json.Marshal(res.StructuredContent)
-			if n := len(textOf(res)) + len(structured); n > budget*bytesPerToken {
-				t.Errorf("%s %v: %d bytes, over %d tokens", tool, args, n, budget)
-			}
+			m.callBounded(t, tool, args, budget)
 		}
 	}
 	if len(all) < generated {
@@ -419,5 +405,19 @@ func TestEveryHarnessNamed(t *testing.T) {
 		if !strings.Contains(Instructions, h.Name()) {
 			t.Errorf("the instructions do not name %s", h.Name())
 		}
+	}
+}
+
+// callBounded calls tool and checks that what it returns, its text and
+// its structured content together, is within budget tokens.
+func (m *machine) callBounded(t *testing.T, tool string, args map[string]any, budget int) {
+	t.Helper()
+	res, err := m.call(t, tool, args)
+	if err != nil {
+		t.Fatalf("%s %v: %v", tool, args, err)
+	}
+	structured, _ := json.Marshal(res.StructuredContent)
+	if n := len(textOf(res)) + len(structured); n > budget*bytesPerToken {
+		t.Errorf("%s %v: %d bytes, over %d tokens", tool, args, n, budget)
 	}
 }
