@@ -57,7 +57,6 @@ func (m *Mirror) SourcePath(mirrorPath string) string {
 	return m.sources[mirrorPath]
 }
 
-
 // Listed is what the harness's listing called the session at source
 // (Session.Title and FirstMessage) when the mirror was last refreshed.
 func (m *Mirror) Listed(source string) (title, firstMessage string) {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/xdev/xdev/internal/session"
@@ -79,7 +80,7 @@ func TestManifestLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	good, _ := os.ReadFile(filepath.Join(dir, "manifest.jsonl"))
-	lines := splitLines(good)
+	lines := strings.SplitAfter(string(good), "\n")
 	for name, bad := range map[string]string{
 		"swapped":  lines[1] + lines[0] + lines[2],
 		"cut":      lines[0] + lines[1] + lines[2][:20],
@@ -93,17 +94,4 @@ func TestManifestLines(t *testing.T) {
 			}
 		}
 	}
-}
-
-func splitLines(b []byte) []string {
-	var out []string
-	for len(b) > 0 {
-		i := 0
-		for i < len(b) && b[i] != '\n' {
-			i++
-		}
-		out = append(out, string(b[:min(i+1, len(b))]))
-		b = b[min(i+1, len(b)):]
-	}
-	return out
 }
