@@ -5,10 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/xdev/xdev/internal/filelock"
 	"github.com/xdev/xdev/internal/regularfile"
@@ -250,12 +250,7 @@ func (m *Mirror) Ensure(ctx context.Context, s Session) (MirrorFile, error) {
 		row.MirrorSize, row.MirrorMtime = mfi.Size(), mfi.ModTime().UnixNano()
 	}
 	rows[s.Path] = row
-	list := make([]mirrorRow, 0, len(rows))
-	for _, r := range rows {
-		list = append(list, r)
-	}
-	slices.SortFunc(list, func(a, b mirrorRow) int { return strings.Compare(a.Source, b.Source) })
-	if err := m.writeManifest(list, oldRows); err != nil {
+	if err := m.writeManifest(slices.Collect(maps.Values(rows)), oldRows); err != nil { // it sorts them
 		return MirrorFile{}, err
 	}
 	return MirrorFile{target, row.Skipped}, nil
