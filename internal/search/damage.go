@@ -70,7 +70,10 @@ func (db *DB) rebuild(r rebuildReason) error {
 		db.Notice = fmt.Sprintf("search index %s %s; rebuilt it (%s)", db.path, r.why, old)
 	}
 	if _, err := db.open(); err != nil {
-		return err
+		if db.stub {
+			db.discard()
+		}
+		return db.cacheError(err)
 	}
 	return nil
 }
@@ -87,8 +90,8 @@ func (db *DB) discard() {
 // cacheError names the index in err, and says so plainly when the disk it
 // is on is full (SQLite may call that a disk I/O error).
 func (db *DB) cacheError(err error) error {
-	if err == nil {
-		return nil
+	if err == nil || errors.Is(err, ErrCacheDir) {
+		return err
 	}
 	if free, ok := freeBytes(filepath.Dir(db.path)); ok && (errors.Is(err, sqlite3.FULL) || errors.Is(err, sqlite3.IOERR) ||
 		errors.Is(err, unix.ENOSPC)) && free < 1<<20 {

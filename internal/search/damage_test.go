@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -270,10 +271,14 @@ func TestLockWaitSaid(t *testing.T) {
 
 // TestFailedFirstBuildLeavesNothing: a first build that fails part-way
 // (here, the file size limit stands for a full disk) leaves no stub index
-// behind, and says what failed, naming the index.
+// behind, and says what failed, naming the index: whatever write fails,
+// a page the cache spills mid-transaction, a commit or a checkpoint, at
+// limits from 8 KiB (the schema) to 1.5 MiB (the whole index is about
+// 2.5 MiB).
 func TestFailedFirstBuildLeavesNothing(t *testing.T) {
 	if dir := os.Getenv("SEARCH_FSIZE_CHILD"); dir != "" {
-		syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 1 << 20, Max: 1 << 20})
+		limit, _ := strconv.ParseUint(os.Getenv("SEARCH_FSIZE_LIMIT"), 10, 64)
+		syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: limit, Max: limit})
 		db, err := Open(filepath.Join(dir, "index.db"), filepath.Join(dir, "data"), nil)
 		if err == nil {
 			_, err = db.Refresh(context.Background(), RefreshOptions{})
@@ -281,20 +286,31 @@ func TestFailedFirstBuildLeavesNothing(t *testing.T) {
 		fmt.Println(err)
 		return
 	}
-	work := t.TempDir()
-	if _, err := corpus.WriteDir(filepath.Join(work, "data"), 150, 3); err != nil {
+	data := filepath.Join(t.TempDir(), "data")
+	if _, err := corpus.WriteDir(data, 150, 3); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestFailedFirstBuildLeavesNothing$")
-	cmd.Env = append(os.Environ(), "SEARCH_FSIZE_CHILD="+work)
-	cmd.SysProcAttr = &syscall.SysProcAttr{}
-	out, _ := cmd.CombinedOutput()
-	if !strings.Contains(string(out), filepath.Join(work, "index.db")) || !strings.Contains(string(out), "cannot write the search index") {
-		t.Errorf("the failed build says %q", out)
+	rng := rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano())))
+	limits := []uint64{8 << 10, 1 << 20}
+	for range testscale.N(8, 24) {
+		limits = append(limits, 32<<10+rng.Uint64N(3<<19))
 	}
-	for _, p := range []string{"index.db", "index.db-wal", "index.db-shm"} {
-		if _, err := os.Stat(filepath.Join(work, p)); err == nil {
-			t.Errorf("a failed first build left %s", p)
+	for _, limit := range limits {
+		work := t.TempDir()
+		if err := os.Symlink(data, filepath.Join(work, "data")); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestFailedFirstBuildLeavesNothing$")
+		cmd.Env = append(os.Environ(), "SEARCH_FSIZE_CHILD="+work, fmt.Sprintf("SEARCH_FSIZE_LIMIT=%d", limit))
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+		out, _ := cmd.CombinedOutput()
+		if !strings.Contains(string(out), filepath.Join(work, "index.db")) || !strings.Contains(string(out), "cannot write the search index") {
+			t.Errorf("limit %d: the failed build says %q", limit, out)
+		}
+		for _, p := range []string{"index.db", "index.db-wal", "index.db-shm"} {
+			if _, err := os.Stat(filepath.Join(work, p)); err == nil {
+				t.Errorf("limit %d: a failed first build left %s", limit, p)
+			}
 		}
 	}
 }

@@ -92,6 +92,10 @@ type DB struct {
 	// Notice, when not empty, says why the index was rebuilt (another
 	// schema version, a damaged file), in one line.
 	Notice string
+	// stub is set while the file has no schema: made by this open, or
+	// left by one that crashed. An open that fails then removes it
+	// rather than leave a file that answers nothing.
+	stub bool
 }
 
 // ErrCacheDir is returned by Open when the index directory cannot be
@@ -157,6 +161,10 @@ func Open(path, dataDir string, opts *OpenOptions) (*DB, error) {
 	}
 	defer unlock()
 	reason, err := db.open()
+	if err != nil && db.stub {
+		db.discard()
+		return nil, db.cacheError(err)
+	}
 	if err != nil && reason == nil {
 		return nil, err
 	}
@@ -183,6 +191,7 @@ func (db *DB) open() (reason *rebuildReason, err error) {
 	if err != nil {
 		return nil, err
 	}
+	db.stub = fresh
 	// The busy timeout comes with the name, so that it holds from the
 	// first statement on, the extensions' set-up included: a connection
 	// opened as another closes (and checkpoints) would otherwise fail.
@@ -223,9 +232,7 @@ func (db *DB) open() (reason *rebuildReason, err error) {
 		// SQLite's own page cache: 32 MB for queries (a search of a common
 		// word reads the same pages many times: 2 MB made the searches of
 		// TestEveryHitNamesItsLine take 2.4 times as long). A refresh
-		// writes with SQLite's default 2 MB (refreshCacheKiB), which at 32
-		// MB took a command's first index from 55 to 99 MiB of RSS for no
-		// gain in time.
+		// writes with a small one (refreshCacheKiB).
 		err = c.Exec(`PRAGMA synchronous=NORMAL; PRAGMA cache_size=-32000; PRAGMA journal_size_limit=8388608`)
 	}
 	if err != nil {
@@ -240,7 +247,12 @@ func (db *DB) open() (reason *rebuildReason, err error) {
 	}
 	switch {
 	case v == 0:
-		return nil, db.create()
+		db.stub = true
+		if err := db.create(); err != nil {
+			return nil, err
+		}
+		db.stub = false
+		return nil, nil
 	case v != schemaVersion:
 		return outdated(fmt.Sprintf("had schema version %d, not %d", v, schemaVersion)), nil
 	}
@@ -289,7 +301,7 @@ func (db *DB) create() error {
 		return db.conn.Exec(fmt.Sprintf(`PRAGMA user_version=%d`, schemaVersion))
 	})
 	if err != nil {
-		return fmt.Errorf("creating search index %s: %w", db.path, err)
+		return fmt.Errorf("creating its schema: %w", err)
 	}
 	return nil
 }

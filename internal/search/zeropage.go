@@ -83,3 +83,12 @@ func allZero(p []byte) bool {
 	}
 	return true
 }
+
+// MemoryMapper is nil: the index is never mapped into memory. SQLite
+// learns at open, from this file before go-sqlite3's checksum shim wraps
+// it, whether it may map it; the shim then has no mapper while it
+// verifies checksums, and go-sqlite3 v0.37 dereferences that nil when
+// SQLite, closing after a write failed (a full disk, a file size
+// limit), asks it to unmap (vfs.go:379, vfsUnfetch): a panic. A file
+// without a mapper is never asked (TestFailedFirstBuildLeavesNothing).
+func (f zeroPageFile) MemoryMapper() vfs.MemoryMapper { return nil }
