@@ -146,7 +146,10 @@ func NewTemp(dir, base string) (*Temp, error) {
 		}
 		t.name = f.Name()
 	}
-	t.f, t.w = f, bufio.NewWriterSize(f, 1<<20)
+	// 64 KiB a write(2): larger buys no speed, and a command that
+	// writes thousands of files (a first conversion) would make a MiB of
+	// garbage each.
+	t.f, t.w = f, bufio.NewWriterSize(f, 64<<10)
 	return t, nil
 }
 

@@ -80,10 +80,11 @@ func eachRecord(path string, fn func(record) error) (skipped int, err error) {
 	})
 }
 
-// lineReaders are eachLine's buffered readers, each of 1 MiB: reading
+// lineReaders are eachLine's buffered readers, each of 256 KiB: reading
 // thousands of transcripts allocates one per reader at work, not one per
-// file.
-var lineReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 1<<20) }}
+// file. A longer line is read in pieces (readLineBounded); more buffer
+// buys no speed, and is held while a first index converts transcripts.
+var lineReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 256<<10) }}
 
 // headBuffers hold what a listing reads of a transcript's head or tail
 // (claudeHeadBytes): a listing of ten thousand transcripts reuses a few
