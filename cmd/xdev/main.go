@@ -114,7 +114,12 @@ type exitCodeError struct{ code int }
 
 func (e exitCodeError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
-func main() {
+func main() { os.Exit(xdevMain()) }
+
+// xdevMain is the whole command, main's body: the tests' re-executed
+// binary runs it too (TestMain), so that what they measure of a process,
+// its memory above all, is what the binary does.
+func xdevMain() int {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// Every command is built to hold only what it works on, a few MiB
 		// to a few tens; a soft limit makes the collector return garbage
@@ -126,7 +131,7 @@ func main() {
 	stop := startProfile()
 	code := run(osEnv(), os.Args[1:])
 	stop()
-	os.Exit(code)
+	return code
 }
 
 // memoryLimit is the soft limit on the Go runtime's memory (see main):

@@ -21,9 +21,7 @@ import (
 // re-executes this test binary as the command.
 func TestMain(m *testing.M) {
 	testscript.Main(pgMain{m}, map[string]func(){
-		"xdev": func() {
-			os.Exit(run(osEnv(), os.Args[1:]))
-		},
+		"xdev": func() { os.Exit(xdevMain()) },
 	})
 }
 
