@@ -1,9 +1,10 @@
 package main
 
 import (
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"time"
+	"sync/atomic"
 )
 
 // The soft memory limit keeps every command's heap small: the collector
@@ -14,21 +15,51 @@ import (
 // live heap: never below memoryLimit, and twice the live heap once that
 // passes three quarters of it, coming back down as the heap does (a
 // server's big page is let go).
-func guardMemoryLimit(base int64) {
+//
+// The live heap changes only when a collection ends, so the limit is
+// looked at then, from a cleanup the collector runs, and never between:
+// a server at rest, which collects nothing, wakes for nothing (a ticker
+// that polled every 20 ms was most of an idle server's CPU).
+// It returns what stops the guard (the limit stays as it is).
+func guardMemoryLimit(base int64) (stop func()) {
 	debug.SetMemoryLimit(base)
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	limit := base
-	go func() {
-		for range time.Tick(20 * time.Millisecond) {
-			metrics.Read(sample)
-			if sample[0].Value.Kind() != metrics.KindUint64 {
-				return
-			}
-			want := max(base, 2*int64(sample[0].Value.Uint64()))
-			if want > limit*5/4 || want < limit*3/4 {
-				limit = want
-				debug.SetMemoryLimit(limit)
-			}
+	g := &limitGuard{base: base, limit: base, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	g.arm()
+	return func() { g.stopped.Store(true) }
+}
+
+// A limitGuard moves the soft limit with the live heap (guardMemoryLimit).
+type limitGuard struct {
+	base, limit int64
+	sample      []metrics.Sample
+	stopped     atomic.Bool
+}
+
+// gcSentinel is garbage from the moment it is made: its cleanup runs
+// after the collection that finds it so. It holds a pointer, so the
+// allocator never batches it with other small objects (whose cleanups
+// would then wait for theirs).
+type gcSentinel struct{ _ *byte }
+
+// arm has the guard look at the limit after the next collection.
+func (g *limitGuard) arm() {
+	runtime.AddCleanup(&gcSentinel{}, func(g *limitGuard) {
+		if !g.stopped.Load() {
+			g.adjust()
+			g.arm()
 		}
-	}()
+	}, g)
+}
+
+// adjust sets the limit from the live heap the last collection found.
+func (g *limitGuard) adjust() {
+	metrics.Read(g.sample)
+	if g.sample[0].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	want := max(g.base, 2*int64(g.sample[0].Value.Uint64()))
+	if want > g.limit*5/4 || want < g.limit*3/4 {
+		g.limit = want
+		debug.SetMemoryLimit(g.limit)
+	}
 }
