@@ -54,14 +54,14 @@ func (s *Store) openBackward(f io.ReaderAt, size int64) (ok bool, err error) {
 	}
 	// The lines are recorded for the next checkpoint when the file is
 	// long enough to be worth one and ends in a whole line.
-	var record []byte
+	var record lineRecord
 	recording := s.opts.Checkpoints != "" && s.file.ino != 0 && size >= checkpointMinBytes && !s.tornTail
 	limit := checkpointLimit(size)
 	near := ""
 	take := func(l *walkLine) bool {
 		if recording {
-			if record = appendLine(record, l); len(record) > limit {
-				recording, record = false, nil
+			if record.add(l); record.n > limit {
+				recording, record = false, lineRecord{}
 			}
 		}
 		return w.take(l, &near)
@@ -108,8 +108,8 @@ func (s *Store) openBackward(f io.ReaderAt, size int64) (ok bool, err error) {
 	}
 	if ck != nil {
 		if recording {
-			if record = append(record, ck.lines...); len(record) > limit {
-				recording, record = false, nil
+			if record.addEncoded(ck.lines); record.n > limit {
+				recording, record = false, lineRecord{}
 			}
 		}
 		d := ckDecoder{b: ck.lines}
@@ -162,7 +162,7 @@ func (s *Store) openBackward(f io.ReaderAt, size int64) (ok bool, err error) {
 	}
 	s.stats.Checkpoint = ck != nil
 	if recording && (ck == nil || ck.end < size) {
-		s.saveCheckpoint(f, pre, size, record)
+		s.saveCheckpoint(f, pre, size, &record)
 	}
 	return true, nil
 }
