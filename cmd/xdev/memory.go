@@ -8,13 +8,16 @@ import (
 )
 
 // The soft memory limit keeps every command's heap small: the collector
-// returns garbage before the heap doubles rather than after. But a limit
-// below what a command must hold (the index of a session of a million
-// entries) makes the collector run back to back, and the command take
-// ten times as long while using no less memory. So the limit follows the
-// live heap: never below memoryLimit, and twice the live heap once that
-// passes three quarters of it, coming back down as the heap does (a
-// server's big page is let go).
+// returns garbage before the heap doubles rather than after, and the
+// scavenger gives freed pages back to the system before they count in
+// the RSS. But a limit close to what a command must hold (the index of a
+// session of a million entries) makes the collector run back to back,
+// and the command take ten times as long while using no less memory. So
+// the limit follows the live heap: never below memoryLimit, and the live
+// heap plus half of it (at least 16 MiB) once that is more, coming back
+// down as the heap does (a server's big page is let go). The collector
+// then runs when the heap has grown by half, where GOGC's default waits
+// for it to double.
 //
 // The live heap changes only when a collection ends, so the limit is
 // looked at then, from a cleanup the collector runs, and never between:
@@ -57,7 +60,8 @@ func (g *limitGuard) adjust() {
 	if g.sample[0].Value.Kind() != metrics.KindUint64 {
 		return
 	}
-	want := max(g.base, 2*int64(g.sample[0].Value.Uint64()))
+	live := int64(g.sample[0].Value.Uint64())
+	want := max(g.base, live+max(live/2, 16<<20))
 	if want > g.limit*5/4 || want < g.limit*3/4 {
 		g.limit = want
 		debug.SetMemoryLimit(g.limit)

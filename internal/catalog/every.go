@@ -104,6 +104,7 @@ func (c *Catalog) Places(hs []Harness) []Place {
 // List does. A place that cannot be read does not hide the others: its
 // error is in failed, by harness.
 func ListPlaces(ctx context.Context, places []Place, opts ListOptions) (rows []Row, failed map[Harness]error) {
+	lists := make([][]Row, 0, len(places))
 	for _, p := range places {
 		list, err := p.List(ctx, opts)
 		if err != nil {
@@ -112,12 +113,47 @@ func ListPlaces(ctx context.Context, places []Place, opts ListOptions) (rows []R
 			}
 			failed[p.Harness()] = err
 		}
-		rows = append(rows, list...)
+		lists = append(lists, list)
 	}
-	if len(places) > 1 {
-		slices.SortStableFunc(rows, func(a, b Row) int { return b.Modified.Compare(a.Modified) })
+	if len(lists) == 1 {
+		return lists[0], failed
 	}
-	return rows, failed
+	return NewestFirst(lists), failed
+}
+
+// NewestFirst is the rows of lists in one, newest change first; rows
+// changed at the same time keep the order of lists and their order within
+// them (what a stable sort of their concatenation gives). Each list is a
+// listing, newest first already (one that is not is sorted, a copy):
+// merged, each row is copied once, into a slice of the right size, where
+// appending the lists and sorting them held the rows up to three times
+// over (a listing of 25,000 sessions) and moved each many times. lists
+// itself is used up.
+func NewestFirst(lists [][]Row) []Row {
+	n := 0
+	newer := func(a, b Row) int { return b.Modified.Compare(a.Modified) }
+	for k, rows := range lists {
+		n += len(rows)
+		if !slices.IsSortedFunc(rows, newer) {
+			lists[k] = slices.Clone(rows)
+			slices.SortStableFunc(lists[k], newer)
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	all := make([]Row, 0, n)
+	for len(all) < n {
+		best := -1
+		for k, rows := range lists {
+			if len(rows) > 0 && (best < 0 || rows[0].Modified.After(lists[best][0].Modified)) {
+				best = k
+			}
+		}
+		all = append(all, lists[best][0])
+		lists[best] = lists[best][1:]
+	}
+	return all
 }
 
 // ListHarness lists the sessions of harness h here, newest first (its

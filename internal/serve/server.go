@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -163,7 +162,7 @@ func (s *Server) relist(due map[catalog.Harness]*pending) {
 	for _, h := range catalog.Every {
 		lists = append(lists, s.lists[h])
 	}
-	l := newLibrary(newestFirst(lists), maps.Clone(s.failed), s.keyFor, time.Now())
+	l := newLibrary(catalog.NewestFirst(lists), maps.Clone(s.failed), s.keyFor, time.Now())
 	old := s.lib.Swap(l)
 	if old == nil {
 		return
@@ -175,35 +174,6 @@ func (s *Server) relist(due map[catalog.Harness]*pending) {
 	for _, k := range changed {
 		s.events.publish(event{name: "session", data: k})
 	}
-}
-
-// newestFirst is the rows of lists, newest change first; rows changed at
-// the same time keep the order of lists and their order within them.
-// Each list is a listing, newest first already: merged, the rows are
-// copied once, where sorting their concatenation moved each many times
-// (a listing of 25,000 sessions at every append).
-func newestFirst(lists [][]catalog.Row) []catalog.Row {
-	n := 0
-	newer := func(a, b catalog.Row) int { return b.Modified.Compare(a.Modified) }
-	for k, rows := range lists {
-		n += len(rows)
-		if !slices.IsSortedFunc(rows, newer) {
-			lists[k] = slices.Clone(rows)
-			slices.SortStableFunc(lists[k], newer)
-		}
-	}
-	all := make([]catalog.Row, 0, n)
-	for len(all) < n {
-		best := -1
-		for k, rows := range lists {
-			if len(rows) > 0 && (best < 0 || rows[0].Modified.After(lists[best][0].Modified)) {
-				best = k
-			}
-		}
-		all = append(all, lists[best][0])
-		lists[best] = lists[best][1:]
-	}
-	return all
 }
 
 // keyFor is the key of a session (keyOf), remembered by path: a listing
