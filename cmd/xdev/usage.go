@@ -145,9 +145,9 @@ func (o *usageOptions) run(e *env) error {
 	}
 	// The ledger is built once and lives until the report is printed:
 	// collecting garbage as the heap first grows would mark it over and
-	// over. The soft limit keeps the process within its memory bound.
+	// over. The soft limit (guardMemoryLimit's) keeps the process within
+	// its memory bound.
 	defer debug.SetGCPercent(debug.SetGCPercent(200))
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(64 << 20))
 	ctx, cancel := interruptible()
 	defer cancel()
 	uo := catalog.UsageOptions{Harnesses: places, Cwd: cwd, Cache: catalog.UsageCacheDir()}

@@ -163,9 +163,10 @@ func ledgerOf(ctx context.Context, jobs []usageJob, cache *usagecache.Cache, opt
 			out[k].done = true
 			return
 		}
-		rec := cache.Put(keys[k], stamps[k], &s, usage.DigestSession(&s, usage.Prices()), j.file, j.readFrom != nil, read)
-		r := result{s: &s, read: true, done: true, keys: usagecache.CallKeys(s.Calls)}
-		if d, ok := usagecache.Decode(rec); ok && rec != "" {
+		reqs := usagecache.CallKeys(s.Calls)
+		d, kept := cache.Put(keys[k], stamps[k], &s, usage.DigestSession(&s, usage.Prices()), reqs, j.file, j.readFrom != nil, read)
+		r := result{s: &s, read: true, done: true, keys: reqs}
+		if kept {
 			r.s, r.cached, r.digested = d.Session, d, true
 		}
 		out[k] = r

@@ -59,8 +59,17 @@ type Cache struct {
 	baseSize int64
 	journal  journalState
 
-	mu        sync.Mutex
-	now       map[string]Entry
+	mu  sync.Mutex
+	now map[string]Entry
+	// spool holds the calls of the entries read anew, written as they are
+	// read (Put), at spoolAt: a first ledger of 25,000 sessions held every
+	// session's calls in memory until the cache was written (195 MiB). It
+	// is a temp file beside the cache, removed as soon as it is made, so
+	// that nothing is left of it whatever happens; closed, as the file
+	// read is, when nothing refers to it.
+	spool     *os.File
+	spoolAt   int64
+	spoolFail bool
 	fresh     map[uint64][]uint64 // the requests of the entries read anew, by owner
 	freshSize int64               // the bytes read of their files
 	Racy      int                 // of them, those kept racy
@@ -80,10 +89,13 @@ type Entry struct {
 	tail uint64
 	// record is the encoding of what was read anew (encodeSession); an
 	// entry of the file read has its head instead (a substring of it),
-	// and calls, where its calls are in the file.
-	record string
-	head   string
-	calls  span
+	// and calls, where its calls are in the file; an entry read anew whose
+	// calls went to the spool has its head, and calls where they are
+	// there (spooled).
+	record  string
+	head    string
+	calls   span
+	spooled bool
 }
 
 // span is where an entry's calls are in the cache file read.
@@ -96,6 +108,9 @@ func (c *Cache) decode(e Entry) (Decoded, bool) {
 		return Decode(e.record)
 	}
 	f, at := c.file, e.calls
+	if e.spooled {
+		f = c.spool
+	}
 	return decodeStored(e.head, func() (string, bool) {
 		b := make([]byte, at.n)
 		if _, err := f.ReadAt(b, at.off); err != nil {
@@ -254,32 +269,95 @@ func (c *Cache) Grown(key, path string, stamp Stamp) (Decoded, int64, bool) {
 	return d, e.Stamp.Size, ok
 }
 
-// put keeps what was read of key at stamp: s and its digest, and
+// callsOf is the encoding of e's calls, from its record, the spool or the
+// file read.
+func (c *Cache) callsOf(e Entry) (string, bool) {
+	if e.record != "" {
+		_, calls, ok := splitRecord(e.record)
+		return calls, ok
+	}
+	f := c.file
+	if e.spooled {
+		f = c.spool
+	}
+	b := make([]byte, e.calls.n)
+	if _, err := f.ReadAt(b, e.calls.off); err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+// recordOf is e's whole record (encodeSession's), as a journal keeps it.
+func (c *Cache) recordOf(e Entry) (string, bool) {
+	if e.record != "" {
+		return e.record, true
+	}
+	calls, ok := c.callsOf(e)
+	if !ok {
+		return "", false
+	}
+	return string(appendString([]byte(e.head), calls)), true
+}
+
+// spoolCalls writes calls at the spool's end and returns where they
+// are; ok false when there is no spool (it could not be made), and the
+// entry keeps its record. The caller holds c.mu.
+func (c *Cache) spoolCalls(calls string) (span, bool) {
+	if c.spool == nil && !c.spoolFail {
+		if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err == nil {
+			c.spool, err = os.CreateTemp(filepath.Dir(c.path), ".spool-*")
+			if err == nil {
+				os.Remove(c.spool.Name())
+			}
+		}
+		c.spoolFail = c.spool == nil
+	}
+	if c.spool == nil {
+		return span{}, false
+	}
+	if _, err := c.spool.WriteAt([]byte(calls), c.spoolAt); err != nil {
+		return span{}, false
+	}
+	at := span{c.spoolAt, int64(len(calls))}
+	c.spoolAt += at.n
+	return at, true
+}
+
+// Put keeps what was read of key at stamp: s and its digest, and
 // (incremental) the hash of its file's end, when it may be read on from
-// there. It returns the record it keeps, "" for none.
-func (c *Cache) Put(key string, stamp Stamp, s *usage.Session, digest []usage.Bucket, file string, incremental bool, read int64) (record string) {
+// there. reqs are the keys of s's calls (CallKeys), which the cache keeps
+// as they are: the caller may hold the same slice. It returns the session
+// as the cache keeps it (its calls read back when asked for), ok false
+// when it keeps none.
+func (c *Cache) Put(key string, stamp Stamp, s *usage.Session, digest []usage.Bucket, reqs []uint64, file string, incremental bool, read int64) (Decoded, bool) {
 	racy := stamp.Fresh(c.started)
 	if key == "" || c.path == "" || racy && !incremental && !c.Whole {
-		return ""
+		return Decoded{}, false
 	}
 	var tail uint64
 	if incremental {
 		tail = tailHash(file, stamp.Size)
 	}
 	if racy && tail == 0 && !c.Whole {
-		return ""
+		return Decoded{}, false
 	}
 	rec := string(encodeSession(s, digest))
-	reqs := CallKeys(s.Calls)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.now[key] = Entry{Stamp: stamp, Racy: racy, ID: s.ID, Parent: s.Parent, tail: tail, record: rec}
+	e := Entry{Stamp: stamp, Racy: racy, ID: s.ID, Parent: s.Parent, tail: tail, record: rec}
+	if head, calls, ok := splitRecord(rec); ok {
+		if at, ok := c.spoolCalls(calls); ok {
+			// The head is copied: a substring would hold the whole record.
+			e.record, e.head, e.calls, e.spooled = "", strings.Clone(head), at, true
+		}
+	}
+	c.now[key] = e
 	c.fresh[OwnerOf(key)] = reqs
 	c.freshSize += read
 	if racy {
 		c.Racy++
 	}
-	return rec
+	return c.decode(e)
 }
 
 // callKeys are the keys of calls (appendKeys).
@@ -488,7 +566,11 @@ merge:
 				n = int64(m)
 			} else {
 				heads[k] = e.head
-				m, err := io.Copy(out, io.NewSectionReader(c.file, e.calls.off, e.calls.n))
+				from := c.file
+				if e.spooled {
+					from = c.spool
+				}
+				m, err := io.Copy(out, io.NewSectionReader(from, e.calls.off, e.calls.n))
 				if err != nil {
 					return err
 				}

@@ -85,7 +85,7 @@ func TestUsageCacheFileRoundTrip(t *testing.T) {
 	keys := []string{"xdev /s/a.jsonl", "xdev /s/b.jsonl"}
 	stamps := []Stamp{{Size: 10, ModTime: 1, Ino: 2}, {Size: 20, ModTime: 3, Ino: 4}}
 	for k := range keys {
-		c.Put(keys[k], stamps[k], &s, nil, "", false, 10)
+		c.Put(keys[k], stamps[k], &s, nil, CallKeys(s.Calls), "", false, 10)
 	}
 	c.Save(keys, stamps)
 	again := Open(path)
@@ -127,7 +127,7 @@ func TestUsageCacheCallsApart(t *testing.T) {
 	stamps := []Stamp{{Size: 10, ModTime: 1, Ino: 2}, {Size: 20, ModTime: 3, Ino: 4}}
 	first := Open(path)
 	first.Whole = true
-	first.Put("a", stamps[0], &s, digest, "", false, 10)
+	first.Put("a", stamps[0], &s, digest, CallKeys(s.Calls), "", false, 10)
 	first.Save([]string{"a"}, stamps[:1])
 
 	second := Open(path)
@@ -142,7 +142,7 @@ func TestUsageCacheCallsApart(t *testing.T) {
 	second.Whole = true
 	other := s
 	other.ID = "b"
-	second.Put("b", stamps[1], &other, digest, "", false, 10)
+	second.Put("b", stamps[1], &other, digest, CallKeys(other.Calls), "", false, 10)
 	second.Save([]string{"a", "b"}, stamps) // replaces the file second read
 	if calls, ok := d.Calls(); !ok || !reflect.DeepEqual(calls, wantCalls) {
 		t.Errorf("the calls read after the file was replaced: %+v, %v", calls, ok)

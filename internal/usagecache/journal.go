@@ -202,8 +202,12 @@ func (c *Cache) appendJournal() bool {
 	pairs = slices.Compact(pairs)
 	rec = binary.AppendUvarint(rec, uint64(len(keys)))
 	for _, key := range keys {
+		record, ok := c.recordOf(c.now[key])
+		if !ok {
+			return false
+		}
 		rec = appendEntry(rec, key, c.now[key], shared[OwnerOf(key)])
-		rec = appendString(rec, c.now[key].record)
+		rec = appendString(rec, record)
 	}
 	rec = binary.AppendUvarint(rec, uint64(len(pairs)))
 	for _, p := range pairs {

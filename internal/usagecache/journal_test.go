@@ -88,7 +88,7 @@ func TestUsageCacheJournal(t *testing.T) {
 			for k, key := range keys {
 				if _, _, ok := c.Get(key, stamps[k]); !ok {
 					s := files[key].s
-					c.Put(key, stamps[k], &s, usage.Digest(s.Calls, nil), "", false, 1)
+					c.Put(key, stamps[k], &s, usage.Digest(s.Calls, nil), CallKeys(s.Calls), "", false, 1)
 				}
 			}
 			c.Save(keys, stamps)
@@ -146,7 +146,7 @@ func TestUsageJournalDamage(t *testing.T) {
 	}
 	put := func(c *Cache, k int) {
 		s := usage.Session{Harness: "xdev", Path: keys[k], Calls: []usage.Call{{Request: uint64(k + 1), Time: 1.79e12, Model: m}}}
-		c.Put(keys[k], stamps[k], &s, usage.Digest(s.Calls, nil), "", false, 1)
+		c.Put(keys[k], stamps[k], &s, usage.Digest(s.Calls, nil), CallKeys(s.Calls), "", false, 1)
 	}
 	c := Open(path)
 	c.Whole = true
@@ -224,7 +224,7 @@ func FuzzUsageJournal(f *testing.F) {
 	c := Open(base)
 	c.Whole = true
 	s := usage.Session{Harness: "xdev", Path: "/a", Calls: []usage.Call{{Request: 9, Time: 1.79e12}}}
-	c.Put("a", Stamp{Size: 1, ModTime: 1, Ino: 1}, &s, usage.Digest(s.Calls, nil), "", false, 1)
+	c.Put("a", Stamp{Size: 1, ModTime: 1, Ino: 1}, &s, usage.Digest(s.Calls, nil), CallKeys(s.Calls), "", false, 1)
 	c.Save([]string{"a"}, []Stamp{{Size: 1, ModTime: 1, Ino: 1}})
 	restore()
 	head := Open(base).journalHeader()
