@@ -126,22 +126,17 @@ func xdevMain() int {
 		// before the heap doubles rather than after. A command that truly
 		// needs more still gets it, without the collector running back to
 		// back (guardMemoryLimit).
-		guardMemoryLimit(memoryLimit)
+		policy := commandMemory
+		if len(os.Args) > 1 && os.Args[1] == "serve" {
+			policy = serverMemory
+		}
+		guardMemoryLimit(policy)
 	}
 	stop := startProfile()
 	code := run(osEnv(), os.Args[1:])
 	stop()
 	return code
 }
-
-// memoryLimit is the soft limit on the Go runtime's memory (see main)
-// while the live heap is small. A command's bound (docs/performance.md)
-// is 64 MiB of RSS, and the runtime's memory is not all of it: the
-// binary's pages take 17–23 MiB, SQLite's heap (search) a few more. With
-// the limit at 64 MiB, a listing of 25,000 sessions (25 MB live) took 74
-// MiB; at 44, 60. A heap that must be larger gets its room
-// (guardMemoryLimit).
-const memoryLimit = 44 << 20
 
 // osEnv is the env of the process: its standard streams and terminal.
 func osEnv() *env { return &env{term.System()} }

@@ -13,7 +13,7 @@ import (
 func TestMemoryLimitFollowsLiveHeap(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	const base = 32 << 20
-	defer guardMemoryLimit(base)()
+	defer guardMemoryLimit(memoryPolicy{base: base, room: commandMemory.room})()
 	limit := func() int64 { return debug.SetMemoryLimit(-1) }
 	// waitFor collects until the limit is as want says, or fails.
 	waitFor := func(what string, want func(int64) bool) {
