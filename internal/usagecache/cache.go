@@ -64,9 +64,9 @@ type Cache struct {
 	// spool holds the calls of the entries read anew, written as they are
 	// read (Put), at spoolAt: a first ledger of 25,000 sessions held every
 	// session's calls in memory until the cache was written (195 MiB). It
-	// is a temp file beside the cache, removed as soon as it is made, so
-	// that nothing is left of it whatever happens; closed, as the file
-	// read is, when nothing refers to it.
+	// is a file with no name (atomicfile.Scratch), so that nothing is left
+	// of it whatever happens; closed, as the file read is, when nothing
+	// refers to it.
 	spool     *os.File
 	spoolAt   int64
 	spoolFail bool
@@ -107,17 +107,16 @@ func (c *Cache) decode(e Entry) (Decoded, bool) {
 	if e.record != "" || e.head == "" {
 		return Decode(e.record)
 	}
-	f, at := c.file, e.calls
+	return decodeStored(e.head, func() (string, bool) { return c.callsOf(e) })
+}
+
+// callsFile is the file that holds the calls of e, an entry without a
+// record: the spool or the file read.
+func (c *Cache) callsFile(e Entry) *os.File {
 	if e.spooled {
-		f = c.spool
+		return c.spool
 	}
-	return decodeStored(e.head, func() (string, bool) {
-		b := make([]byte, at.n)
-		if _, err := f.ReadAt(b, at.off); err != nil {
-			return "", false
-		}
-		return string(b), true
-	})
+	return c.file
 }
 
 // tailBytes is how much of a file's end tailHash reads.
@@ -276,12 +275,8 @@ func (c *Cache) callsOf(e Entry) (string, bool) {
 		_, calls, ok := splitRecord(e.record)
 		return calls, ok
 	}
-	f := c.file
-	if e.spooled {
-		f = c.spool
-	}
 	b := make([]byte, e.calls.n)
-	if _, err := f.ReadAt(b, e.calls.off); err != nil {
+	if _, err := c.callsFile(e).ReadAt(b, e.calls.off); err != nil {
 		return "", false
 	}
 	return string(b), true
@@ -304,12 +299,7 @@ func (c *Cache) recordOf(e Entry) (string, bool) {
 // entry keeps its record. The caller holds c.mu.
 func (c *Cache) spoolCalls(calls string) (span, bool) {
 	if c.spool == nil && !c.spoolFail {
-		if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err == nil {
-			c.spool, err = os.CreateTemp(filepath.Dir(c.path), ".spool-*")
-			if err == nil {
-				os.Remove(c.spool.Name())
-			}
-		}
+		c.spool, _ = atomicfile.Scratch()
 		c.spoolFail = c.spool == nil
 	}
 	if c.spool == nil {
@@ -566,11 +556,7 @@ merge:
 				n = int64(m)
 			} else {
 				heads[k] = e.head
-				from := c.file
-				if e.spooled {
-					from = c.spool
-				}
-				m, err := io.Copy(out, io.NewSectionReader(from, e.calls.off, e.calls.n))
+				m, err := io.Copy(out, io.NewSectionReader(c.callsFile(e), e.calls.off, e.calls.n))
 				if err != nil {
 					return err
 				}
