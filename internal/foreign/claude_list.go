@@ -158,37 +158,64 @@ func ClaudeFiles(root string) []Session {
 // listed only with subagents).
 func claudeFiles(root string, subagents bool, project func(name, cwd string) bool, fn func(path, cwd string, sub bool)) {
 	registered := claudeRegistered(root)
+	claudeProjects(root, func(name, dir string) {
+		cwd := claudeProjectCwd(name, registered)
+		if project == nil || project(name, cwd) {
+			claudeProjectFiles(dir, subagents, func(path string, sub bool) { fn(path, cwd, sub) })
+		}
+	})
+}
+
+// claudeProjects calls fn with the name and path of every project
+// directory under root's projects directories.
+func claudeProjects(root string, fn func(name, dir string)) {
 	for _, container := range []string{"projects", ".projects"} {
 		projects, err := os.ReadDir(filepath.Join(root, container))
 		if err != nil {
 			continue
 		}
 		for _, p := range projects {
-			if !p.IsDir() {
-				continue
-			}
-			dir := filepath.Join(root, container, p.Name())
-			cwd := claudeProjectCwd(p.Name(), registered)
-			if project != nil && !project(p.Name(), cwd) {
-				continue
-			}
-			ents, _ := os.ReadDir(dir)
-			for _, e := range ents {
-				switch {
-				case e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".jsonl"):
-					sub := strings.HasPrefix(e.Name(), "agent-")
-					if !sub || subagents {
-						fn(filepath.Join(dir, e.Name()), cwd, sub)
-					}
-				case e.IsDir() && subagents:
-					nested, _ := filepath.Glob(filepath.Join(dir, e.Name(), "subagents", "*.jsonl"))
-					for _, f := range nested {
-						fn(f, cwd, true)
-					}
-				}
+			if p.IsDir() {
+				fn(p.Name(), filepath.Join(root, container, p.Name()))
 			}
 		}
 	}
+}
+
+// claudeProjectFiles calls fn with every transcript in the project
+// directory dir, and whether it is a subagent's (only with subagents).
+func claudeProjectFiles(dir string, subagents bool, fn func(path string, sub bool)) {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		switch {
+		case e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".jsonl"):
+			sub := strings.HasPrefix(e.Name(), "agent-")
+			if !sub || subagents {
+				fn(filepath.Join(dir, e.Name()), sub)
+			}
+		case e.IsDir() && subagents:
+			nested, _ := filepath.Glob(filepath.Join(dir, e.Name(), "subagents", "*.jsonl"))
+			for _, f := range nested {
+				fn(f, true)
+			}
+		}
+	}
+}
+
+// walkTranscripts names every transcript a listing with subagents looks
+// at, opening none and reading no file of Claude Code's own.
+func (c claudeSource) walkTranscripts(fn func(path string)) {
+	claudeProjects(c.root, func(_, dir string) {
+		claudeProjectFiles(dir, true, func(path string, _ bool) { fn(path) })
+	})
+}
+
+// listingInputs is what a listing reads besides the transcripts that a
+// mirror keeps of it: history.jsonl's first prompts and times.
+// (~/.claude.json's project paths give only cwds, which a mirror's rows
+// do not hold.)
+func (c claudeSource) listingInputs() []string {
+	return []string{filepath.Join(c.root, "history.jsonl")}
 }
 
 // ListCwd lists the transcripts of the project of cwd only: those in

@@ -109,15 +109,28 @@ func listCodex(root, cacheDir string) ([]CodexSession, error) {
 // a rollout's name ends in, CodexRolloutID): no file is opened.
 func (c codexSource) Files() []Session {
 	var out []Session
+	c.walkTranscripts(func(path string) {
+		out = append(out, Session{Harness: HarnessCodex, ID: CodexRolloutID(path), Path: path})
+	})
+	return out
+}
+
+// walkTranscripts names every rollout a listing looks at, opening none.
+func (c codexSource) walkTranscripts(fn func(path string)) {
 	for _, r := range codexRoots {
 		filepath.WalkDir(filepath.Join(c.root, r), func(path string, d fs.DirEntry, err error) error {
 			if err == nil && d.Type().IsRegular() && (strings.HasSuffix(path, ".jsonl") || strings.HasSuffix(path, ".jsonl.zst")) {
-				out = append(out, Session{Harness: HarnessCodex, ID: CodexRolloutID(path), Path: path})
+				fn(path)
 			}
 			return nil // an unreadable directory names nothing, as it lists nothing
 		})
 	}
-	return out
+}
+
+// listingInputs is what a listing reads besides the rollouts:
+// session_index.jsonl's thread names and times.
+func (c codexSource) listingInputs() []string {
+	return []string{filepath.Join(c.root, "session_index.jsonl")}
 }
 
 // CodexSessionAt is the listing of the rollout at path, whether or not it

@@ -218,14 +218,49 @@ func (ml *manifestLines) key(i int) []byte {
 	return line[:end]
 }
 
-// find decodes the row of the mirror file named name.
-func (ml *manifestLines) find(name string) (mirrorRow, bool) {
-	i := sort.Search(len(ml.starts), func(i int) bool { return string(ml.key(i)) >= name })
-	if i == len(ml.starts) || string(ml.key(i)) != name {
+// findStamp decodes what a refresh compares of the row of the mirror
+// file named name: all but the listing's title and first message, which
+// a check of every row would otherwise allocate for nothing.
+func (ml *manifestLines) findStamp(name string) (mirrorRow, bool) {
+	line, ok := ml.line(name)
+	if !ok {
 		return mirrorRow{}, false
 	}
+	var r struct {
+		Mirror      string `json:"mirror"`
+		Source      string `json:"source"`
+		ID          string `json:"id"`
+		Size        int64  `json:"size"`
+		ModTime     int64  `json:"mtimeNs"`
+		Err         string `json:"error,omitempty"`
+		Skipped     int    `json:"skipped,omitempty"`
+		Format      int    `json:"format,omitempty"`
+		MirrorSize  int64  `json:"mirrorSize,omitempty"`
+		MirrorMtime int64  `json:"mirrorMtimeNs,omitempty"`
+	}
+	if jsonv2.Unmarshal(line, &r) != nil {
+		return mirrorRow{}, false
+	}
+	return mirrorRow{Mirror: r.Mirror, Source: r.Source, ID: r.ID, Size: r.Size, ModTime: r.ModTime, Err: r.Err, Skipped: r.Skipped,
+		Format: r.Format, MirrorSize: r.MirrorSize, MirrorMtime: r.MirrorMtime}, true
+}
+
+// line is the line of the mirror file named name, without its newline.
+func (ml *manifestLines) line(name string) ([]byte, bool) {
+	i := sort.Search(len(ml.starts), func(i int) bool { return string(ml.key(i)) >= name })
+	if i == len(ml.starts) || string(ml.key(i)) != name {
+		return nil, false
+	}
 	line := ml.data[ml.starts[i]:]
-	line = line[:bytes.IndexByte(line, '\n')]
+	return line[:bytes.IndexByte(line, '\n')], true
+}
+
+// find decodes the row of the mirror file named name.
+func (ml *manifestLines) find(name string) (mirrorRow, bool) {
+	line, ok := ml.line(name)
+	if !ok {
+		return mirrorRow{}, false
+	}
 	var r mirrorRow
 	if jsonv2.Unmarshal(line, &r) != nil {
 		return mirrorRow{}, false

@@ -142,6 +142,16 @@ func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error)
 		return st, err
 	}
 	defer unlock()
+	if !rebuild {
+		if n, errs, ok := m.unchanged(); ok {
+			// Hits are named from the manifest's lines, which unchanged
+			// read (SourcePath, Listed).
+			m.sources, m.listed = nil, nil
+			st.Sessions, st.Errors = n, errs
+			return st, nil
+		}
+	}
+	inputs := m.stampInputs() // before the listing reads them
 	old, oldRows := m.readManifestRows()
 	if rebuild {
 		old = nil
@@ -150,13 +160,18 @@ func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error)
 	if err != nil {
 		return st, err
 	}
+	if !slices.Equal(inputs, m.stampInputs()) {
+		inputs = nil // changed while listed: the next refresh lists again
+	}
 	st.Sessions = len(list)
 	rows := make([]mirrorRow, 0, len(list))
 	keep := map[string]bool{}
+	unlisted := map[string]string{} // what the listing said of a transcript it could not list
 	var stopped error
 	for i, s := range list {
 		if s.Err != nil {
 			st.Errors = append(st.Errors, s.Err)
+			unlisted[s.Path] = s.Err.Error()
 			continue
 		}
 		size, mtime, err := m.listedStamp(s)
@@ -209,8 +224,14 @@ func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error)
 			}
 		}
 	}
+	if err := m.dropListingStamp(); err != nil {
+		return st, err
+	}
 	if err := m.writeManifest(rows, oldRows); err != nil {
 		return st, err
+	}
+	if stopped == nil {
+		m.writeListingStamp(inputs, rows, unlisted)
 	}
 	m.index(rows)
 	return st, stopped
@@ -250,6 +271,10 @@ func (m *Mirror) Ensure(ctx context.Context, s Session) (MirrorFile, error) {
 		row.MirrorSize, row.MirrorMtime = mfi.Size(), mfi.ModTime().UnixNano()
 	}
 	rows[s.Path] = row
+	// A row of no listing (no title): the next refresh lists again.
+	if err := m.dropListingStamp(); err != nil {
+		return MirrorFile{}, err
+	}
 	if err := m.writeManifest(slices.Collect(maps.Values(rows)), oldRows); err != nil { // it sorts them
 		return MirrorFile{}, err
 	}

@@ -1,0 +1,243 @@
+package foreign
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/xdev/xdev/internal/atomicfile"
+	"github.com/xdev/xdev/internal/regularfile"
+)
+
+// A refresh of a mirror whose harness changed nothing is every search's
+// freshness check, so it must cost a stat of each transcript and little
+// more. Listing the harness for it decoded the list cache (at 10,000
+// Claude Code transcripts, 11 MB of heap) and the manifest into maps
+// (4.7 MB more), a third of a search's memory, to learn that nothing
+// changed.
+//
+// So a complete refresh leaves beside the manifest its listing's stamp
+// (listing.json): the stat of each file the listing read besides the
+// transcripts (Claude Code's history.jsonl, whence first prompts and
+// times; Codex's session_index.jsonl, whence titles), and each
+// transcript the manifest has no row of (one the listing left out or
+// could not read, with what it said). The next refresh of a source that
+// names its transcripts without opening them (a transcriptWalker) first
+// walks its directories and stats each transcript: when each one has its
+// row, current as the slow path judges it (the same source stat, the
+// mirror file as written), or is an unlisted one unchanged, and the
+// manifest has no other row, and the listing's own files are as
+// stamped, nothing can have changed and the refresh ends there. It
+// decodes the manifest's rows one at a time into their stamps, keeping
+// only its bytes, which name a search's hits (manifestLines).
+//
+// The stamp is only ever written by a refresh that listed the harness
+// whole and reached every session, after the manifest; any other
+// writer of the manifest (Ensure, a refresh cut short) removes it first.
+
+// listingStampFormat is the stamp's version, with the mirror's: a stamp
+// of another is no stamp.
+const listingStampFormat = 1
+
+// A transcriptWalker is a Source that names its transcripts without
+// opening one (walking its directories), every one its listing with
+// subagents would look at, and names the files besides them that its
+// listing reads.
+type transcriptWalker interface {
+	walkTranscripts(fn func(path string))
+	listingInputs() []string
+}
+
+// listingStamp is a complete refresh's stamp (listing.json).
+type listingStamp struct {
+	Format       int            `json:"format"`
+	MirrorFormat int            `json:"mirrorFormat"`
+	Rows         int            `json:"rows"`     // the manifest's rows
+	Inputs       []fileStamp    `json:"inputs"`   // the listing's own files
+	Unlisted     []unlistedFile `json:"unlisted"` // transcripts with no row
+}
+
+// fileStamp is a file's stat as a stamp keeps it; Missing for a file
+// that was not there.
+type fileStamp struct {
+	Path    string `json:"path"`
+	Size    int64  `json:"size,omitzero"`
+	Mtime   int64  `json:"mtimeNs,omitzero"`
+	Ino     uint64 `json:"ino,omitzero"`
+	Missing bool   `json:"missing,omitzero"`
+}
+
+// unlistedFile is a transcript the manifest has no row of: its stat,
+// and the error its listing gave, which every refresh reports.
+type unlistedFile struct {
+	fileStamp
+	Err string `json:"error,omitempty"`
+}
+
+func (m *Mirror) listingStampPath() string { return filepath.Join(m.Dir, "listing.json") }
+
+// stampFile is the stat of the file at path, as a stamp keeps it.
+func stampFile(path string) fileStamp {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return fileStamp{Path: path, Missing: true}
+	}
+	s := fileStamp{Path: path, Size: fi.Size(), Mtime: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		s.Ino = st.Ino
+	}
+	return s
+}
+
+// stampInputs is the stat of each of the listing's own files, taken
+// before the listing reads them; nil when one changed too lately to be
+// sure the listing read it as it is now (racyWindow), or the source
+// keeps no stamp.
+func (m *Mirror) stampInputs() []fileStamp {
+	w, ok := m.Source.(transcriptWalker)
+	if !ok {
+		return nil
+	}
+	out := []fileStamp{} // not nil: a source with no such files
+	now := time.Now()
+	for _, p := range w.listingInputs() {
+		s := stampFile(p)
+		if !s.Missing && now.Sub(time.Unix(0, s.Mtime)) < racyWindow {
+			return nil
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// unchanged reports whether the source is, by its stats alone, as the
+// last complete refresh left the mirror (see above), and then how many
+// sessions it listed and the errors it reported of those it could not.
+func (m *Mirror) unchanged() (int, []error, bool) {
+	w, ok := m.Source.(transcriptWalker)
+	if !ok {
+		return 0, nil, false
+	}
+	stamp, ok := m.readListingStamp()
+	if !ok {
+		return 0, nil, false
+	}
+	inputs := w.listingInputs()
+	if len(inputs) != len(stamp.Inputs) {
+		return 0, nil, false
+	}
+	for i, p := range inputs {
+		if stampFile(p) != stamp.Inputs[i] {
+			return 0, nil, false
+		}
+	}
+	m.manifest = nil // read now, under the refresh's lock
+	ml := m.lines()
+	if ml == nil || len(ml.starts) != stamp.Rows {
+		return 0, nil, false
+	}
+	unlisted := make(map[string]unlistedFile, len(stamp.Unlisted))
+	for _, u := range stamp.Unlisted {
+		unlisted[u.Path] = u
+	}
+	files := filepath.Join(m.Dir, "sessions", mirrorSub)
+	same, rows, seen := true, 0, 0
+	w.walkTranscripts(func(path string) {
+		if !same {
+			return
+		}
+		if u, ok := unlisted[path]; ok {
+			seen++
+			same = stampFile(path) == u.fileStamp
+			return
+		}
+		name := mirrorName(path)
+		var prev mirrorRow
+		if prev, ok = ml.findStamp(name); !ok || prev.Source != path {
+			same = false
+			return
+		}
+		fi, err := os.Lstat(path)
+		if err != nil || !fi.Mode().IsRegular() {
+			same = false
+			return
+		}
+		// The row's id is read from the transcript (or its name), whose
+		// stat is the row's: it is the row's still.
+		now := mirrorRow{Source: path, ID: prev.ID, Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
+		same = prev.current(now, filepath.Join(files, name))
+		rows++
+	})
+	if !same || rows != stamp.Rows || seen != len(stamp.Unlisted) {
+		return 0, nil, false
+	}
+	var errs []error
+	n := rows
+	for _, u := range stamp.Unlisted {
+		if u.Err != "" {
+			errs = append(errs, errors.New(u.Err))
+			n++ // listed, with its error
+		}
+	}
+	return n, errs, true
+}
+
+// readListingStamp is the stamp of the last complete refresh, false when
+// there is none (or it is of another format).
+func (m *Mirror) readListingStamp() (listingStamp, bool) {
+	data, err := regularfile.ReadFile(m.listingStampPath(), 1<<20)
+	var s listingStamp
+	if err != nil || json.Unmarshal(data, &s) != nil || s.Format != listingStampFormat || s.MirrorFormat != mirrorFormat || s.Inputs == nil {
+		return listingStamp{}, false
+	}
+	return s, true
+}
+
+// writeListingStamp records a complete refresh: inputs, the listing's
+// own files as stamped before it read them (nil: none to trust), and the
+// rows the manifest was just written with. The transcripts the source
+// names that have no row are stamped now: the refresh found them
+// unlisted, and one changed since is one whose stamp differs.
+func (m *Mirror) writeListingStamp(inputs []fileStamp, rows []mirrorRow, errs map[string]string) {
+	w, ok := m.Source.(transcriptWalker)
+	if !ok || inputs == nil {
+		return
+	}
+	have := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		have[r.Source] = true
+	}
+	stamp := listingStamp{Format: listingStampFormat, MirrorFormat: mirrorFormat, Rows: len(rows), Inputs: inputs}
+	racy := false
+	w.walkTranscripts(func(path string) {
+		if have[path] {
+			return
+		}
+		s := stampFile(path)
+		if !s.Missing && time.Since(time.Unix(0, s.Mtime)) < racyWindow {
+			racy = true // it may be half written: a listing of it now may differ
+		}
+		stamp.Unlisted = append(stamp.Unlisted, unlistedFile{s, errs[path]})
+	})
+	if racy {
+		return
+	}
+	atomicfile.ReplaceCache(m.listingStampPath(), func(w io.Writer) error {
+		return json.MarshalWrite(w, stamp)
+	})
+}
+
+// dropListingStamp removes the stamp, before the manifest is written by
+// anything but a complete refresh.
+func (m *Mirror) dropListingStamp() error {
+	err := os.Remove(m.listingStampPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
