@@ -232,8 +232,9 @@ func (db *DB) open() (reason *rebuildReason, err error) {
 		// SQLite's own page cache: 32 MB for queries (a search of a common
 		// word reads the same pages many times: 2 MB made the searches of
 		// TestEveryHitNamesItsLine take 2.4 times as long). A refresh
-		// writes with a small one (refreshCacheKiB).
-		err = c.Exec(`PRAGMA synchronous=NORMAL; PRAGMA cache_size=-32000; PRAGMA journal_size_limit=8388608`)
+		// writes with a small one, and a query of sessions alone reads
+		// with another (refreshCacheKiB, sessionsCacheKiB).
+		err = c.Exec(`PRAGMA synchronous=NORMAL; PRAGMA journal_size_limit=8388608; ` + fmt.Sprintf(`PRAGMA cache_size=-%d`, queryCacheKiB))
 	}
 	if err != nil {
 		if isDamaged(err) {

@@ -79,10 +79,12 @@ type fileRow struct {
 // first index took 99 MiB of RSS against 55, and SQLite's default 2 MB
 // cost 4 MiB more than 500 KB (per index: a home has one per harness)
 // for the same time (10.2–11.0 s against 10.4–11.2 s for 138 MB of
-// sessions). SQLite's memory, in its WebAssembly heap, never shrinks.
+// sessions). SQLite's memory, in its WebAssembly heap, never shrinks. A
+// query of the sessions alone (DB.Sessions) reads with SQLite's default.
 const (
-	refreshCacheKiB = 500
-	queryCacheKiB   = 32000
+	refreshCacheKiB  = 500
+	queryCacheKiB    = 32000
+	sessionsCacheKiB = 2000
 )
 
 // Refresh brings the index up to date with the data dir: every session
