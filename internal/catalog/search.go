@@ -348,11 +348,8 @@ func (p SearchPlace) source(path string) (src string, modified time.Time, ok boo
 	if p.mirror == nil {
 		return path, time.Time{}, false
 	}
-	if src = p.mirror.SourcePath(path); src == "" {
+	if src, modified = p.mirror.SourceOf(path); src == "" {
 		return path, time.Time{}, false
-	}
-	if fi, err := os.Stat(src); err == nil {
-		modified = fi.ModTime()
 	}
 	return src, modified, true
 }

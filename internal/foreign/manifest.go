@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
 
@@ -43,18 +44,34 @@ const manifestPrefix = `{"mirror":"`
 // SourcePath is the source transcript of a mirror file (a search hit's path),
 // or "" for a path that is not one of this mirror's.
 func (m *Mirror) SourcePath(mirrorPath string) string {
-	if m.sources != nil {
-		return m.sources[mirrorPath]
+	src, _ := m.SourceOf(mirrorPath)
+	return src
+}
+
+// SourceOf is SourcePath and the source's modification time as the last
+// refresh found it (what a search hit shows, as a listing would), with
+// no stat of it: a common word's hits name every session.
+func (m *Mirror) SourceOf(mirrorPath string) (source string, modified time.Time) {
+	if m.sources == nil {
+		if filepath.Dir(mirrorPath) != filepath.Join(session.SessionsDir(m.Dir), mirrorSub) {
+			return "", time.Time{}
+		}
+		if ml := m.lines(); ml != nil {
+			r, _ := ml.findStamp(filepath.Base(mirrorPath))
+			return r.Source, timeOfNs(r.Source, r.ModTime)
+		}
+		m.index(nil)
 	}
-	if filepath.Dir(mirrorPath) != filepath.Join(session.SessionsDir(m.Dir), mirrorSub) {
-		return ""
+	src := m.sources[mirrorPath]
+	return src.path, timeOfNs(src.path, src.mtime)
+}
+
+// timeOfNs is the time of mtime (nanoseconds), zero for no source.
+func timeOfNs(source string, mtime int64) time.Time {
+	if source == "" {
+		return time.Time{}
 	}
-	if ml := m.lines(); ml != nil {
-		r, _ := ml.find(filepath.Base(mirrorPath))
-		return r.Source
-	}
-	m.index(nil)
-	return m.sources[mirrorPath]
+	return time.Unix(0, mtime)
 }
 
 // Listed is what the harness's listing called the session at source
@@ -96,10 +113,10 @@ func (m *Mirror) index(rows []mirrorRow) {
 			rows = append(rows, r)
 		}
 	}
-	m.sources, m.listed = map[string]string{}, map[string][2]string{}
+	m.sources, m.listed = map[string]sourceFile{}, map[string][2]string{}
 	files := filepath.Join(session.SessionsDir(m.Dir), mirrorSub)
 	for _, r := range rows {
-		m.sources[filepath.Join(files, r.Mirror)] = r.Source
+		m.sources[filepath.Join(files, r.Mirror)] = sourceFile{r.Source, r.ModTime}
 		m.listed[r.Source] = [2]string{r.Title, r.FirstMessage}
 	}
 }

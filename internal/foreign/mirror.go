@@ -36,11 +36,18 @@ type Mirror struct {
 	// transcript once (catalog.Config.ListOnce).
 	Listing func() ([]Session, error)
 
-	sources map[string]string    // mirror path → its source, after Refresh
-	listed  map[string][2]string // source → its listing's title and first message
+	sources map[string]sourceFile // mirror path → its source, after Refresh
+	listed  map[string][2]string  // source → its listing's title and first message
 	// manifest is the manifest's lines, read to name a few hits without
 	// decoding every row (manifest.go); nil until then, or after Refresh.
 	manifest *manifestLines
+}
+
+// sourceFile is a mirror file's source and its modification time
+// (nanoseconds) when it was last refreshed.
+type sourceFile struct {
+	path  string
+	mtime int64
 }
 
 // mirrorRow is one source in the manifest.
