@@ -2,6 +2,7 @@ package searchtext
 
 import (
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -104,5 +105,74 @@ func TestCutInvalidUTF8(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestFirstMatchIsFirstMark: firstMatch, which reads tokens only as far
+// as the first match, finds the token phraseMarks marks first over the
+// whole text, on seeded texts of a small vocabulary (so that phrases
+// overlap, repeat and nest) and phrases of one to four words, prefix or
+// not, several at once.
+func TestFirstMatchIsFirstMark(t *testing.T) {
+	ascii := []string{"a", "ab", "abc", "b", "A", "aB", "ABC", "x", "_x", "x1", "B"}
+	words := append([]string{"É", "é", "日", "本", "İ"}, ascii...)
+	rng := rand.New(rand.NewPCG(7, 42))
+	seps := []string{" ", "  ", "-", "\n", ".", ""}
+	for round := range 40000 {
+		// Half the texts are ASCII, where firstMatch skips to the first
+		// place a phrase may start (skipTo).
+		vocabulary := words
+		if round%2 == 0 {
+			vocabulary = ascii
+		}
+		var b strings.Builder
+		for range rng.IntN(30) {
+			b.WriteString(vocabulary[rng.IntN(len(vocabulary))])
+			b.WriteString(seps[rng.IntN(len(seps))])
+		}
+		text := b.String()
+		all := tokensOf(text)
+		var phrases []Phrase
+		for range 1 + rng.IntN(3) {
+			var ph Phrase
+			n := 1 + rng.IntN(4)
+			if i := rng.IntN(len(all) + 1); i+n <= len(all) && rng.IntN(3) > 0 {
+				// A run of the text's own tokens: matches, nested in
+				// and overlapping others.
+				for _, tk := range all[i : i+n] {
+					ph.Words = append(ph.Words, tk.tok)
+				}
+			} else {
+				for range n {
+					ph.Words = append(ph.Words, Fold(words[rng.IntN(len(words))]))
+				}
+			}
+			if ph.Prefix = rng.IntN(3) == 0; ph.Prefix {
+				last := ph.Words[len(ph.Words)-1]
+				ph.Words[len(ph.Words)-1] = last[:len(last)-len(last)/2]
+			}
+			phrases = append(phrases, ph)
+		}
+		want := -1
+		if i := slices.Index(phraseMarks(all, phrases), true); i >= 0 {
+			want = all[i].start
+		}
+		if got := firstMatch(text, phrases); got != want {
+			t.Fatalf("round %d: firstMatch(%q, %+v) = %d, want %d", round, text, phrases, got, want)
+		}
+		if HasMatch(text, phrases) != (want >= 0) {
+			t.Fatalf("round %d: HasMatch(%q, %+v) = %v", round, text, phrases, want < 0)
+		}
+	}
+}
+
+// BenchmarkCutRareWord: a snippet of a word that first appears at the end
+// of a tool's output of a megabyte, as a search hit in it cuts one.
+func BenchmarkCutRareWord(b *testing.B) {
+	text := strings.Repeat("Compiling module_42 (tests, 17 files) ok\n", 1<<20/41) + "and hihepa at last"
+	phrases := []Phrase{{Words: []string{"hihepa"}}}
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		Cut(text, phrases)
 	}
 }

@@ -1,7 +1,6 @@
 package searchtext
 
 import (
-	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -71,7 +70,135 @@ func phraseMarks(toks []tokenAt, phrases []Phrase) []bool {
 
 // HasMatch reports whether text holds one of the phrases.
 func HasMatch(text string, phrases []Phrase) bool {
-	return slices.Contains(phraseMarks(tokensOf(text), phrases), true)
+	return firstMatch(text, phrases) >= 0
+}
+
+// firstMatch is where the first token phraseMarks would mark in text
+// starts, or -1: the tokens are read only as far as it, not the whole
+// text (a hit's entry may be a tool's output of megabytes, and a
+// snippet of a rare word cut from it tokenized all of it, twice).
+func firstMatch(text string, phrases []Phrase) int {
+	longest := 0
+	for _, ph := range phrases {
+		longest = max(longest, len(ph.Words))
+	}
+	if longest == 0 {
+		return -1
+	}
+	skip := skipTo(text, phrases)
+	// The last longest tokens, by their index modulo longest.
+	ring := make([]tokenAt, longest)
+	n := 0     // tokens read
+	best := -1 // the index of the first token of the earliest match found
+	bestStart := -1
+	forTokens(text[skip:], func(start, end int, tok string) bool {
+		ring[n%longest] = tokenAt{skip + start, skip + end, tok}
+		n++
+		for _, ph := range phrases {
+			l := len(ph.Words)
+			first := n - l // the index of the phrase's first token, were it to end here
+			if l == 0 || first < 0 || best >= 0 && first >= best {
+				continue
+			}
+			ok := true
+			for k := range l {
+				if !wordMatches(ring[(first+k)%longest].tok, ph, k) {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				best, bestStart = first, ring[first%longest].start
+			}
+		}
+		// A match that starts before best ends within longest tokens of it.
+		return best < 0 || n < best+longest
+	})
+	return bestStart
+}
+
+// skipTo is where in text firstMatch may begin to read tokens and still
+// find the first match: the start of the token that holds the first
+// place one of the phrases' first words appears, ignoring ASCII case,
+// when all of text before it is ASCII (there a token's folded form is
+// its lower case, so no token before that place can match); else 0.
+// Finding that place is a byte search, many times as fast as reading
+// tokens: a rare word's snippet is cut from an entry of up to megabytes,
+// whose tokens were most of a search page's time.
+func skipTo(text string, phrases []Phrase) int {
+	at := len(text)
+	for _, ph := range phrases {
+		if len(ph.Words) == 0 {
+			continue
+		}
+		w := ph.Words[0]
+		if w == "" || !isASCII(w) {
+			return 0
+		}
+		if i := indexASCIIFold(text[:min(len(text), at+len(w)-1)], w); i >= 0 {
+			at = i
+		}
+	}
+	if !isASCII(text[:at]) {
+		return 0
+	}
+	for at > 0 && isTokenRune(rune(text[at-1])) {
+		at--
+	}
+	return at
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// indexASCIIFold is the first index of w in s, w being lower-case ASCII
+// and s matched ignoring ASCII case only, or -1.
+func indexASCIIFold(s, w string) int {
+	lo, up := w[0], w[0]
+	if 'a' <= lo && lo <= 'z' {
+		up = lo - 'a' + 'A'
+	}
+	for from := 0; from+len(w) <= len(s); {
+		i := strings.IndexByte(s[from:], lo)
+		if up != lo {
+			if j := strings.IndexByte(s[from:], up); j >= 0 && (i < 0 || j < i) {
+				i = j
+			}
+		}
+		if i < 0 {
+			return -1
+		}
+		i += from
+		if i+len(w) > len(s) {
+			return -1
+		}
+		if equalASCIIFold(s[i:i+len(w)], w) {
+			return i
+		}
+		from = i + 1
+	}
+	return -1
+}
+
+// equalASCIIFold reports whether s is w (lower-case ASCII) ignoring
+// ASCII case.
+func equalASCIIFold(s, w string) bool {
+	for i := 0; i < len(w); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != w[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // Cut returns about SnippetBytes of text around its first match of one of
@@ -79,11 +206,7 @@ func HasMatch(text string, phrases []Phrase) bool {
 // of the matches in it: a phrase's words are marked where they stand
 // together, in order, and nowhere else.
 func Cut(text string, phrases []Phrase) (string, [][2]int) {
-	first := -1
-	all := tokensOf(text)
-	if i := slices.Index(phraseMarks(all, phrases), true); i >= 0 {
-		first = all[i].start
-	}
+	first := firstMatch(text, phrases)
 	from := 0
 	if first > SnippetBytes/3 {
 		from = first - SnippetBytes/3

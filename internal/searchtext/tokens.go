@@ -51,15 +51,24 @@ func SpaceCJK(s string) string {
 // s: runs of token characters (isTokenRune), each CJK character alone,
 // folded as Fold folds them.
 func ForTokens(s string, fn func(start, end int, tok string)) {
+	forTokens(s, func(start, end int, tok string) bool { fn(start, end, tok); return true })
+}
+
+// forTokens is ForTokens until fn returns false.
+func forTokens(s string, fn func(start, end int, tok string) bool) {
 	start := -1
 	for i, r := range s {
 		if IsCJK(r) {
 			if start >= 0 {
-				fn(start, i, Fold(s[start:i]))
+				if !fn(start, i, Fold(s[start:i])) {
+					return
+				}
 				start = -1
 			}
 			n := utf8.RuneLen(r)
-			fn(i, i+n, Fold(s[i:i+n]))
+			if !fn(i, i+n, Fold(s[i:i+n])) {
+				return
+			}
 			continue
 		}
 		if isTokenRune(r) {
@@ -69,7 +78,9 @@ func ForTokens(s string, fn func(start, end int, tok string)) {
 			continue
 		}
 		if start >= 0 {
-			fn(start, i, Fold(s[start:i]))
+			if !fn(start, i, Fold(s[start:i])) {
+				return
+			}
 			start = -1
 		}
 	}
