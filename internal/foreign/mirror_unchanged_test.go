@@ -105,6 +105,12 @@ func mirrorUnchangedRounds(t *testing.T, h mirrorHarness, seed uint64) {
 		f.Close()
 		tick(path)
 	}
+	// grow appends a copy of the transcript's first line to it.
+	grow := func(path string) {
+		data, _ := os.ReadFile(path)
+		first, _, _ := strings.Cut(string(data), "\n")
+		write(path, []byte(first+"\n"), os.O_APPEND)
+	}
 	var templates [][]byte
 	for td, rel := range h.files {
 		data, err := os.ReadFile(filepath.Join("testdata", td))
@@ -139,9 +145,7 @@ func mirrorUnchangedRounds(t *testing.T, h mirrorHarness, seed uint64) {
 			switch k := rng.IntN(9); {
 			case k == 0 && len(all) > 0:
 				p := pick()
-				data, _ := os.ReadFile(p)
-				first, _, _ := strings.Cut(string(data), "\n")
-				write(p, []byte(first+"\n"), os.O_APPEND)
+				grow(p)
 				did, changed = append(did, "append "+filepath.Base(p)), true
 			case k == 1 && len(all) > 0:
 				p := pick()
@@ -173,9 +177,7 @@ func mirrorUnchangedRounds(t *testing.T, h mirrorHarness, seed uint64) {
 				// A reader's Ensure of a transcript that grew converts it
 				// ahead of the refresh.
 				p := pick()
-				data, _ := os.ReadFile(p)
-				first, _, _ := strings.Cut(string(data), "\n")
-				write(p, []byte(first+"\n"), os.O_APPEND)
+				grow(p)
 				if s, err := src.At(p); err == nil {
 					stamped.Ensure(ctx, s)
 					did, changed = append(did, "ensure "+filepath.Base(p)), true
