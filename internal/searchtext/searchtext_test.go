@@ -115,12 +115,15 @@ func TestCutInvalidUTF8(t *testing.T) {
 // not, several at once.
 func TestFirstMatchIsFirstMark(t *testing.T) {
 	ascii := []string{"a", "ab", "abc", "b", "A", "aB", "ABC", "x", "_x", "x1", "B"}
-	words := append([]string{"É", "é", "日", "本", "İ"}, ascii...)
+	words := append([]string{"É", "é", "日", "本", "İ", "\u212a", "Ü", "ß", "—", "x\u0301", "\xe2\x80", "\x80", "é\xff"}, ascii...)
 	rng := rand.New(rand.NewPCG(7, 42))
 	seps := []string{" ", "  ", "-", "\n", ".", ""}
 	for round := range 40000 {
 		// Half the texts are ASCII, where firstMatch skips to the first
-		// place a phrase may start (skipTo).
+		// place a phrase may start (skipTo); the others have runes that
+		// fold to ASCII (É, the Kelvin sign), that join a token (a
+		// combining accent) or end one (a dash), and bytes that are no
+		// UTF-8, before and after it.
 		vocabulary := words
 		if round%2 == 0 {
 			vocabulary = ascii
@@ -167,12 +170,20 @@ func TestFirstMatchIsFirstMark(t *testing.T) {
 }
 
 // BenchmarkCutRareWord: a snippet of a word that first appears at the end
-// of a tool's output of a megabyte, as a search hit in it cuts one.
+// of a megabyte of text, as a search hit in a tool's output cuts one: of
+// ASCII, and of prose with runes past it (dashes, umlauts, Greek).
 func BenchmarkCutRareWord(b *testing.B) {
-	text := strings.Repeat("Compiling module_42 (tests, 17 files) ok\n", 1<<20/41) + "and hihepa at last"
-	phrases := []Phrase{{Words: []string{"hihepa"}}}
-	b.SetBytes(int64(len(text)))
-	for b.Loop() {
-		Cut(text, phrases)
+	for _, bc := range []struct{ name, line string }{
+		{"ascii", "Compiling module_42 (tests, 17 files) ok\n"},
+		{"prose", "the store — überprüfen λ again, the run’s “last” line\n"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			text := strings.Repeat(bc.line, 1<<20/len(bc.line)) + "and hihepa at last"
+			phrases := []Phrase{{Words: []string{"hihepa"}}}
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				Cut(text, phrases)
+			}
+		})
 	}
 }

@@ -118,13 +118,15 @@ func firstMatch(text string, phrases []Phrase) int {
 }
 
 // skipTo is where in text firstMatch may begin to read tokens and still
-// find the first match: the start of the token that holds the first
-// place one of the phrases' first words appears, ignoring ASCII case,
-// when all of text before it is ASCII (there a token's folded form is
-// its lower case, so no token before that place can match); else 0.
-// Finding that place is a byte search, many times as fast as reading
-// tokens: a rare word's snippet is cut from an entry of up to megabytes,
-// whose tokens were most of a search page's time.
+// find the first match. A token of ASCII alone folds to its lower case,
+// so one that matches a phrase's first word holds it ignoring ASCII case
+// where it starts: a byte search finds the first such place, many times
+// as fast as reading tokens. A token with a rune past ASCII folds by
+// Unicode's rules (É is e, K is k), so each one before that place is
+// read as the whole text's reading would read it, and the first of them
+// that matches is where to begin. A rare word's snippet is cut from an
+// entry of up to megabytes, whose tokens, all read, were most of a
+// search page's time.
 func skipTo(text string, phrases []Phrase) int {
 	at := len(text)
 	for _, ph := range phrases {
@@ -139,13 +141,84 @@ func skipTo(text string, phrases []Phrase) int {
 			at = i
 		}
 	}
-	if !isASCII(text[:at]) {
-		return 0
-	}
-	for at > 0 && isTokenRune(rune(text[at-1])) {
-		at--
+	at = tokenStart(text, at)
+	for i := 0; i < at; {
+		j := indexNonASCII(text[i:at])
+		if j < 0 {
+			break
+		}
+		j += i
+		// On from the rune there, past it at least (a byte that is no
+		// rune's start is a rune of its own).
+		if r, n := utf8.DecodeRuneInString(text[j:]); !isTokenRune(r) {
+			i = j + n // a dash, a quote: no token's
+			continue
+		}
+		from, to := tokenStart(text, j), tokenEnd(text, j)
+		found := -1
+		forTokens(text[from:to], func(start, _ int, tok string) bool {
+			if startsPhrase(tok, phrases) {
+				found = from + start
+				return false
+			}
+			return true
+		})
+		if found >= 0 {
+			return min(found, at)
+		}
+		i = to
 	}
 	return at
+}
+
+// startsPhrase reports whether tok matches the first word of one of the
+// phrases.
+func startsPhrase(tok string, phrases []Phrase) bool {
+	for _, ph := range phrases {
+		if len(ph.Words) > 0 && wordMatches(tok, ph, 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// tokenStart is the start of the run of token runes around i (i itself
+// when the rune before it is none): a place where reading tokens begins
+// as the whole text's reading does.
+func tokenStart(text string, i int) int {
+	for i > 0 && i < len(text) && !utf8.RuneStart(text[i]) {
+		i--
+	}
+	for i > 0 {
+		r, n := utf8.DecodeLastRuneInString(text[:i])
+		if !isTokenRune(r) {
+			break
+		}
+		i -= n
+	}
+	return i
+}
+
+// tokenEnd is the end of the run of token runes from i, a rune's start.
+func tokenEnd(text string, i int) int {
+	for i < len(text) {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if !isTokenRune(r) {
+			break
+		}
+		i += n
+	}
+	return i
+}
+
+// indexNonASCII is the index of the first byte of s past ASCII, or -1.
+func indexNonASCII(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return -1
 }
 
 func isASCII(s string) bool {
@@ -164,18 +237,28 @@ func indexASCIIFold(s, w string) int {
 	if 'a' <= lo && lo <= 'z' {
 		up = lo - 'a' + 'A'
 	}
+	// The next place of each case of w's first byte at or after from,
+	// each searched for again only once from passes it (-1: none left).
+	nextLo, nextUp := -2, -2
+	next := func(c byte, at, from int) int {
+		if at == -1 || at >= from {
+			return at
+		}
+		if i := strings.IndexByte(s[from:], c); i >= 0 {
+			return from + i
+		}
+		return -1
+	}
 	for from := 0; from+len(w) <= len(s); {
-		i := strings.IndexByte(s[from:], lo)
+		nextLo = next(lo, nextLo, from)
+		i := nextLo
 		if up != lo {
-			if j := strings.IndexByte(s[from:], up); j >= 0 && (i < 0 || j < i) {
-				i = j
+			nextUp = next(up, nextUp, from)
+			if nextUp >= 0 && (i < 0 || nextUp < i) {
+				i = nextUp
 			}
 		}
-		if i < 0 {
-			return -1
-		}
-		i += from
-		if i+len(w) > len(s) {
+		if i < 0 || i+len(w) > len(s) {
 			return -1
 		}
 		if equalASCIIFold(s[i:i+len(w)], w) {
