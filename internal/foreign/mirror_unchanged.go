@@ -12,6 +12,7 @@ import (
 
 	"github.com/xdev/xdev/internal/atomicfile"
 	"github.com/xdev/xdev/internal/regularfile"
+	"github.com/xdev/xdev/internal/session"
 )
 
 // A refresh of a mirror whose harness changed nothing is every search's
@@ -145,7 +146,7 @@ func (m *Mirror) unchanged() (int, []error, bool) {
 	for _, u := range stamp.Unlisted {
 		unlisted[u.Path] = u
 	}
-	files := filepath.Join(m.Dir, "sessions", mirrorSub)
+	files := filepath.Join(session.SessionsDir(m.Dir), mirrorSub)
 	same, rows, seen := true, 0, 0
 	w.walkTranscripts(func(path string) {
 		if !same {

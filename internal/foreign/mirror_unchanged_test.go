@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/xdev/xdev/internal/regularfile"
+	"github.com/xdev/xdev/internal/session"
 )
 
 // mirrorHarnesses are the sources a mirror checks by their stats alone
@@ -168,7 +169,7 @@ func mirrorUnchangedRounds(t *testing.T, h mirrorHarness, seed uint64) {
 				write(filepath.Join(root, h.index), []byte(h.line(ids[rng.IntN(2)], clock, fmt.Sprint("typed ", round))+"\n"), os.O_APPEND)
 				did, changed = append(did, "index"), true
 			case k == 6:
-				mirrors, _ := filepath.Glob(filepath.Join(stamped.Dir, "sessions", mirrorSub, "*.jsonl"))
+				mirrors, _ := filepath.Glob(filepath.Join(session.SessionsDir(stamped.Dir), mirrorSub, "*.jsonl"))
 				if len(mirrors) > 0 {
 					write(mirrors[rng.IntN(len(mirrors))], []byte("edited\n"), os.O_APPEND)
 					did, changed = append(did, "edit a mirror"), true
