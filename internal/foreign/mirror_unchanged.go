@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -88,11 +87,11 @@ func stampFile(path string) fileStamp {
 	if err != nil {
 		return fileStamp{Path: path, Missing: true}
 	}
-	s := fileStamp{Path: path, Size: fi.Size(), Mtime: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		s.Ino = st.Ino
+	e, ok := stampOf(fi) // the list cache's stamp, of the same stat
+	if !ok {
+		return fileStamp{Path: path, Size: fi.Size(), Mtime: fi.ModTime().UnixNano()}
 	}
-	return s
+	return fileStamp{Path: path, Size: e.Size, Mtime: e.Mtime, Ino: e.Ino}
 }
 
 // stampInputs is the stat of each of the listing's own files, taken
