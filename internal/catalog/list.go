@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"cmp"
-	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -81,14 +80,56 @@ func (r Row) masked() Row {
 
 // Relist is what ListHarness(h, opts) lists once the files at changed
 // have changed, given prev, what it listed before they did: it reads
-// only those files (session.ListPaths), where a listing reads every
-// project directory of the data dir. It is how a watcher told of a few
-// appends among thousands of sessions keeps its listing. prev is not
-// changed. ok is false when only a whole listing can say: h is not a
-// data dir's harness, a path is a directory (made or renamed into
-// place), or a path names a directory prev has sessions under (removed
-// or renamed away, whose files were not each seen).
+// only those files (Reread), where a listing reads every project
+// directory of the data dir. It is how a watcher told of a few appends
+// among thousands of sessions keeps its listing. prev is not changed.
+// ok is false when only a whole listing can say (Reread).
 func (c *Catalog) Relist(h Harness, prev []Row, changed []string, opts ListOptions) (rows []Row, ok bool) {
+	listed := make(map[string]bool, len(prev))
+	for _, r := range prev {
+		listed[r.Path] = true
+	}
+	under := func(d string) bool {
+		return slices.ContainsFunc(prev, func(r Row) bool { return isUnder(r.Path, d) })
+	}
+	fresh, ok := c.Reread(h, changed, opts, func(p string) bool { return listed[p] }, under)
+	if !ok {
+		return nil, false
+	}
+	seen := make(map[string]bool, len(changed))
+	for _, p := range changed {
+		seen[filepath.Clean(p)] = true
+	}
+	kept := make([]Row, 0, len(prev))
+	for _, r := range prev {
+		if !seen[r.Path] {
+			kept = append(kept, r)
+		}
+	}
+	// session.List's order: prev is in it, so the files read now are
+	// sorted and merged in, where sorting the whole moved every row.
+	if !slices.IsSortedFunc(kept, DataDirOrder) {
+		slices.SortFunc(kept, DataDirOrder)
+	}
+	rows = mergeSorted(kept, fresh, DataDirOrder)
+	if opts.Cwd == "" {
+		c.noteCwds(h, rows) // as a whole listing would
+	}
+	return rows, true
+}
+
+// Reread is what a listing of data-dir harness h (Xdev, Omp) now says
+// of the files at changed, and only of them: the rows of those that are
+// sessions, in DataDirOrder; a changed path with no row is gone (or not
+// a session). It reads only those files (session.ListPaths). listed
+// reports whether the caller's listing has a row at a path, under
+// whether it has one under a directory.
+//
+// ok is false when only a whole listing can say: h is not a data dir's
+// harness, a path is a directory (made or renamed into place), or a
+// path the caller has no row at names a directory it has rows under
+// (removed or renamed away, whose files were not each seen).
+func (c *Catalog) Reread(h Harness, changed []string, opts ListOptions, listed func(path string) bool, under func(dir string) bool) (fresh []Row, ok bool) {
 	dir := ""
 	if h == Xdev || h == Omp {
 		dir = c.DataDirOf(h)
@@ -100,50 +141,40 @@ func (c *Catalog) Relist(h Harness, prev []Row, changed []string, opts ListOptio
 	if !ok {
 		return nil, false
 	}
-	seen := make(map[string]bool, len(changed))
-	for _, p := range changed {
-		seen[filepath.Clean(p)] = true
-	}
-	// A changed path that is neither a listed file nor one read now may
-	// be a directory removed or renamed away, with sessions under it.
-	gone := maps.Clone(seen)
-	for _, r := range prev {
-		delete(gone, r.Path)
-	}
+	read := make(map[string]bool, len(infos))
 	for _, i := range infos {
-		delete(gone, i.Path)
+		read[i.Path] = true
 	}
 	root := session.SessionsDir(dir)
-	kept := make([]Row, 0, len(prev))
-	for _, r := range prev {
-		if seen[r.Path] {
-			continue
+	for _, p := range changed {
+		// A changed path that is neither a listed file nor one read now
+		// may be a directory removed or renamed away, with sessions under
+		// it.
+		p = filepath.Clean(p)
+		if !read[p] && !listed(p) && len(p) > len(root) && under(p) {
+			return nil, false
 		}
-		for d := range gone {
-			if len(d) > len(root) && strings.HasPrefix(r.Path, d+string(filepath.Separator)) {
-				return nil, false
-			}
-		}
-		kept = append(kept, r)
 	}
-	fresh := make([]Row, 0, len(infos))
+	fresh = make([]Row, 0, len(infos))
 	for _, i := range infos {
 		fresh = append(fresh, rowOf(h, i))
 	}
-	// session.List's order: prev is in it, so the files read now are
-	// sorted and merged in, where sorting the whole moved every row.
-	order := func(a, b Row) int {
-		return cmp.Or(b.Modified.Compare(a.Modified), b.Created.Compare(a.Created), strings.Compare(b.Path, a.Path))
-	}
-	if !slices.IsSortedFunc(kept, order) {
-		slices.SortFunc(kept, order)
-	}
-	slices.SortFunc(fresh, order)
-	rows = mergeSorted(kept, fresh, order)
+	slices.SortFunc(fresh, DataDirOrder)
 	if opts.Cwd == "" {
-		c.noteCwds(h, rows) // as a whole listing would
+		c.addCwds(h, fresh)
 	}
-	return rows, true
+	return fresh, true
+}
+
+// DataDirOrder is the order of a data dir's listing (session.List's):
+// newest change first, then newest made, then by path, last first.
+func DataDirOrder(a, b Row) int {
+	return cmp.Or(b.Modified.Compare(a.Modified), b.Created.Compare(a.Created), strings.Compare(b.Path, a.Path))
+}
+
+// isUnder reports whether path lies under the directory dir.
+func isUnder(path, dir string) bool {
+	return len(path) > len(dir) && strings.HasPrefix(path, dir) && path[len(dir)] == filepath.Separator
 }
 
 // mergeSorted merges a and b, each sorted by order, into one sorted

@@ -75,6 +75,24 @@ func (c *Catalog) noteCwdsOf(h Harness, n int, cwd func(k int) string) {
 	}
 }
 
+// addCwds notes the working directories of rows, sessions of place h
+// read again (Reread), beside those its last listing noted: a directory
+// no longer worked in stays noted until h is listed whole.
+func (c *Catalog) addCwds(h Harness, rows []Row) {
+	c.projectDirs.mu.Lock()
+	defer c.projectDirs.mu.Unlock()
+	if c.projectDirs.listed == nil {
+		c.projectDirs.listed, c.projectDirs.known = map[Harness][]string{}, map[string]bool{}
+	}
+	for _, r := range rows {
+		if d := r.Cwd; d != "" && !c.projectDirs.known[d] {
+			c.projectDirs.known[d] = true
+			c.projectDirs.listed[h] = append(slices.Clip(c.projectDirs.listed[h]), d)
+			c.projectDirs.gen++
+		}
+	}
+}
+
 // listedCwds are the working directories of place h's sessions: from its
 // listing made already, else as remembered from the last one while the
 // directories its sessions lie in did not move (cwdsmemo.go), else

@@ -78,7 +78,7 @@ func BenchmarkPages(b *testing.B) {
 	b.Setenv(session.OmpDataDirEnv, filepath.Join(root, "omp"))
 	srv := p.serve(b)
 	l := srv.lib.Load()
-	key := l.keys[len(l.keys)/2]
+	key := l.rows[len(l.rows)/2].key
 	for _, page := range []struct{ name, path string }{
 		{"list", "/"}, {"list-page-50", "/?page=50"}, {"list-filtered", "/?q=refactor&harness=xdev"},
 		{"search", "/search?q=gagara&fragment=1"}, {"session", "/s/" + key}, {"usage", "/usage"},

@@ -16,17 +16,48 @@ import (
 // rows newest first, each with its key, its parent and its children.
 // A library is never changed once made; a new listing is a new library,
 // so a page reads one without locks.
+//
+// A library is made whole from the harnesses' listings (newLibrary), or
+// from the last one and the few rows a watcher's round changed (patched):
+// a session appended to among 25,000 moves one row, and a patch costs
+// what that row does, where making the library whole (its maps, its
+// tree) cost tens of ms of the server's CPU for every append. A patched
+// library is the one newLibrary would make of the same rows; a change a
+// patch cannot make exactly (a row that changes the tree, an ID two rows
+// hold, a cycle of parents) is made whole.
 type library struct {
-	rows   []catalog.Row
-	keys   []string       // keys[i] is rows[i]'s
-	byKey  map[string]int // key → row
-	byPath map[string]int
-	parent []int   // parent[i] is the row rows[i] nests under, or -1
-	kids   [][]int // kids[i] are the rows nested under rows[i], newest first
-	top    []int   // the rows nested under none, newest first
+	rows []*entry // newest first
+	top  []*entry // the rows nested under none, newest first
+	// base are the lookups made whole, delta those a patch changed since
+	// (a key there with a nil entry is gone).
+	base, delta lookups
+	// Facts of the rows made whole, which a patch keeps true: the IDs
+	// more than one row holds, and whether any parents form a cycle.
+	dupIDs map[string]bool
+	cyclic bool
 	bad    []catalog.Row
 	failed map[catalog.Harness]error
 	made   time.Time
+}
+
+// An entry is a row of a library, never changed once made: a row that
+// changes is a new entry.
+type entry struct {
+	catalog.Row
+	key    string // keyOf's
+	parent string // the key of the row it nests under; "" for none
+}
+
+// lookups find a library's rows by key, path and ID, and its parents'
+// children.
+type lookups struct {
+	byKey  map[string]*entry
+	byPath map[string]*entry
+	byID   map[string]*entry   // the newest row of each ID
+	kids   map[string][]*entry // by the parent's key, newest first
+	// refs are the rows' ParentSession values: a new row an ID or path
+	// of which one names may change the tree.
+	refs map[string]bool
 }
 
 // keyOf is the key of a session in URLs: a digest of its harness and
@@ -37,88 +68,182 @@ func keyOf(h catalog.Harness, path string) string {
 }
 
 // newLibrary makes the library of rows (newest first; those with Err go
-// aside), each keyed by key (keyOf, or a cache of it). It keeps all, and
-// its order: the caller gives it up.
+// aside), each keyed by key (keyOf, or a cache of it). It keeps all: the
+// caller gives it up.
 func newLibrary(all []catalog.Row, failed map[catalog.Harness]error, key func(catalog.Harness, string) string, now time.Time) *library {
-	// Sized once: a listing of 10,000 sessions is made every few seconds
-	// while they change, and growing these as it goes would make it twice.
-	l := &library{byKey: make(map[string]int, len(all)), byPath: make(map[string]int, len(all)), failed: failed, made: now,
-		rows: all[:0]}
-	for _, r := range all {
+	// Sized once: a listing of 25,000 sessions is made whole now and
+	// then, and growing these as it goes would make it twice.
+	n := len(all)
+	l := &library{failed: failed, made: now, rows: make([]*entry, 0, n), dupIDs: map[string]bool{},
+		base: lookups{byKey: make(map[string]*entry, n), byPath: make(map[string]*entry, n), byID: make(map[string]*entry, n),
+			kids: map[string][]*entry{}, refs: map[string]bool{}}}
+	es := make([]entry, n)
+	for k := range all {
+		r := &all[k]
 		if r.Err != nil {
-			l.bad = append(l.bad, r)
+			l.bad = append(l.bad, *r)
 			continue
 		}
-		l.rows = append(l.rows, r)
-	}
-	n := len(l.rows)
-	l.keys = make([]string, n)
-	byID := make(map[string]int, n)
-	for i, r := range l.rows {
-		l.keys[i] = key(r.Harness, r.Path)
-		l.byKey[l.keys[i]] = i
-		l.byPath[r.Path] = i
-		if _, ok := byID[r.ID]; !ok && r.ID != "" {
-			byID[r.ID] = i
-		}
-	}
-	l.parent = make([]int, n)
-	for i, r := range l.rows {
-		l.parent[i] = -1
-		p := r.ParentSession
-		if p == "" {
+		e := &es[k]
+		e.Row, e.key = *r, key(r.Harness, r.Path)
+		l.rows = append(l.rows, e)
+		l.base.byKey[e.key] = e
+		l.base.byPath[e.Path] = e
+		if e.ID == "" {
 			continue
 		}
-		k, ok := byID[p]
-		if !ok {
-			k, ok = l.byPath[p]
+		if _, ok := l.base.byID[e.ID]; ok {
+			l.dupIDs[e.ID] = true
+		} else {
+			l.base.byID[e.ID] = e
 		}
-		if ok && k != i {
-			l.parent[i] = k
+	}
+	for _, e := range l.rows {
+		if e.ParentSession != "" {
+			l.base.refs[e.ParentSession] = true
+			if p := l.resolve(e.ParentSession); p != nil && p != e {
+				e.parent = p.key
+			}
 		}
 	}
 	// A cycle of parents (two files naming each other) nests nowhere: its
 	// rows are shown at the top.
-	for i := range l.parent {
+	for _, e := range l.rows {
 		seen := 0
-		for k := l.parent[i]; k >= 0; k = l.parent[k] {
-			if k == i || seen > 64 {
-				l.parent[i] = -1
+		for k := e.parent; k != ""; k = l.base.byKey[k].parent {
+			if k == e.key || seen > 64 {
+				e.parent, l.cyclic = "", true
 				break
 			}
 			seen++
 		}
 	}
-	l.kids = make([][]int, n)
-	for i := range l.rows {
-		if p := l.parent[i]; p >= 0 {
-			l.kids[p] = append(l.kids[p], i)
+	for _, e := range l.rows {
+		if e.parent != "" {
+			l.base.kids[e.parent] = append(l.base.kids[e.parent], e)
 		} else {
-			l.top = append(l.top, i)
+			l.top = append(l.top, e)
 		}
 	}
 	return l
 }
 
-// find is the row of key, or -1.
-func (l *library) find(key string) int {
-	if i, ok := l.byKey[key]; ok {
-		return i
+// resolve is the row a ParentSession value names: the newest row of
+// that ID, else the row at that path; nil for none.
+func (l *library) resolve(ref string) *entry {
+	if e := l.withID(ref); e != nil {
+		return e
 	}
-	return -1
+	return l.atPath(ref)
+}
+
+// find is the row of key, or nil.
+func (l *library) find(key string) *entry { return look(l.delta.byKey, l.base.byKey, key) }
+
+// atPath is the row at path, or nil.
+func (l *library) atPath(path string) *entry { return look(l.delta.byPath, l.base.byPath, path) }
+
+// withID is the newest row of id, or nil.
+func (l *library) withID(id string) *entry { return look(l.delta.byID, l.base.byID, id) }
+
+// kidsOf are the rows nested under the row of key, newest first.
+func (l *library) kidsOf(key string) []*entry {
+	if ks, ok := l.delta.kids[key]; ok {
+		return ks
+	}
+	return l.base.kids[key]
+}
+
+// look is m's entry of k where m has one (nil: gone), else base's.
+func look(m, base map[string]*entry, k string) *entry {
+	if e, ok := m[k]; ok {
+		return e
+	}
+	return base[k]
+}
+
+// parentOf is the row e nests under, or nil.
+func (l *library) parentOf(e *entry) *entry {
+	if e.parent == "" {
+		return nil
+	}
+	return l.find(e.parent)
 }
 
 // keyOfPath is the key of the session at path (a search hit's), or "".
 func (l *library) keyOfPath(path string) string {
-	if i, ok := l.byPath[path]; ok {
-		return l.keys[i]
+	if e := l.atPath(path); e != nil {
+		return e.key
 	}
 	if abs, err := filepath.Abs(path); err == nil {
-		if i, ok := l.byPath[abs]; ok {
-			return l.keys[i]
+		if e := l.atPath(abs); e != nil {
+			return e.key
 		}
 	}
 	return ""
+}
+
+// listed reports whether the library has a row at path, good or bad.
+func (l *library) listed(path string) bool {
+	return l.atPath(path) != nil || slices.ContainsFunc(l.bad, func(r catalog.Row) bool { return r.Path == path })
+}
+
+// under reports whether the library has a row under the directory dir.
+func (l *library) under(dir string) bool {
+	in := func(path string) bool {
+		return len(path) > len(dir) && strings.HasPrefix(path, dir) && path[len(dir)] == filepath.Separator
+	}
+	return slices.ContainsFunc(l.rows, func(e *entry) bool { return in(e.Path) }) ||
+		slices.ContainsFunc(l.bad, func(r catalog.Row) bool { return in(r.Path) })
+}
+
+// all are the library's rows, newest first.
+func (l *library) all() []catalog.Row {
+	out := make([]catalog.Row, len(l.rows))
+	for k, e := range l.rows {
+		out[k] = e.Row
+	}
+	return out
+}
+
+// listOf is harness h's listing as the library holds it, with the rows
+// at the paths of reread (h's files read again) replaced by theirs (a
+// nil row: gone), in the harness's order: what relisting h whole would
+// have made of it.
+func (l *library) listOf(h catalog.Harness, reread map[string]*catalog.Row) []catalog.Row {
+	var out []catalog.Row
+	for _, e := range l.rows {
+		if _, ok := reread[e.Path]; !ok && e.Harness == h {
+			out = append(out, e.Row)
+		}
+	}
+	for _, r := range l.bad {
+		if _, ok := reread[r.Path]; !ok && r.Harness == h {
+			out = append(out, r)
+		}
+	}
+	var fresh []catalog.Row
+	for _, r := range reread {
+		if r != nil {
+			fresh = append(fresh, *r)
+		}
+	}
+	if len(fresh) == 0 && len(reread) == 0 {
+		return out
+	}
+	if !slices.IsSortedFunc(out, catalog.DataDirOrder) {
+		slices.SortStableFunc(out, catalog.DataDirOrder)
+	}
+	slices.SortFunc(fresh, catalog.DataDirOrder)
+	merged := make([]catalog.Row, 0, len(out)+len(fresh))
+	for len(out) > 0 && len(fresh) > 0 {
+		if catalog.DataDirOrder(fresh[0], out[0]) < 0 {
+			merged, fresh = append(merged, fresh[0]), fresh[1:]
+		} else {
+			merged, out = append(merged, out[0]), out[1:]
+		}
+	}
+	return append(append(merged, out...), fresh...)
 }
 
 // listFilter is what the sessions page is asked to show.
@@ -163,23 +288,23 @@ func containsFold(s, sub string) bool {
 // that passes, or a nested one that passes under a parent that does not
 // (it is then listed at the top, so that a filter never hides what it
 // matches).
-func (l *library) filtered(f *listFilter) []int {
-	var out []int
-	for _, i := range l.top {
-		if f.keeps(&l.rows[i]) {
-			out = append(out, i)
+func (l *library) filtered(f *listFilter) []*entry {
+	var out []*entry
+	for _, e := range l.top {
+		if f.keeps(&e.Row) {
+			out = append(out, e)
 			continue
 		}
-		out = l.orphans(out, i, f)
+		out = l.orphans(out, e, f)
 	}
 	return out
 }
 
-// orphans appends the rows under i that f keeps, whose parent it does
+// orphans appends the rows under e that f keeps, whose parent it does
 // not: they are shown at the top of a filtered list.
-func (l *library) orphans(out []int, i int, f *listFilter) []int {
-	for _, k := range l.kids[i] {
-		if f.keeps(&l.rows[k]) {
+func (l *library) orphans(out []*entry, e *entry, f *listFilter) []*entry {
+	for _, k := range l.kidsOf(e.key) {
+		if f.keeps(&k.Row) {
 			out = append(out, k)
 		} else {
 			out = l.orphans(out, k, f)
@@ -251,14 +376,20 @@ func (l *library) harnesses() []string {
 // old's (size or time): the sessions whose open pages are told.
 func (l *library) changed(old *library) []string {
 	var out []string
-	for i, r := range l.rows {
-		k := -1
+	for _, e := range l.rows {
+		var was *entry
 		if old != nil {
-			k = old.find(l.keys[i])
+			was = old.find(e.key)
 		}
-		if k < 0 || old.rows[k].Size != r.Size || !old.rows[k].Modified.Equal(r.Modified) {
-			out = append(out, l.keys[i])
+		if differs(was, e) {
+			out = append(out, e.key)
 		}
 	}
 	return out
+}
+
+// differs reports whether the row e is new (was is nil) or differs from
+// was in what an open page is told of (size or time).
+func differs(was, e *entry) bool {
+	return was == nil || was.Size != e.Size || !was.Modified.Equal(e.Modified)
 }

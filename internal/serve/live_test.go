@@ -223,7 +223,7 @@ func waitAfter(t *testing.T, r *running, key, id string, ok func(int, string) bo
 func waitGone(t *testing.T, r *running, key string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for r.lib.Load().find(key) >= 0 {
+	for r.lib.Load().find(key) != nil {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s still listed after 5 s", key)
 		}

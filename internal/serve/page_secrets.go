@@ -54,7 +54,7 @@ func (st *secretsState) current(s *Server, l *library) (last *secretsScan, runni
 func (s *Server) scanSecrets(l *library) *secretsScan {
 	scan := &secretsScan{lib: l, made: time.Now()}
 	ctx := s.background()
-	scan.stats, scan.err = s.cat.Secrets(ctx, l.rows, catalog.SecretsOptions{Cache: true, CachePath: s.cfg.SecretsCache},
+	scan.stats, scan.err = s.cat.Secrets(ctx, l.all(), catalog.SecretsOptions{Cache: true, CachePath: s.cfg.SecretsCache},
 		func(f catalog.Secret) { scan.found = append(scan.found, f) },
 		func(catalog.Row, error) { scan.unread++ })
 	return scan
@@ -158,9 +158,9 @@ func (s *Server) serveSecrets(w http.ResponseWriter, r *http.Request) {
 	from := (p.Page - 1) * perPage
 	for _, f := range keep[from:min(from+perPage, len(keep))] {
 		row := secretRow{Kind: f.Kind, Masked: f.Masked, Harness: f.Harness.Name(), Entry: f.Entry, Line: f.Line, Time: f.Time}
-		if i, ok := l.byPath[f.Path]; ok {
-			row.Title, row.Project = titleOf(&l.rows[i]), shortPath(l.rows[i].Cwd)
-			row.URL = "/s/" + l.keys[i]
+		if e := l.atPath(f.Path); e != nil {
+			row.Title, row.Project = titleOf(&e.Row), shortPath(e.Cwd)
+			row.URL = "/s/" + e.key
 			if f.Entry != "title" && f.Entry != "" {
 				row.URL += "?at=" + url.QueryEscape(f.Entry) + "#e-" + f.Entry
 			}

@@ -65,12 +65,12 @@ type opening struct {
 // itself (404, 500) when it cannot.
 func (s *Server) open(w http.ResponseWriter, r *http.Request) (*opening, *library, bool) {
 	l := s.lib.Load()
-	i := l.find(r.PathValue("key"))
-	if i < 0 {
+	e := l.find(r.PathValue("key"))
+	if e == nil {
 		http.Error(w, "no such session here (it may have been deleted; the sessions list is current)", http.StatusNotFound)
 		return nil, l, false
 	}
-	o, err := s.openRow(r.Context(), &l.rows[i])
+	o, err := s.openRow(r.Context(), &e.Row)
 	if err != nil {
 		http.Error(w, "opening the session: "+err.Error(), http.StatusInternalServerError)
 		return nil, l, false
@@ -126,8 +126,10 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	if c, ok := s.use.Load().costs[row.Path]; ok {
 		p.Cost, p.Model = costText(c.Cost, c.Calls, c.Unpriced), c.Model
 	}
-	if pi := l.find(key); pi >= 0 && l.parent[pi] >= 0 {
-		p.Parent, p.ParentTitle = l.keys[l.parent[pi]], titleOf(&l.rows[l.parent[pi]])
+	if e := l.find(key); e != nil {
+		if pe := l.parentOf(e); pe != nil {
+			p.Parent, p.ParentTitle = pe.key, titleOf(&pe.Row)
+		}
 	}
 	from := max(0, len(branch)-window)
 	if at := q.Get("at"); at != "" {

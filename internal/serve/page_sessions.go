@@ -75,19 +75,19 @@ func (s *Server) serveSessions(w http.ResponseWriter, r *http.Request) {
 	p.Page, _ = strconv.Atoi(q.Get("page"))
 	p.Page = min(max(p.Page, 1), p.Pages)
 	from := (p.Page - 1) * perPage
-	for _, i := range list[from:min(from+perPage, len(list))] {
-		p.Rows = s.appendRow(p.Rows, l, use, i, 0, &f)
+	for _, e := range list[from:min(from+perPage, len(list))] {
+		p.Rows = s.appendRow(p.Rows, l, use, e, 0, &f)
 	}
 	p.Shown = len(p.Rows)
 	p.Prev, p.Next = pageLinks("/", q, p.Page, p.Pages)
 	render(w, "sessions.html", p)
 }
 
-// appendRow appends row i and, nested under it, the rows that came from
+// appendRow appends row e and, nested under it, the rows that came from
 // it (forks, branches, subagents when shown).
-func (s *Server) appendRow(out []rowView, l *library, use *usageView, i, depth int, f *listFilter) []rowView {
-	r := &l.rows[i]
-	v := rowView{Key: l.keys[i], Title: titleOf(r), Project: shortPath(r.Cwd), Cwd: secrets.Mask(r.Cwd), Harness: string(r.Harness),
+func (s *Server) appendRow(out []rowView, l *library, use *usageView, e *entry, depth int, f *listFilter) []rowView {
+	r := &e.Row
+	v := rowView{Key: e.key, Title: titleOf(r), Project: shortPath(r.Cwd), Cwd: secrets.Mask(r.Cwd), Harness: string(r.Harness),
 		Status: string(r.Status), Size: r.Size, Modified: r.Modified, Depth: depth, Subagent: r.Subagent, Cost: "—"}
 	if c, ok := use.costs[r.Path]; ok {
 		v.Cost, v.Model = costText(c.Cost, c.Calls, c.Unpriced), c.Model
@@ -98,8 +98,8 @@ func (s *Server) appendRow(out []rowView, l *library, use *usageView, i, depth i
 		return out
 	}
 	shown := 0
-	for _, k := range l.kids[i] {
-		if l.rows[k].Subagent && !f.Subagents {
+	for _, k := range l.kidsOf(e.key) {
+		if k.Subagent && !f.Subagents {
 			continue
 		}
 		if shown == maxKids {

@@ -109,7 +109,7 @@ func TestLiveListingFollowsChanges(t *testing.T) {
 func (s *Server) listed(h catalog.Harness) []catalog.Row {
 	l := s.lib.Load()
 	var out []catalog.Row
-	for _, r := range slices.Concat(l.rows, l.bad) {
+	for _, r := range slices.Concat(l.all(), l.bad) {
 		if r.Harness == h {
 			out = append(out, r)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,8 +67,8 @@ type Server struct {
 	usageLive usageLive
 	reopen    *catalog.Reopener // reopens the indexes once unused a moment
 
-	// The views loop's: what each harness listed, which harnesses to list
-	// again (dueMu), and the keys of the paths seen.
+	// The views loop's: which harnesses to list again (dueMu), those
+	// whose last listing failed, and the keys of the paths seen.
 	viewsKick chan struct{}
 	// projectsKick tells the watcher that a listing named working
 	// directories not seen before: projects whose Crush or Aider sessions
@@ -75,11 +76,10 @@ type Server struct {
 	projectsKick chan struct{}
 	dueMu        sync.Mutex
 	due          map[catalog.Harness]*pending
-	lists        map[catalog.Harness][]catalog.Row
 	failed       map[catalog.Harness]error
 	keys         map[string]harnessKey
 	// relisted counts the listings kept from their changed files alone
-	// (catalog.Relist), which the log and the tests read.
+	// (catalog.Reread), which the log and the tests read.
 	relisted atomic.Int64
 }
 
@@ -98,7 +98,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.Limits = cfg.Limits.withDefaults()
 	s := &Server{cfg: cfg, cat: cfg.Catalog, viewsKick: make(chan struct{}, 1), projectsKick: make(chan struct{}, 1), due: map[catalog.Harness]*pending{},
-		lists: map[catalog.Harness][]catalog.Row{}, failed: map[catalog.Harness]error{}, keys: map[string]harnessKey{}}
+		failed: map[catalog.Harness]error{}, keys: map[string]harnessKey{}}
 	s.status.Store("Indexing…")
 	s.reopen = catalog.NewReopener(s.reopenIndexes)
 	s.use.Store(&usageView{})
@@ -131,20 +131,32 @@ func (s *Server) Close() {
 
 // relist lists the sessions of the harnesses in due again (all when due
 // is nil), keeping the others' rows as they were, and tells the pages
-// what changed. A harness whose last listing succeeded and whose changed
-// files are known has only those read (catalog.Relist), where a whole
-// listing stats every session and reads the list cache. Only the views
-// loop (and New, before it) calls it.
+// what changed. A data dir whose last listing succeeded and whose changed
+// files are known has only those read (catalog.Reread), and the library
+// is patched with them (library.patched), where a whole listing stats
+// every session and reads the list cache, and a whole library is made
+// of every row. Only the views loop (and New, before it) calls it.
 func (s *Server) relist(due map[catalog.Harness]*pending) {
+	old := s.lib.Load()
 	opts := catalog.ListOptions{Subagents: true}
+	whole := map[catalog.Harness][]catalog.Row{}
+	reread := map[catalog.Harness]map[string]*catalog.Row{}
 	for _, h := range catalog.Every {
 		p := due[h]
 		switch {
 		case due != nil && p == nil:
 			continue
-		case due != nil && !p.whole && s.failed[h] == nil && s.lists[h] != nil:
-			if rows, ok := s.cat.Relist(h, s.lists[h], p.list(), opts); ok {
-				s.lists[h] = rows
+		case due != nil && old != nil && !p.whole && s.failed[h] == nil:
+			paths := p.list()
+			if fresh, ok := s.cat.Reread(h, paths, opts, old.listed, old.under); ok {
+				rows := make(map[string]*catalog.Row, len(paths))
+				for _, path := range paths {
+					rows[filepath.Clean(path)] = nil
+				}
+				for k := range fresh {
+					rows[fresh[k].Path] = &fresh[k]
+				}
+				reread[h] = rows
 				s.relisted.Add(1)
 				continue
 			}
@@ -156,18 +168,13 @@ func (s *Server) relist(due map[catalog.Harness]*pending) {
 		} else {
 			delete(s.failed, h)
 		}
-		s.lists[h] = rows
+		whole[h] = rows
 	}
-	lists := make([][]catalog.Row, 0, len(catalog.Every))
-	for _, h := range catalog.Every {
-		lists = append(lists, s.lists[h])
-	}
-	l := newLibrary(catalog.NewestFirst(lists), maps.Clone(s.failed), s.keyFor, time.Now())
-	old := s.lib.Swap(l)
+	l, changed := nextLibrary(old, whole, reread, s.keyFor, maps.Clone(s.failed), time.Now())
+	s.lib.Store(l)
 	if old == nil {
 		return
 	}
-	changed := l.changed(old)
 	if len(changed) > 0 || len(l.rows) != len(old.rows) {
 		s.events.publish(event{name: "sessions", data: fmt.Sprint(len(l.rows))})
 	}
