@@ -46,10 +46,15 @@
 // (/s/KEY/after). A views loop, apart from the watcher's so that the
 // watcher answers the CLI's questions meanwhile, lists again the
 // harnesses whose places changed (at most every 2 s; the list's pages
-// are told) and rebuilds the usage ledger (at most every 30 s). Nothing
-// polls: with no change the server sleeps, and once idle it hands back
-// the memory its work used (SQLite's with the connection: the indexes
-// are reopened 2 s after the last search).
+// are told), patching its library with the rows that changed (an
+// append moves one row: library.patched), and rebuilds the usage ledger
+// while usage is looked at (a page open, or one that shows usage or a
+// terminal's ledger asked for within a minute: at most every 30 s; else
+// at the next such request). Nothing polls: with no change the server
+// sleeps, and once idle after heavy work (a whole listing, a ledger) it
+// hands back the memory that work used (SQLite's with the connection:
+// the indexes are reopened 300 ms after the last search, 2 s after a
+// refresh that read a MiB or more).
 //
 // # Safe by default
 //

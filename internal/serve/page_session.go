@@ -112,6 +112,7 @@ func branchOf(x *session.Index, q url.Values) (branch []int, leaf string) {
 // entry), ?from=N (the window from the branch's Nth entry), ?leaf=ID
 // (another branch); else the newest window.
 func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
+	s.wantUsage()
 	o, l, ok := s.open(w, r)
 	if !ok {
 		return

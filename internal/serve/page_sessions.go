@@ -56,6 +56,7 @@ var statuses = []string{string(session.StatusComplete), string(session.StatusInt
 // serveSessions is the sessions list: ?harness=, project=, q=, status=,
 // since= (1d, 7d, 30d, 365d), subagents=1, page=N.
 func (s *Server) serveSessions(w http.ResponseWriter, r *http.Request) {
+	s.wantUsage()
 	l := s.lib.Load()
 	use := s.use.Load()
 	q := r.URL.Query()

@@ -35,6 +35,7 @@ const chartRows = 12
 // week or a month so that there are at most maxColumns), by model, by
 // project and by harness, as charts and tables.
 func (s *Server) serveUsage(w http.ResponseWriter, r *http.Request) {
+	s.wantUsage()
 	v := s.use.Load()
 	p := &usagePage{base: base{Title: "Usage", Nav: "usage"}, Ready: !v.made.IsZero(), Made: v.made, Skipped: v.skipped}
 	if !p.Ready {

@@ -1,7 +1,7 @@
 package serve
 
 // pending is what a harness's listing waits for: the files that changed
-// since it was made, to be read alone (catalog.Relist), or a whole
+// since it was made, to be read alone (catalog.Reread), or a whole
 // listing, when a change was not told by its paths (the watcher's queue
 // overflowed, a refresh failed) or they were more than maxTouched.
 type pending struct {
@@ -37,7 +37,7 @@ func (p *pending) merge(q *pending) {
 	}
 }
 
-// list is the paths, for catalog.Relist.
+// list is the paths, for catalog.Reread.
 func (p *pending) list() []string {
 	out := make([]string, 0, len(p.paths))
 	for path := range p.paths {

@@ -78,6 +78,14 @@ type Server struct {
 	due          map[catalog.Harness]*pending
 	failed       map[catalog.Harness]error
 	keys         map[string]harnessKey
+	// usageAsked is when usage was last asked for (unix ns: wantUsage);
+	// usageIdle, whether changes wait for it.
+	usageAsked atomic.Int64
+	usageIdle  atomic.Bool
+	// heavy is set by work that leaves garbage worth handing back to the
+	// system once idle (a whole library, a usage ledger); only the views
+	// loop uses it.
+	heavy bool
 	// relisted counts the listings kept from their changed files alone
 	// (catalog.Reread), which the log and the tests read.
 	relisted atomic.Int64
@@ -171,6 +179,7 @@ func (s *Server) relist(due map[catalog.Harness]*pending) {
 		whole[h] = rows
 	}
 	l, changed := nextLibrary(old, whole, reread, s.keyFor, maps.Clone(s.failed), time.Now())
+	s.heavy = s.heavy || l.delta.byKey == nil // made whole
 	s.lib.Store(l)
 	if old == nil {
 		return
@@ -231,18 +240,19 @@ func (s *Server) openIndexes(ctx context.Context, places []catalog.SearchPlace) 
 }
 
 // refreshIndex refreshes the k-th index, and reports whether it did
-// without an error.
-func (s *Server) refreshIndex(ctx context.Context, k int, paths []string) bool {
+// without an error, and how many bytes of sessions it read.
+func (s *Server) refreshIndex(ctx context.Context, k int, paths []string) (bool, int64) {
 	s.ixMu.Lock()
 	defer s.ixMu.Unlock()
 	if s.ix == nil || k >= s.ix.Len() {
-		return false
+		return false, 0
 	}
-	if _, err := s.ix.RefreshPaths(ctx, k, paths); err != nil {
+	st, err := s.ix.RefreshPaths(ctx, k, paths)
+	if err != nil {
 		s.cfg.Logf("%v", err)
-		return false
+		return false, st.Bytes
 	}
-	return true
+	return true, st.Bytes
 }
 
 // marker is the k-th index's marker, nil when none is held.

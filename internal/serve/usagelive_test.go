@@ -51,7 +51,8 @@ func cliUsage(t *testing.T, p *place, walk bool) (string, catalog.UsageStats) {
 // vouches for, with no walk once what was written has settled, and
 // counts a call appended a moment ago (no wait: it asks the server,
 // which rebuilds the ledger before it answers); with the server gone it
-// walks again. Every time, the totals are those of a walk of the files.
+// walks again. And with nobody looking at usage, appends rebuild no
+// ledger: the next request has one made, with them in. Every time, the totals are those of a walk of the files.
 func TestUsageFromLiveServer(t *testing.T) {
 	p := newPlace(t)
 	p.withRealFixtures(t)
@@ -71,8 +72,11 @@ func TestUsageFromLiveServer(t *testing.T) {
 			t.Errorf("%s: walked %v", what, st.Walked)
 		}
 	}
+	// A server settles its ledger while usage is looked at (usageDemand):
+	// here, its page.
 	waitSettled := func() {
 		t.Helper()
+		srv.get(t, "/usage")
 		time.Sleep(settledAfter)
 		deadline := time.Now().Add(10 * time.Second)
 		for srv.use.Load().racy > 0 {
@@ -86,7 +90,7 @@ func TestUsageFromLiveServer(t *testing.T) {
 	check("at rest", false)
 	for i := range 5 {
 		m := ai.Message{Role: ai.RoleAssistant, Content: ai.BlockContent(ai.Text("more")), StopReason: ai.StopEnd,
-			Model: "claude-sonnet-4-5", Provider: "anthropic", Timestamp: time.Now().UnixMilli(),
+			Model: "claude-sonnet-4-5", Provider: "anthropic", API: "anthropic-messages", Timestamp: time.Now().UnixMilli(),
 			Usage: &ai.Usage{Input: int64(100 + i), Output: 7, TotalTokens: int64(107 + i)}}
 		if _, err := s.AppendMessage(m); err != nil {
 			t.Fatal(err)
@@ -98,5 +102,53 @@ func TestUsageFromLiveServer(t *testing.T) {
 	srv.Close()
 	if _, st := cliUsage(t, p, false); st.Live || len(st.Walked) != len(catalog.Every) {
 		t.Fatalf("without the server: live %v, walked %v", st.Live, st.Walked)
+	}
+}
+
+// TestUsageWaitsToBeLookedAt: with no page open and nobody asking, a
+// burst of appends rebuilds no usage ledger (a rebuild reads every
+// session's digest: most of what an append cost a server of 25,000
+// sessions); the next page that shows usage has one made, with every
+// call appended in it.
+func TestUsageWaitsToBeLookedAt(t *testing.T) {
+	p := newPlace(t)
+	path, s := p.newSession(t, "/w/cost", "Costly", "what does this cost", "a lot")
+	srv := p.serve(t)
+	time.Sleep(settledAfter + 200*time.Millisecond) // the first ledger's settling, while the start is looked at
+	srv.usageAsked.Store(0)                         // and then nobody looks
+	before := srv.use.Load()
+	calls := before.costs[path].Calls
+	for i := range 3 {
+		m := ai.Message{Role: ai.RoleAssistant, Content: ai.BlockContent(ai.Text("more")), StopReason: ai.StopEnd,
+			Model: "claude-sonnet-4-5", Provider: "anthropic", API: "anthropic-messages", Timestamp: time.Now().UnixMilli(),
+			Usage: &ai.Usage{Input: int64(100 + i), Output: 7, TotalTokens: int64(107 + i)}}
+		if _, err := s.AppendMessage(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Listed (the list is told at once), and no ledger made for it.
+	deadline := time.Now().Add(10 * time.Second)
+	for srv.relisted.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the appends were not listed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for !srv.usageIdle.Load() { // the views loop leaves the ledger for a request
+		if time.Now().After(deadline) {
+			t.Fatal("the views loop did not leave the ledger to be asked for")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if srv.use.Load() != before {
+		t.Fatal("a usage ledger was rebuilt with nobody looking")
+	}
+	srv.get(t, "/usage")
+	deadline = time.Now().Add(usageEvery / 3) // not paced: changes waited for it
+	for srv.use.Load().costs[path].Calls != calls+3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the page was asked for, %d calls, want %d", srv.use.Load().costs[path].Calls, calls+3)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -169,6 +169,7 @@ func (s *Server) Run(ctx context.Context) error {
 			if syncDirs[filepath.Dir(ev.Name)] {
 				marker, ok := live.Request(ev.Name)
 				if ok && marker == usageMarker && ev.Has(fsnotify.Create) {
+					s.usageAsked.Store(time.Now().UnixNano())
 					if s.usageLive.ask(ev.Name) {
 						s.kickUsage()
 					}
@@ -306,14 +307,23 @@ func (s *Server) watchProjects(w *fsnotify.Watcher, k int, dirs []string, also m
 // read: an append costs what the appended line costs, not a walk of
 // every session.
 func (s *Server) refreshIndexes(ctx context.Context, dirty map[int]bool, whole []bool, seen map[int]*pending) (failed map[int]bool) {
-	defer s.reopen.Used(catalog.ReopenAfterRefresh)
+	var read int64
+	defer func() {
+		// SQLite's heap, grown by a refresh of much, back once idle; an
+		// append's few lines grow it by little, and reopening the indexes
+		// after each cost more than the append.
+		if read >= reopenAfterBytes || len(failed) > 0 {
+			s.reopen.Used(catalog.ReopenAfterRefresh)
+		}
+	}()
 	failed = map[int]bool{}
 	for k := range dirty {
 		var paths []string
 		if p := seen[k]; p != nil && !p.whole && len(p.paths) > 0 {
 			paths = p.list()
 		}
-		ok := s.refreshIndex(ctx, k, paths)
+		ok, n := s.refreshIndex(ctx, k, paths)
+		read += n
 		if !ok {
 			failed[k] = true
 			continue
@@ -436,6 +446,31 @@ func (s *Server) kickViews(changes map[catalog.Harness]*pending) {
 	}
 }
 
+// usageDemand is how long a request that shows usage (a page of costs,
+// a ledger a terminal asks the server for) keeps the usage ledger
+// rebuilt as sessions change, beside the pages open: with none open and
+// nobody asking, a burst of appends rebuilds no ledger (most of what an
+// append cost the server at 25,000 sessions), and the next request has
+// one made.
+const usageDemand = time.Minute
+
+// wantUsage is told of a request that shows usage: it keeps the ledger
+// rebuilt a while, and has one made now when changes wait for it.
+func (s *Server) wantUsage() {
+	s.usageAsked.Store(time.Now().UnixNano())
+	if s.usageIdle.Load() {
+		s.kickUsage()
+	}
+}
+
+// usageWanted reports whether a rebuild of the usage ledger would be
+// looked at: the first, a page open (its stream), a request waiting, or
+// one made within usageDemand.
+func (s *Server) usageWanted() bool {
+	return s.use.Load().made.IsZero() || s.streams.Load() > 0 || s.usageLive.waiting() ||
+		time.Since(time.Unix(0, s.usageAsked.Load())) < usageDemand
+}
+
 // kickUsage asks the views loop for the usage ledger (now, when a
 // request waits for it), listing nothing again.
 func (s *Server) kickUsage() {
@@ -445,8 +480,14 @@ func (s *Server) kickUsage() {
 	}
 }
 
-// idleAfter is how long the views loop waits after its last work before
-// it hands memory back to the system: not after every round of a burst.
+// reopenAfterBytes is the least a round of refreshes reads for the
+// indexes to be reopened after it (catalog.Reopener).
+const reopenAfterBytes = 1 << 20
+
+// idleAfter is how long the views loop waits after its last heavy work
+// before it hands memory back to the system: not after every round of a
+// burst, nor after a round that made little garbage (a patched library:
+// a collection of the whole heap then cost more than the round).
 const idleAfter = 2 * time.Second
 
 // viewsLoop builds the views the pages show from what changed: the
@@ -472,7 +513,7 @@ func (s *Server) viewsLoop(ctx context.Context) {
 		case <-later.C:
 			wakeAt = time.Time{}
 		case <-idle:
-			idle = nil
+			idle, s.heavy = nil, false
 			returnMemory()
 			continue
 		}
@@ -490,8 +531,15 @@ func (s *Server) viewsLoop(ctx context.Context) {
 				}
 			}
 		}
-		if usageDue {
+		if usageDue && !s.usageWanted() {
+			// Nobody looks: the changes wait for a request (wantUsage).
+			s.usageIdle.Store(true)
+		} else if usageDue {
 			wait := time.Until(lastUsage.Add(usageEvery))
+			if s.usageIdle.Swap(false) {
+				// Changes waited for this request: at once, once.
+				wait = 0
+			}
 			if settling && s.usageLive.quiet(settleGen) {
 				// The sessions the last rebuild found too recent to trust
 				// to the cache have settled, and nothing changed since:
@@ -506,6 +554,7 @@ func (s *Server) viewsLoop(ctx context.Context) {
 			} else {
 				usageDue, lastUsage = false, time.Now()
 				v, gen := s.rebuildUsage(ctx)
+				s.heavy = true
 				if settling = v.racy > 0; settling {
 					usageDue, settleGen = true, gen
 					wake = min(cmp.Or(wake, settledAfter), settledAfter)
@@ -516,7 +565,9 @@ func (s *Server) viewsLoop(ctx context.Context) {
 			wakeAt = at
 			later.Reset(wake)
 		}
-		idle = time.After(idleAfter)
+		if s.heavy {
+			idle = time.After(idleAfter)
+		}
 	}
 }
 
