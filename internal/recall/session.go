@@ -47,6 +47,8 @@ type Summary struct {
 	ForkCount     int      `json:"fork_count,omitempty"`
 	Subagents     []string `json:"subagents,omitempty" jsonschema:"its subagents' transcripts (paths; the first 20, fewer when the budget is short)"`
 	SubagentCount int      `json:"subagent_count,omitempty"`
+	Resume        string   `json:"resume,omitempty" jsonschema:"the shell command that resumes it in the harness that made it, in its working directory"`
+	ResumeNote    string   `json:"resume_note,omitempty" jsonschema:"why no command resumes it"`
 }
 
 // An Entry is one entry of a session's file, its text cut to a share of
@@ -226,6 +228,12 @@ func (s *server) summary(ctx context.Context, ref catalog.Ref, rd catalog.Readab
 				}
 			}
 		}
+	}
+	// The command a session's page offers too (catalog.ResumeOf).
+	if res := catalog.ResumeOf(catalog.Row{Harness: ref.Harness, ID: sum.ID, Path: ref.Path, Cwd: h.Cwd, Subagent: sum.Subagent}); res.Argv != nil {
+		sum.Resume = secrets.Mask(res.Shell())
+	} else {
+		sum.ResumeNote = res.Why
 	}
 	if noCost {
 		return sum

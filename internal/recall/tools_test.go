@@ -93,6 +93,15 @@ func TestToolsAnswer(t *testing.T) {
 			if r.Summary.Harness != h || r.Summary.Entries == 0 || len(r.Entries) == 0 || r.Summary.Path != s.Path {
 				t.Errorf("%s: get_session %q: %+v, %d entries", h, name, r.Summary, len(r.Entries))
 			}
+			// The command that resumes it where it was made names it, or
+			// a note says why there is none.
+			if res := r.Summary.Resume; (res == "") == (r.Summary.ResumeNote == "") ||
+				res != "" && !strings.Contains(res, r.Summary.ID) && !strings.Contains(res, filepath.Base(s.Path)) {
+				t.Errorf("%s: get_session %q: resume %q (%q)", h, name, res, r.Summary.ResumeNote)
+			}
+			if h == "claude" && !strings.Contains(r.Summary.Resume, "claude --resume "+r.Summary.ID) {
+				t.Errorf("claude: get_session %q: resume %q", name, r.Summary.Resume)
+			}
 		}
 		var c ContextResult
 		if res, err := m.call(t, "get_context", map[string]any{"session": s.Path, "limit": 2}); err != nil {

@@ -101,16 +101,6 @@ func queryURL(path string, q url.Values) string {
 	return path + "?" + q.Encode()
 }
 
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // marked is snippet with the byte ranges marks in <mark>, escaped.
 func marked(snippet string, marks [][2]int) template.HTML {
 	var b strings.Builder

@@ -25,20 +25,3 @@ func FuzzMarked(f *testing.F) {
 		}
 	})
 }
-
-// TestShellQuote: a command to copy quotes what a shell would read
-// otherwise.
-func TestShellQuote(t *testing.T) {
-	for in, want := range map[string]string{
-		"/home/me/s.jsonl":     "/home/me/s.jsonl",
-		"/tmp/a b.jsonl":       "'/tmp/a b.jsonl'",
-		"/tmp/it's.jsonl":      `'/tmp/it'\''s.jsonl'`,
-		"/tmp/$(rm -rf ~)":     "'/tmp/$(rm -rf ~)'",
-		"":                     "''",
-		"/x/`id`;echo\n.jsonl": "'/x/`id`;echo\n.jsonl'",
-	} {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

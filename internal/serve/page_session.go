@@ -226,20 +226,25 @@ func leaves(x *session.Index, key string, branch []int) []leafView {
 	return out
 }
 
-// commands are the commands that take the session further, to copy: omp
-// and xdev resume an omp-format file, fork it at an entry; another
-// harness's session is imported first.
+// commands are the commands that take the session further, to copy: the
+// one that resumes it in the harness that made it, in its directory
+// (catalog.ResumeOf, as a picker and MCP offer it), then xdev's: a fork
+// at the last entry shown of an omp-format file, an import of another
+// harness's. What holds a key is shown masked.
 func commands(o *opening, shown []int) []string {
-	path := shellQuote(o.row.Path)
+	path := catalog.ShellQuote(o.row.Path)
 	if secrets.Mask(o.row.Path) != o.row.Path {
-		path = shellQuote(o.row.ID) // a path that holds a key is not shown: the id names it too
+		path = catalog.ShellQuote(o.row.ID) // a path that holds a key is not shown: the id names it too
+	}
+	var out []string
+	if line := catalog.ResumeOf(*o.row).Shell(); line != "" {
+		out = append(out, secrets.Mask(line))
 	}
 	if o.rd.Converted {
-		return []string{"xdev import " + path}
+		return append(out, "xdev import "+path)
 	}
-	out := []string{"omp --resume " + path}
 	if len(shown) > 0 {
-		out = append(out, "xdev fork --at "+shellQuote(session.DisplayID(o.x.ID(shown[len(shown)-1])))+" "+path)
+		out = append(out, "xdev fork --at "+catalog.ShellQuote(session.DisplayID(o.x.ID(shown[len(shown)-1])))+" "+path)
 	}
 	return out
 }

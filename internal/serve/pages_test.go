@@ -2,12 +2,15 @@ package serve
 
 import (
 	"fmt"
+	"html"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/xdev/xdev/internal/ai"
+	"github.com/xdev/xdev/internal/catalog"
+	"github.com/xdev/xdev/internal/secrets"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -102,5 +105,34 @@ func TestPageQueries(t *testing.T) {
 	}
 	if code, _ := srv.get(t, "/s/0000000000/"); code != 404 {
 		t.Errorf("an unknown key: %d", code)
+	}
+}
+
+// TestPagesOfferTheResume: a session's page of every harness offers the
+// command that resumes it where it was made, in its directory (the one
+// MCP's get_session gives: catalog.ResumeOf), and another harness's
+// offers xdev's import beside it.
+func TestPagesOfferTheResume(t *testing.T) {
+	p := newPlace(t)
+	p.withRealFixtures(t)
+	p.newSession(t, "/w/mine", "Mine", "hello", "world")
+	srv := p.serve(t)
+	seen := map[catalog.Harness]bool{}
+	for _, e := range srv.lib.Load().rows {
+		if seen[e.Harness] || e.Subagent {
+			continue
+		}
+		seen[e.Harness] = true
+		_, body := srv.get(t, "/s/"+e.key)
+		x := catalog.ResumeOf(e.Row)
+		if line := secrets.Mask(x.Shell()); line != "" && !strings.Contains(body, html.EscapeString(line)) {
+			t.Errorf("%s: the page does not offer %q", e.Harness, line)
+		}
+		if e.Harness.Converted() && !strings.Contains(body, "xdev import ") {
+			t.Errorf("%s: the page does not offer its import", e.Harness)
+		}
+	}
+	if !seen[catalog.Xdev] || !seen[catalog.Claude] || !seen[catalog.Codex] || !seen[catalog.Gemini] {
+		t.Errorf("pages of %v only", seen)
 	}
 }
