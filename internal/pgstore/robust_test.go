@@ -134,15 +134,16 @@ func TestReadOnlyRole(t *testing.T) {
 	if err != nil || len(list) == 0 {
 		t.Fatalf("list: %d, %v", len(list), err)
 	}
-	// The golden shapes share one id, so the session asked for is one
-	// whose id names it alone, whatever order the list comes in.
+	// The golden shapes share one id, and some have none, so the session
+	// asked for is one whose id names it alone, whatever order the list
+	// comes in.
 	count := map[string]int{}
 	for _, l := range list {
 		count[l.ID]++
 	}
 	id := ""
 	for _, l := range list {
-		if count[l.ID] == 1 {
+		if l.ID != "" && count[l.ID] == 1 {
 			id = l.ID
 			break
 		}
