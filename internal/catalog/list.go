@@ -90,7 +90,7 @@ func (c *Catalog) Relist(h Harness, prev []Row, changed []string, opts ListOptio
 		listed[r.Path] = true
 	}
 	under := func(d string) bool {
-		return slices.ContainsFunc(prev, func(r Row) bool { return isUnder(r.Path, d) })
+		return slices.ContainsFunc(prev, func(r Row) bool { return IsUnder(r.Path, d) })
 	}
 	fresh, ok := c.Reread(h, changed, opts, func(p string) bool { return listed[p] }, under)
 	if !ok {
@@ -106,12 +106,7 @@ func (c *Catalog) Relist(h Harness, prev []Row, changed []string, opts ListOptio
 			kept = append(kept, r)
 		}
 	}
-	// session.List's order: prev is in it, so the files read now are
-	// sorted and merged in, where sorting the whole moved every row.
-	if !slices.IsSortedFunc(kept, DataDirOrder) {
-		slices.SortFunc(kept, DataDirOrder)
-	}
-	rows = mergeSorted(kept, fresh, DataDirOrder)
+	rows = MergeListing(kept, fresh)
 	if opts.Cwd == "" {
 		c.noteCwds(h, rows) // as a whole listing would
 	}
@@ -172,8 +167,24 @@ func DataDirOrder(a, b Row) int {
 	return cmp.Or(b.Modified.Compare(a.Modified), b.Created.Compare(a.Created), strings.Compare(b.Path, a.Path))
 }
 
-// isUnder reports whether path lies under the directory dir.
-func isUnder(path, dir string) bool {
+// MergeListing is a data dir's listing of kept, the rows of its files not
+// read again, and fresh, those read again (Reread), in DataDirOrder.
+// kept is in that order already when it comes from a listing, so fresh
+// is sorted and merged in, where sorting the whole moved every row.
+func MergeListing(kept, fresh []Row) []Row {
+	if !slices.IsSortedFunc(kept, DataDirOrder) {
+		kept = slices.Clone(kept)
+		slices.SortStableFunc(kept, DataDirOrder)
+	}
+	if !slices.IsSortedFunc(fresh, DataDirOrder) {
+		fresh = slices.Clone(fresh)
+		slices.SortFunc(fresh, DataDirOrder)
+	}
+	return mergeSorted(kept, fresh, DataDirOrder)
+}
+
+// IsUnder reports whether path lies under the directory dir.
+func IsUnder(path, dir string) bool {
 	return len(path) > len(dir) && strings.HasPrefix(path, dir) && path[len(dir)] == filepath.Separator
 }
 

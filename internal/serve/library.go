@@ -190,11 +190,8 @@ func (l *library) listed(path string) bool {
 
 // under reports whether the library has a row under the directory dir.
 func (l *library) under(dir string) bool {
-	in := func(path string) bool {
-		return len(path) > len(dir) && strings.HasPrefix(path, dir) && path[len(dir)] == filepath.Separator
-	}
-	return slices.ContainsFunc(l.rows, func(e *entry) bool { return in(e.Path) }) ||
-		slices.ContainsFunc(l.bad, func(r catalog.Row) bool { return in(r.Path) })
+	return slices.ContainsFunc(l.rows, func(e *entry) bool { return catalog.IsUnder(e.Path, dir) }) ||
+		slices.ContainsFunc(l.bad, func(r catalog.Row) bool { return catalog.IsUnder(r.Path, dir) })
 }
 
 // all are the library's rows, newest first.
@@ -222,28 +219,16 @@ func (l *library) listOf(h catalog.Harness, reread map[string]*catalog.Row) []ca
 			out = append(out, r)
 		}
 	}
+	if len(reread) == 0 {
+		return out // not read again: in h's own order, whatever it is
+	}
 	var fresh []catalog.Row
 	for _, r := range reread {
 		if r != nil {
 			fresh = append(fresh, *r)
 		}
 	}
-	if len(fresh) == 0 && len(reread) == 0 {
-		return out
-	}
-	if !slices.IsSortedFunc(out, catalog.DataDirOrder) {
-		slices.SortStableFunc(out, catalog.DataDirOrder)
-	}
-	slices.SortFunc(fresh, catalog.DataDirOrder)
-	merged := make([]catalog.Row, 0, len(out)+len(fresh))
-	for len(out) > 0 && len(fresh) > 0 {
-		if catalog.DataDirOrder(fresh[0], out[0]) < 0 {
-			merged, fresh = append(merged, fresh[0]), fresh[1:]
-		} else {
-			merged, out = append(merged, out[0]), out[1:]
-		}
-	}
-	return append(append(merged, out...), fresh...)
+	return catalog.MergeListing(out, fresh)
 }
 
 // listFilter is what the sessions page is asked to show.

@@ -89,10 +89,7 @@ func TestUsageFromLiveServer(t *testing.T) {
 	waitSettled()
 	check("at rest", false)
 	for i := range 5 {
-		m := ai.Message{Role: ai.RoleAssistant, Content: ai.BlockContent(ai.Text("more")), StopReason: ai.StopEnd,
-			Model: "claude-sonnet-4-5", Provider: "anthropic", API: "anthropic-messages", Timestamp: time.Now().UnixMilli(),
-			Usage: &ai.Usage{Input: int64(100 + i), Output: 7, TotalTokens: int64(107 + i)}}
-		if _, err := s.AppendMessage(m); err != nil {
+		if _, err := s.AppendMessage(modelCall(i)); err != nil {
 			t.Fatal(err)
 		}
 		check(fmt.Sprintf("after append %d", i), true) // the session written a moment ago is read, with its harness
@@ -119,10 +116,7 @@ func TestUsageWaitsToBeLookedAt(t *testing.T) {
 	before := srv.use.Load()
 	calls := before.costs[path].Calls
 	for i := range 3 {
-		m := ai.Message{Role: ai.RoleAssistant, Content: ai.BlockContent(ai.Text("more")), StopReason: ai.StopEnd,
-			Model: "claude-sonnet-4-5", Provider: "anthropic", API: "anthropic-messages", Timestamp: time.Now().UnixMilli(),
-			Usage: &ai.Usage{Input: int64(100 + i), Output: 7, TotalTokens: int64(107 + i)}}
-		if _, err := s.AppendMessage(m); err != nil {
+		if _, err := s.AppendMessage(modelCall(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -151,4 +145,12 @@ func TestUsageWaitsToBeLookedAt(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// modelCall is the i-th of a run of priced model calls, as an assistant
+// message appended to a session.
+func modelCall(i int) ai.Message {
+	return ai.Message{Role: ai.RoleAssistant, Content: ai.BlockContent(ai.Text("more")), StopReason: ai.StopEnd,
+		Model: "claude-sonnet-4-5", Provider: "anthropic", API: "anthropic-messages", Timestamp: time.Now().UnixMilli(),
+		Usage: &ai.Usage{Input: int64(100 + i), Output: 7, TotalTokens: int64(107 + i)}}
 }
