@@ -15,6 +15,38 @@ import (
 	"github.com/xdev/xdev/internal/testplace"
 )
 
+// realHome makes a machine of the real fixtures and points the process
+// at it, working in its top directory, which it returns: xdev's data dir
+// (work/agent) holds the sessions real omp wrote, and every other
+// harness's real sessions are where it keeps them by default, under
+// work/home. Under CI the fixtures' absence fails the test; else skips.
+func realHome(t *testing.T) string {
+	t.Helper()
+	realfixtures.Dir(t)
+	work := t.TempDir()
+	data := filepath.Join(work, "agent")
+	corpus, _ := filepath.Abs("../../internal/session/testdata/omp")
+	copyTree(t, corpus, data)
+	t.Setenv("HOME", filepath.Join(work, "home"))
+	t.Setenv("XDEV_DATA_DIR", data)
+	t.Setenv("PI_CODING_AGENT_DIR", "")
+	roots := map[catalog.Harness]string{}
+	for _, k := range foreign.Kinds {
+		for _, v := range k.Env {
+			t.Setenv(v, "")
+		}
+		root, err := k.DefaultRoot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		roots[catalog.Harness(k.Name)] = root
+	}
+	testplace.CopyRealFixtures(t, roots)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(work, "cache"))
+	t.Chdir(work)
+	return work
+}
+
 // listed is one row of `xdev list --json`.
 type listed struct {
 	Harness, ID, Path string
@@ -59,30 +91,8 @@ func names(t *testing.T, s listed, ids []string, wd string) []string {
 // person names one: each name finds the same session, and fork never
 // writes outside the data dir. The harnesses' directories are unchanged.
 func TestEveryNameResolves(t *testing.T) {
-	realfixtures.Dir(t) // under CI, fails when the fixtures are missing; else skips
-	work := t.TempDir()
-	home := filepath.Join(work, "home")
-	data := filepath.Join(work, "agent")
-	corpus, _ := filepath.Abs("../../internal/session/testdata/omp")
-	copyTree(t, corpus, data)
-	// Every other harness's real sessions, where it keeps them by default.
-	t.Setenv("HOME", home)
-	t.Setenv("XDEV_DATA_DIR", data)
-	t.Setenv("PI_CODING_AGENT_DIR", "")
-	roots := map[catalog.Harness]string{}
-	for _, k := range foreign.Kinds {
-		for _, v := range k.Env {
-			t.Setenv(v, "")
-		}
-		root, err := k.DefaultRoot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		roots[catalog.Harness(k.Name)] = root
-	}
-	testplace.CopyRealFixtures(t, roots)
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(work, "cache"))
-	t.Chdir(work)
+	work := realHome(t)
+	home, data := filepath.Join(work, "home"), filepath.Join(work, "agent")
 	before := treeDigest(t, home)
 
 	out, errs, code := xdev(t, "", "list", "--all", "--subagents", "--json")
