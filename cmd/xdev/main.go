@@ -75,7 +75,7 @@ var commandGroups = []struct {
 	title    string
 	commands []*command
 }{
-	{"Sessions", []*command{listCommand, showCommand, searchCommand, usageCommand, forkCommand, retitleCommand, verifyCommand, secretsCommand, exportCommand, blobsCommand, indexCommand, importCommand, syncCommand, serveCommand, mcpCommand}},
+	{"Sessions", []*command{pickCommand, listCommand, showCommand, searchCommand, usageCommand, forkCommand, retitleCommand, verifyCommand, secretsCommand, exportCommand, blobsCommand, indexCommand, importCommand, syncCommand, serveCommand, mcpCommand}},
 	{"Plumbing (for scripts)", []*command{contextCommand, newCommand, appendCommand, titleCommand, branchCommand}},
 }
 
@@ -127,8 +127,11 @@ func xdevMain() int {
 		// needs more still gets it, without the collector running back to
 		// back (guardMemoryLimit).
 		policy := commandMemory
-		if len(os.Args) > 1 && os.Args[1] == "serve" {
+		switch {
+		case len(os.Args) > 1 && os.Args[1] == "serve":
 			policy = serverMemory
+		case len(os.Args) == 1 || os.Args[1] == "pick":
+			policy = pickMemory // xdev alone is the picker, on a terminal
 		}
 		guardMemoryLimit(policy)
 	}
@@ -143,6 +146,9 @@ func osEnv() *env { return &env{term.System()} }
 
 func run(e *env, args []string) int {
 	defer e.Flush()
+	if len(args) == 0 && e.IsTTY && stdinIsTerminal(e) {
+		args = []string{"pick"} // a person at a terminal: the picker
+	}
 	if len(args) == 0 {
 		printHelp(e.ErrOut)
 		return exitUsage

@@ -29,7 +29,14 @@ func TestMain(m *testing.M) {
 // pgdb command started, if it did.
 type pgMain struct{ m *testing.M }
 
-func (p pgMain) Run() int { return pgtest.Main(p.m) }
+func (p pgMain) Run() int {
+	defer func() {
+		if built.dir != "" {
+			os.RemoveAll(built.dir)
+		}
+	}()
+	return pgtest.Main(p.m)
+}
 
 // TestScripts runs testdata/script/*.txtar: every command, its --json
 // output and its errors. Each script starts with $XDEV_DATA_DIR holding a
