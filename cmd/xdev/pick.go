@@ -46,21 +46,27 @@ func (o *pickOptions) define(fs *flag.FlagSet) {
 	o.sources = addSourceFlags(fs)
 	fs.StringVar(&o.from, "from", "", "whose sessions (default: every harness's here): "+catalog.HarnessChoices())
 	fs.BoolVar(&o.print, "print", false, "print the resume command instead of running it (the picker is drawn on the terminal)")
-	fs.BoolVar(&o.first, "first", false, "no picker: take the first session the query matches (with --print, for scripts)")
+	fs.BoolVar(&o.first, "first", false, "no picker: take the first session the query matches (with --print; what --print QUERY does where there is no terminal)")
 }
 
 func (o *pickOptions) setArgs(args []string) { o.args = args }
 
+// errNoTTY is pick's error for --print where there is no controlling
+// terminal to draw on.
+var errNoTTY = fmt.Errorf("%w, and there is no controlling terminal", errNoTerminal)
+
 // errNoTerminal is pick's error where there is no terminal to draw on.
 var errNoTerminal = errors.New("the picker needs a terminal: stdout is not one " +
-	"(in a script, 'xdev pick --print --first QUERY' prints the command that resumes the best match)")
+	"(in a script, 'xdev pick --print QUERY' prints the command that resumes the best match)")
 
 func (o *pickOptions) run(e *env) error {
 	if o.first && !o.print {
 		return usagef("--first takes a session without showing the picker: give --print too, to print its command")
 	}
 	in, out, err := o.terminal(e)
-	if err != nil {
+	if errors.Is(err, errNoTTY) && len(o.args) > 0 {
+		o.first = true // a script's --print QUERY: the best match, no screen
+	} else if err != nil {
 		return err
 	}
 	if out != nil {
@@ -161,7 +167,7 @@ func (o *pickOptions) terminal(e *env) (in, out *os.File, err error) {
 	case o.print:
 		tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: and there is no controlling terminal", errNoTerminal)
+			return nil, nil, errNoTTY
 		}
 		return tty, tty, nil
 	}

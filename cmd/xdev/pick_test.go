@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,13 +24,51 @@ func TestPickNeedsATerminal(t *testing.T) {
 		says string
 	}{
 		{[]string{"pick"}, exitError, "the picker needs a terminal: stdout is not one"},
-		{[]string{"pick", "refactor"}, exitError, "xdev pick --print --first QUERY"},
+		{[]string{"pick", "refactor"}, exitError, "xdev pick --print QUERY"},
 		{[]string{"pick", "--first", "x"}, exitUsage, "give --print too"},
 		{nil, exitUsage, "Usage: xdev <command>"}, // no terminal: the help, as before
 	} {
 		out, errs, code := xdev(t, "", tc.args...)
 		if code != tc.code || out != "" || !strings.Contains(errs, tc.says) {
 			t.Errorf("xdev %q: %d, stdout %q, stderr %q; want %d and %q", tc.args, code, out, errs, tc.code, tc.says)
+		}
+	}
+}
+
+// TestPickPrintInAScript runs `xdev pick --print QUERY` as a script
+// does, with no controlling terminal (a new session): no picker, the
+// best match's command; with no query, the error that says so.
+func TestPickPrintInAScript(t *testing.T) {
+	data := t.TempDir()
+	t.Setenv("XDEV_DATA_DIR", data)
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	out, errs, code := xdev(t, "", "new", "--data-dir", data, "--cwd", "/w/app", "--title", "Fix the parser")
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	path := strings.TrimSpace(out)
+	bin := buildXdev(t)
+	for _, tc := range []struct {
+		args []string
+		out  string
+		code int
+	}{
+		{[]string{"pick", "--print", "parser"}, "cd /w/app && omp --resume " + path + "\n", 0},
+		{[]string{"pick", "--print"}, "", 1},
+		{[]string{"pick", "--print", "nothing holds this"}, "", 1},
+	} {
+		cmd := exec.Command(bin, tc.args...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		if stdout.String() != tc.out || code != tc.code {
+			t.Errorf("xdev %q: %d %q %q, want %d %q", tc.args, code, stdout.String(), stderr.String(), tc.code, tc.out)
 		}
 	}
 }

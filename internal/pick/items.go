@@ -55,15 +55,46 @@ func newItem(r *catalog.Row, cwd string) item {
 }
 
 // lowTexts are an item's texts lower-cased where they are not ASCII
-// (lowered), else "".
-type lowTexts struct{ title, message, cwd, id string }
+// (lowered), else "", and the ASCII letters and digits its texts hold
+// (letterSet): a word with a letter none holds matches none, and most
+// rows are passed over so, without a look at their texts.
+type lowTexts struct {
+	title, message, cwd, id string
+	letters                 uint64
+}
 
 // lower is the item's lower-cased texts, made once.
 func (it *item) lower() *lowTexts {
 	if it.low == nil {
-		it.low = &lowTexts{lowered(it.title), lowered(it.message), lowered(it.cwd), lowered(it.id)}
+		l := &lowTexts{title: lowered(it.title), message: lowered(it.message), cwd: lowered(it.cwd), id: lowered(it.id)}
+		// Of the lower-cased texts: "İ" is not ASCII, its "i̇" is.
+		for _, f := range [...]field{{it.title, l.title}, {it.message, l.message}, {it.cwd, l.cwd}, {it.id, l.id}, {string(it.harness), ""}} {
+			if f.low != "" {
+				l.letters |= letterSet(f.low)
+			} else {
+				l.letters |= letterSet(f.text)
+			}
+		}
+		it.low = l
 	}
 	return it.low
+}
+
+// letterSet is the set of ASCII letters (either case, as one) and digits
+// in s, a bit each.
+func letterSet(s string) uint64 {
+	var set uint64
+	for k := 0; k < len(s); k++ {
+		switch c := s[k]; {
+		case 'a' <= c && c <= 'z':
+			set |= 1 << (c - 'a')
+		case 'A' <= c && c <= 'Z':
+			set |= 1 << (c - 'A')
+		case '0' <= c && c <= '9':
+			set |= 1 << (26 + c - '0')
+		}
+	}
+	return set
 }
 
 // row is the catalog's row of the item's session, as far as the item

@@ -56,6 +56,9 @@ func (q Query) match(it *item) int {
 		{string(it.harness), ""}}
 	tier := exact
 	for _, w := range q.Words {
+		if letterSet(w)&^low.letters != 0 {
+			return noMatch // a letter of w is in none of the texts
+		}
 		if slices.ContainsFunc(fields[:], func(f field) bool { return f.contains(w) }) {
 			continue
 		}
