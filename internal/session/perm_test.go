@@ -30,16 +30,24 @@ func TestPermissions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ForkBranch(s.Path(), "", s.LeafID()); err != nil {
+		branch, err := ForkBranch(s.Path(), "", s.LeafID())
+		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := CreateSubagent(fork.Path(), "Scout", &SessionInit{}, NewOptions{}); err != nil {
+		sub, err := CreateSubagent(fork.Path(), "Scout", &SessionInit{}, NewOptions{})
+		if err != nil {
 			t.Fatal(err)
 		}
+		fork.Close()
+		branch.Close()
+		sub.Close()
 		noSlot := writeFile(t, proj, "noslot.jsonl", testHeader+testUser("00000001", "", "x")+"{torn")
 		os.Chmod(noSlot, 0o600)
 		ns, _ := Open(noSlot, nil)
 		mustOK(t)(ns.SetTitle("rewritten", TitleManual)) // the atomic rewrite path
+		// Closed, so that its lock lingers no more: the timer that lets it
+		// go had removed the lockfile during the walk below.
+		ns.Close()
 		if _, err := Repair(noSlot, ""); err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +57,11 @@ func TestPermissions(t *testing.T) {
 			if err != nil || p == data {
 				return err
 			}
-			fi, _ := d.Info()
+			fi, err := d.Info()
+			if err != nil {
+				t.Errorf("umask %03o: %s: %v", mask, strings.TrimPrefix(p, data), err)
+				return nil
+			}
 			want := os.FileMode(0o600)
 			if d.IsDir() {
 				want = 0o700
