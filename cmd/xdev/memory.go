@@ -50,12 +50,12 @@ var (
 	// half the live heap for room, collections took half its CPU per
 	// append (430 ms an append, against 160 with this).
 	serverMemory = memoryPolicy{base: 64 << 20, room: func(live int64) int64 { return live }}
-	// pickMemory is the picker's: 28 MiB, or the live heap and a quarter
-	// again (at least 8 MiB). It holds 25,000 rows (15 MB live) while it
+	// pickMemory is the picker's: 24 MiB, or the live heap and a quarter
+	// again (at least 6 MiB). It holds 25,000 rows (15 MB live) while it
 	// lists every place again in the background, whose garbage the
-	// command's 44 MiB let pile up to 68 MiB of RSS; with this, 63, and
+	// command's 44 MiB let pile up to 68 MiB of RSS; with this, 62, and
 	// the listing's collections cost what a person does not wait for.
-	pickMemory = memoryPolicy{base: 28 << 20, room: func(live int64) int64 { return max(live/4, 8<<20) }}
+	pickMemory = memoryPolicy{base: 24 << 20, room: func(live int64) int64 { return max(live/4, 6<<20) }}
 )
 
 // A limitGuard moves the soft limit with the live heap (guardMemoryLimit).

@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -66,26 +68,44 @@ func SnapshotFile(places []Place) string {
 	return filepath.Join(dir, "rows-"+hex.EncodeToString(h.Sum(nil)[:12]))
 }
 
-// WriteSnapshot writes rows to the snapshot file at path, in their
-// order, replacing it whole (atomicfile.ReplaceCache).
+// WriteSnapshot writes rows to the snapshot file at path, replacing it
+// whole (atomicfile.ReplaceCache): the first chunk's in their order (the
+// first screen), the others grouped by harness, in their order within
+// each, so that a picker that replaces each harness's rows as its place
+// is listed again lets go of that harness's chunks then (3 MB of omp's
+// while Claude Code's listing, the largest, is made).
 func WriteSnapshot(path string, rows []Row) error {
 	if path == "" {
 		return nil
 	}
+	head := rows[:min(snapshotHead, len(rows))]
+	rest := make([]int32, 0, len(rows)-len(head))
+	for k := len(head); k < len(rows); k++ {
+		rest = append(rest, int32(k))
+	}
+	slices.SortStableFunc(rest, func(a, b int32) int { return strings.Compare(string(rows[a].Harness), string(rows[b].Harness)) })
 	return atomicfile.ReplaceCache(path, func(w io.Writer) error {
 		if _, err := io.WriteString(w, snapshotMagic); err != nil {
 			return err
 		}
-		for n := snapshotHead; ; n = snapshotChunk {
-			chunk := rows[:min(n, len(rows))]
-			rows = rows[len(chunk):]
+		var chunk []Row
+		for first := true; ; first = false {
+			if first {
+				chunk = head
+			} else {
+				chunk = chunk[:0:0]
+				for len(rest) > 0 && len(chunk) < snapshotChunk {
+					chunk = append(chunk, rows[rest[0]])
+					rest = rest[1:]
+				}
+			}
 			b := appendChunk(nil, chunk)
 			b = append(binary.AppendUvarint(nil, uint64(len(b))), b...)
 			b = binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
 			if _, err := w.Write(b); err != nil {
 				return err
 			}
-			if len(chunk) == 0 {
+			if len(chunk) == 0 && !first {
 				return nil
 			}
 		}
