@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,6 +40,8 @@ type pickOptions struct {
 	print   bool
 	first   bool
 	args    []string
+	// bin is the xdev run for a key's work; "" for this process's own.
+	bin string
 }
 
 func (o *pickOptions) define(fs *flag.FlagSet) {
@@ -201,9 +204,12 @@ func (o *pickOptions) resume(e *env, row catalog.Row) error {
 // self is this program, run again for a key's work (show, fork,
 // export), so that it is done by the command's own rules.
 func (o *pickOptions) self(args ...string) *exec.Cmd {
-	bin, err := os.Executable()
-	if err != nil {
-		bin = os.Args[0]
+	bin := o.bin
+	if bin == "" {
+		var err error
+		if bin, err = os.Executable(); err != nil {
+			bin = os.Args[0]
+		}
 	}
 	if o.store.dataDir != "" {
 		args = append([]string{args[0], "--data-dir", o.store.dataDir}, args[1:]...)
@@ -247,7 +253,8 @@ func (o *pickOptions) sub(name string, args ...string) func(context.Context, cat
 }
 
 // export writes the session as Markdown into the current directory, a
-// file named by its id.
+// new file named by its id: a file of that name there already is the
+// user's, and is left as it is (the next name is taken).
 func (o *pickOptions) export(ctx context.Context, row catalog.Row) (string, error) {
 	id := row.ID
 	if len(id) > 8 {
@@ -257,6 +264,15 @@ func (o *pickOptions) export(ctx context.Context, row catalog.Row) (string, erro
 		id = strings.TrimSuffix(filepath.Base(row.Path), filepath.Ext(row.Path))
 	}
 	file := "xdev-" + id + ".md"
+	for n := 2; ; n++ {
+		if _, err := os.Lstat(file); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if n > 999 {
+			return "", fmt.Errorf("%s and 998 more names are taken here", file)
+		}
+		file = fmt.Sprintf("xdev-%s-%d.md", id, n)
+	}
 	if _, err := o.sub("export", "-o", file)(ctx, row); err != nil {
 		return "", err
 	}

@@ -329,3 +329,34 @@ func TestPickFrameInATerminal(t *testing.T) {
 	s.keys("Escape")
 	s.waitFor("the picker gone", func(screen string) bool { return !strings.Contains(screen, "6/6") })
 }
+
+// Ctrl-E's export writes a new file beside the user's, never over one.
+func TestPickExportKeepsWhatIsThere(t *testing.T) {
+	data := t.TempDir()
+	t.Setenv("XDEV_DATA_DIR", data)
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	out, errs, code := xdev(t, "", "new", "--data-dir", data, "--cwd", "/w/app", "--title", "Fix the parser")
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	path := strings.TrimSpace(out)
+	work := t.TempDir()
+	t.Chdir(work)
+	o := &pickOptions{store: &storeFlags{}, bin: buildXdev(t)}
+	row := catalog.Row{Harness: catalog.Xdev, ID: "0123456789", Path: path}
+	mine := filepath.Join(work, "xdev-01234567.md")
+	os.WriteFile(mine, []byte("mine"), 0o600)
+	for _, want := range []string{"xdev-01234567-2.md", "xdev-01234567-3.md"} {
+		said, err := o.export(t.Context(), row)
+		if err != nil || said != "exported to "+want {
+			t.Fatalf("%q %v, want it exported to %s", said, err, want)
+		}
+		if b, err := os.ReadFile(filepath.Join(work, want)); err != nil || !strings.Contains(string(b), "Fix the parser") {
+			t.Errorf("%s: %q %v", want, b, err)
+		}
+	}
+	if b, _ := os.ReadFile(mine); string(b) != "mine" {
+		t.Errorf("the user's file became %q", b)
+	}
+}

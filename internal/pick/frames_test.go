@@ -2,6 +2,7 @@ package pick
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -176,6 +177,18 @@ func TestPreviewMasksSecrets(t *testing.T) {
 	}
 	d := newDriver(t, Options{Source: src}, 200, 40)
 	if frame := d.m.Frame(); strings.Contains(frame, key) || strings.Contains(frame, key[:20]) {
+		t.Errorf("the frame shows the key:\n%s", frame)
+	}
+	// What a key's work or a read said, and the project switched to.
+	d.keys("ctrl+p")
+	d.send(statusMsg("fork failed: open /work/" + key + "/x: no such file"))
+	src.Preview = func(context.Context, catalog.Row, int) ([]ai.Message, error) {
+		return nil, errors.New("cannot open /work/" + key)
+	}
+	d = newDriver(t, Options{Source: src}, 200, 40)
+	d.keys("ctrl+p")
+	d.send(statusMsg("export failed: " + key))
+	if frame := d.m.Frame(); strings.Contains(frame, key[:20]) {
 		t.Errorf("the frame shows the key:\n%s", frame)
 	}
 }

@@ -102,7 +102,7 @@ func (m *Model) queryLine(w int) string {
 		where = append(where, m.harness.Name())
 	}
 	if m.project != "" {
-		where = append(where, term.HomePath(m.project))
+		where = append(where, secrets.Mask(term.HomePath(m.project)))
 	}
 	if m.subagents {
 		where = append(where, "+subagents")
@@ -147,12 +147,12 @@ func (m *Model) statusLine(w int) string {
 	default:
 		for _, h := range help {
 			if term.DisplayWidth(h) <= w {
-				s = h
-				break
+				return styleDim.Render(fit(h, w))
 			}
 		}
 	}
-	return styleDim.Render(fit(s, w))
+	// What a command or an error said may name a path or quote a key.
+	return styleDim.Render(fit(secrets.Mask(s), w))
 }
 
 // listLines are n lines of w columns: the rows on screen. A row is its
@@ -284,7 +284,7 @@ func (m *Model) previewLines(w, n int) []string {
 	case !have:
 		body = []string{styleDim.Render(pad("reading…"))}
 	case p.err != nil:
-		body = []string{fit("cannot read it: "+p.err.Error(), w)}
+		body = []string{fit(secrets.Mask("cannot read it: "+p.err.Error()), w)}
 	case len(p.msgs) == 0:
 		body = []string{styleDim.Render(pad("no messages"))}
 	default:
