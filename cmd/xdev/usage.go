@@ -164,7 +164,10 @@ func (o *usageOptions) run(e *env) error {
 		s := since.In(loc)
 		uo.ModifiedSince = time.Date(s.Year(), s.Month(), s.Day(), 0, 0, 0, 0, loc)
 	}
-	var ledger *usage.Ledger
+	// A status line reads a status (usage.Status) in place of the
+	// groups: where the groups are kept, a few KB of what is recent.
+	var groups []usage.Group
+	var status usage.Status
 	var stats catalog.UsageStats
 	if o.db.on() {
 		db, err := o.db.open(e, ctx)
@@ -173,16 +176,26 @@ func (o *usageOptions) run(e *env) error {
 		}
 		defer db.Close()
 		places = nil
-		ledger, stats, err = db.Usage(ctx, cwd)
+		ledger, st, err := db.Usage(ctx, cwd)
 		if err != nil {
 			return err
+		}
+		stats = st
+		groups, stats.Unread = ledger.Groups(nil)
+		if o.statusline {
+			status = usage.NewStatus(groups, float64(uo.ModifiedSince.UnixMilli()))
 		}
 	} else {
 		c, err := o.sources.catalog(e, o.store)
 		if err != nil {
 			return err
 		}
-		if ledger, stats, err = c.Usage(ctx, uo); err != nil {
+		if o.statusline {
+			status, stats, err = c.UsageStatus(ctx, uo, uo.ModifiedSince, in.query())
+		} else {
+			groups, stats, err = c.UsageGroups(ctx, uo)
+		}
+		if err != nil {
 			return err
 		}
 		if stats.Sessions == 0 && uo.ModifiedSince.IsZero() && cwd == "" && !o.asJSON && !o.statusline {
@@ -194,13 +207,13 @@ func (o *usageOptions) run(e *env) error {
 			fmt.Fprintf(e.ErrOut, "xdev usage: %s: %v\n", h, err)
 		}
 	}
-	groups, err := ledger.Groups(nil)
+	err = stats.Unread
 	if err != nil {
 		fmt.Fprintf(e.ErrOut, "xdev usage: %v\n", err)
 	}
 	opts := usage.ReportOptions{View: o.view, Since: since, Until: until, Location: loc, Mode: mode}
 	if o.statusline {
-		return printStatusline(e, groups, in, opts, now)
+		return printStatusline(e, status, in, opts, now)
 	}
 	r := usage.NewReport(groups, opts)
 	if o.asJSON {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/term"
 	"github.com/xdev/xdev/internal/usage"
 )
@@ -56,36 +57,46 @@ func readStatusInput(e *env) *statusInput {
 	return &in
 }
 
+// query names the session in names to a status (catalog.UsageStatus):
+// its id, and its transcript's path as given and as the file it names.
+func (in *statusInput) query() catalog.StatusQuery {
+	var q catalog.StatusQuery
+	if in == nil {
+		return q
+	}
+	q.ID = in.SessionID
+	if in.TranscriptPath != "" {
+		abs, _ := filepath.Abs(in.TranscriptPath)
+		q.Paths = append(q.Paths, abs)
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			q.Paths = append(q.Paths, real)
+		}
+	}
+	return q
+}
+
 // printStatusline prints one line: this session's cost, today's, and
 // the current five-hour block's with the time left in it. The session is
 // the one stdin names (by transcript path or id), else the one with the
 // latest call.
-func printStatusline(e *env, groups []usage.Group, in *statusInput, opts usage.ReportOptions, now time.Time) error {
-	var current *usage.Session
-	var latest float64
-	for _, g := range groups {
-		s := g.Rollup
-		switch {
-		case in != nil && (in.TranscriptPath != "" && samePath(s.Path, in.TranscriptPath) || in.SessionID != "" && s.ID == in.SessionID):
-			current, latest = s, 1e300
-		case g.Last > latest:
-			current, latest = s, g.Last
-		}
+func printStatusline(e *env, st usage.Status, in *statusInput, opts usage.ReportOptions, now time.Time) error {
+	current := namedSession(st.Sessions, in)
+	if current == nil {
+		current = st.Latest()
 	}
 	loc := opts.Location
 	today := now.In(loc).Format(time.DateOnly)
 	var session, day usage.Totals
-	for _, g := range groups {
-		t := g.Totals(opts.Mode)
-		if current != nil && g.Rollup == current {
-			addTotals(&session, t)
-		}
+	if current != nil {
+		addTotals(&session, current.Totals(opts.Mode))
+	}
+	for _, g := range st.Recent {
 		if time.UnixMilli(g.Quarter*usage.Quarter).In(loc).Format(time.DateOnly) == today {
-			addTotals(&day, t)
+			addTotals(&day, g.Totals(opts.Mode))
 		}
 	}
 	line := fmt.Sprintf("%s session · %s today", dollars(session), dollars(day))
-	blocks := usage.Blocks(groups)
+	blocks := usage.Blocks(st.Recent)
 	if n := len(blocks); n > 0 && blocks[n-1].Active(now) {
 		b := blocks[n-1]
 		var bt usage.Totals
@@ -101,20 +112,48 @@ func printStatusline(e *env, groups []usage.Group, in *statusInput, opts usage.R
 	return nil
 }
 
+// namedSession is the session of sessions (a status's) that in names, by
+// its transcript's path or its id; nil for none. A path is compared as
+// written, then as the file it names (through symlinks): only where no
+// session is named so, and then with the sessions whose files have that
+// file's name, so that a status line stats a file or two, not every
+// session's.
+func namedSession(sessions []usage.Group, in *statusInput) *usage.Group {
+	if in == nil || in.TranscriptPath == "" && in.SessionID == "" {
+		return nil
+	}
+	path := filepath.Clean(in.TranscriptPath)
+	for k, g := range sessions {
+		if in.TranscriptPath != "" && filepath.Clean(g.Rollup.Path) == path || in.SessionID != "" && g.Rollup.ID == in.SessionID {
+			return &sessions[k]
+		}
+	}
+	if in.TranscriptPath == "" {
+		return nil
+	}
+	real, err := filepath.EvalSymlinks(in.TranscriptPath)
+	if err != nil {
+		return nil
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return nil
+	}
+	for k, g := range sessions {
+		if filepath.Base(g.Rollup.Path) != filepath.Base(real) {
+			continue
+		}
+		if gi, err := os.Stat(g.Rollup.Path); err == nil && os.SameFile(fi, gi) {
+			return &sessions[k]
+		}
+	}
+	return nil
+}
+
 func addTotals(t *usage.Totals, u usage.Totals) {
 	t.Cost += u.Cost
 	t.Calls += u.Calls
 	t.Unpriced += u.Unpriced
-}
-
-// samePath reports whether two names are one file.
-func samePath(a, b string) bool {
-	if filepath.Clean(a) == filepath.Clean(b) {
-		return true
-	}
-	fa, errA := os.Stat(a)
-	fb, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 // printPrices says where the built-in price table comes from; with

@@ -12,6 +12,7 @@ import (
 	"github.com/xdev/xdev/internal/session"
 	"github.com/xdev/xdev/internal/sessionname"
 	"github.com/xdev/xdev/internal/usage"
+	"github.com/xdev/xdev/internal/usagecache"
 )
 
 // A Place is where sessions live: on this machine, where one harness
@@ -158,8 +159,11 @@ func (p dataDirPlace) usageJobs(context.Context) ([]usageJob, error) {
 		return nil, err
 	}
 	jobs := make([]usageJob, 0, len(files))
-	for _, f := range files {
-		jobs = append(jobs, usageJob{key: string(p.h) + " " + f.Path, file: f.Path,
+	// The walk stat'ed every file: its stamps are known.
+	stamps := make([]usagecache.Stamp, len(files))
+	for k, f := range files {
+		stamps[k] = usagecache.Stamp{Size: f.Size, ModTime: f.ModTime.UnixNano(), Ino: f.Ino}
+		jobs = append(jobs, usageJob{key: string(p.h) + " " + f.Path, file: f.Path, known: &stamps[k],
 			read: func() (usage.Session, error) {
 				s, err := usage.ReadSession(f.Path)
 				s.Harness = string(p.h)

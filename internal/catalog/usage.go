@@ -65,6 +65,12 @@ type UsageStats struct {
 	Racy int
 	// Failed are the harnesses that could not be listed or read, and why.
 	Failed map[Harness]error
+	// Unread is why the calls of sessions the ledger holds could not be
+	// read again, which its groups leave out (UsageGroups).
+	Unread error
+	// Counted is whether the groups were those a ledger of the same
+	// places counted before (UsageGroups), no ledger built.
+	Counted bool
 }
 
 // UsageCacheDir is where usage ledgers keep what they read of each file
@@ -85,27 +91,56 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 	// Asked before the cache is read: the server writes it before it
 	// answers.
 	st.Live = path != "" && !opts.Vouching && !opts.NoLive && live.Fresh(live.MarkerPath(path), liveWait)
+	l, err := c.ledger(ctx, opts, path, &st, nil, false)
+	return l, st, err
+}
+
+// ledger builds Usage's ledger from the usage cache at path: of the
+// jobs walked, where walked; else of the cache's sessions with no walk
+// where st.Live, of a walk of every place where not.
+func (c *Catalog) ledger(ctx context.Context, opts UsageOptions, path string, st *UsageStats, jobs []usageJob, walked bool) (*usage.Ledger, error) {
 	cache := usagecache.Open(path)
 	cache.Whole = opts.Vouching
-	var jobs []usageJob
-	walk := opts.Harnesses
-	if st.Live {
-		jobs, walk = vouchedJobs(cache, opts.Harnesses)
-	}
-	st.Walked = walk
-	for _, h := range walk {
-		js, err := c.Place(h).usageJobs(ctx)
-		if err != nil {
-			st.Failed[h] = err
-			continue
+	if !walked {
+		walk := opts.Harnesses
+		if st.Live {
+			jobs, walk = vouchedJobs(cache, opts.Harnesses)
 		}
-		jobs = append(jobs, js...)
+		jobs = append(jobs, c.walkUsage(ctx, walk, st)...)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, st, err
+		return nil, err
 	}
-	l, err := ledgerOf(ctx, jobs, cache, opts, &st)
-	return l, st, err
+	return ledgerOf(ctx, jobs, cache, opts, st)
+}
+
+// walkUsage lists the jobs of the places hs, counting them in st as
+// walked (and those that fail as failed).
+//
+// The places are walked at once, each on its own: most of a walk is
+// waiting on the file system, a directory at a time.
+func (c *Catalog) walkUsage(ctx context.Context, hs []Harness, st *UsageStats) []usageJob {
+	st.Walked = append(st.Walked, hs...)
+	per := make([][]usageJob, len(hs))
+	errs := make([]error, len(hs))
+	var wg sync.WaitGroup
+	for k, h := range hs {
+		wg.Go(func() {
+			if ctx.Err() == nil {
+				per[k], errs[k] = c.Place(h).usageJobs(ctx)
+			}
+		})
+	}
+	wg.Wait()
+	var jobs []usageJob
+	for k, h := range hs {
+		if errs[k] != nil {
+			st.Failed[h] = errs[k]
+			continue
+		}
+		jobs = append(jobs, per[k]...)
+	}
+	return jobs
 }
 
 // ledgerOf reads the sessions of jobs into a ledger: each from cache
@@ -315,10 +350,11 @@ func ledgerOf(ctx context.Context, jobs []usageJob, cache *usagecache.Cache, opt
 type usageJob struct {
 	key, file string
 	wal       bool
-	// vouched is the stamp a server that vouches for the cache saw (no
-	// stat: the file is as it was then), nil where the file is stat'ed.
-	vouched *usagecache.Stamp
-	read    func() (usage.Session, error)
+	// known is the file's stamp where it is known already: the one a
+	// server that vouches for the cache saw (the file is as it was then),
+	// or the walk's (stampJobs); nil where the file is to be stat'ed.
+	known *usagecache.Stamp
+	read  func() (usage.Session, error)
 	// readFrom reads on from an offset of a file that only grew, after
 	// what was read of it before; nil where the harness's files are not
 	// read so, ok false where this one is not.
@@ -328,8 +364,8 @@ type usageJob struct {
 // stamp is the job's file's stamp; ok is false for a file that cannot be
 // stat'ed, which is read every time.
 func (j usageJob) stamp() (usagecache.Stamp, bool) {
-	if j.vouched != nil {
-		return *j.vouched, true
+	if j.known != nil {
+		return *j.known, true
 	}
 	st, ok := usagecache.StatStamp(j.file)
 	if ok && j.wal {
@@ -437,7 +473,7 @@ func vouchedJobs(cache *usagecache.Cache, hs []Harness) (jobs []usageJob, walk [
 		if container, database, ok := foreign.ContainerOf(path); ok {
 			file, wal = container, database
 		}
-		jobs = append(jobs, usageJob{key: key, file: file, wal: wal, vouched: &stamp,
+		jobs = append(jobs, usageJob{key: key, file: file, wal: wal, known: &stamp,
 			read: func() (usage.Session, error) {
 				// Unreachable while the cache holds the session at this
 				// stamp, which is the job's.

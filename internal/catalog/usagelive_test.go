@@ -39,7 +39,7 @@ func vouchingServer(t *testing.T, c *Catalog, cache string, hs []Harness) {
 				if _, ok := live.Request(req); !ok {
 					continue
 				}
-				_, st, err := c.Usage(ctx, UsageOptions{Harnesses: hs, Cache: cache, Vouching: true})
+				_, st, err := c.UsageGroups(ctx, UsageOptions{Harnesses: hs, Cache: cache, Vouching: true})
 				live.Answer(req, err == nil && len(st.Failed) == 0)
 			}
 			time.Sleep(time.Millisecond)
@@ -109,6 +109,17 @@ func TestUsageVouched(t *testing.T) {
 				if g, w := ledgerBySession(t, got), ledgerBySession(t, want); !sameLedger(g, w) {
 					t.Fatalf("run %d: vouched %v\nwalked %v", run, g, w)
 				}
+				// The groups the server kept, taken with no ledger.
+				groups, kst, err := c.UsageGroups(context.Background(), UsageOptions{Harnesses: hs, Cache: cache})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !kst.Live || !kst.Counted {
+					t.Fatalf("run %d: groups live %v, counted %v", run, kst.Live, kst.Counted)
+				}
+				if g, w := groupsBySession(groups), ledgerBySession(t, want); !sameLedger(g, w) {
+					t.Fatalf("run %d: kept %v\nwalked %v", run, g, w)
+				}
 			}
 		})
 	}
@@ -133,6 +144,11 @@ func ledgerBySession(t *testing.T, l *usage.Ledger) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return groupsBySession(groups)
+}
+
+// groupsBySession is groups' calls and tokens by session.
+func groupsBySession(groups []usage.Group) map[string]string {
 	calls := map[string]int{}
 	tokens := map[string]usage.Tokens{}
 	for _, g := range groups {

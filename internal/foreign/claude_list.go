@@ -145,10 +145,20 @@ func listClaude(root string, subagents bool, project func(name, cwd string) bool
 // name), its project's cwd and whether it is a subagent's. What a reader
 // of every line (the usage ledger) needs, which reads the rest itself.
 func ClaudeFiles(root string) []Session {
-	var out []Session
+	// Named first, then made at their number: a Session is some 300
+	// bytes, and growing a slice of 10,000 of them copied each time.
+	type file struct {
+		path, cwd string
+		sub       bool
+	}
+	var files []file
 	claudeFiles(root, true, nil, func(path, cwd string, sub bool) {
-		out = append(out, Session{Harness: HarnessClaude, ID: strings.TrimSuffix(filepath.Base(path), ".jsonl"), Path: path, Cwd: cwd, Subagent: sub})
+		files = append(files, file{path, cwd, sub})
 	})
+	out := make([]Session, len(files))
+	for k, f := range files {
+		out[k] = Session{Harness: HarnessClaude, ID: strings.TrimSuffix(filepath.Base(f.path), ".jsonl"), Path: f.path, Cwd: f.cwd, Subagent: f.sub}
+	}
 	return out
 }
 

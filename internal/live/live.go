@@ -189,10 +189,22 @@ func Answer(path string, fresh bool) error {
 // marker is at path holds everything written before the call: the marker
 // is held, watched and its pid running, and the server answered a
 // request within timeout (see the package comment).
-func Fresh(path string, timeout time.Duration) bool {
-	if !Held(path) {
-		return false
+func Fresh(path string, timeout time.Duration) bool { return Vouching(path, timeout) != 0 }
+
+// Vouching is Fresh, saying which server vouched: its pid, 0 for none. A
+// file the server writes beside the index, naming itself, is one a
+// reader it vouched to may take as the server has it.
+func Vouching(path string, timeout time.Duration) (pid int) {
+	pid = holder(path)
+	if pid == 0 || !ask(path, pid, timeout) {
+		return 0
 	}
+	return pid
+}
+
+// ask asks the server holding the marker at path, pid, whether the index
+// is fresh (the handshake).
+func ask(path string, pid int, timeout time.Duration) bool {
 	dir := SyncDir(filepath.Dir(path))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return false
@@ -217,7 +229,7 @@ func Fresh(path string, timeout time.Duration) bool {
 		if _, err := os.Stat(req + nackSuffix); err == nil {
 			return false
 		}
-		if time.Now().After(end) || !Held(path) {
+		if time.Now().After(end) || holder(path) != pid {
 			return false
 		}
 		time.Sleep(wait)
@@ -227,26 +239,33 @@ func Fresh(path string, timeout time.Duration) bool {
 
 // Held reports whether the marker at path is held by a running server
 // that watches its place whole (state 'c' or 'd').
-func Held(path string) bool {
+func Held(path string) bool { return holder(path) != 0 }
+
+// holder is the pid of the running server that holds the marker at path
+// and watches its place whole, 0 for none.
+func holder(path string) int {
 	f, err := os.Open(path)
 	if err != nil {
-		return false
+		return 0
 	}
 	defer f.Close()
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err == nil {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		return false // nobody holds it
+		return 0 // nobody holds it
 	} else if !errors.Is(err, syscall.EWOULDBLOCK) {
-		return false
+		return 0
 	}
 	var b [32]byte
 	n, _ := f.ReadAt(b[:], 0)
 	state, pid, ok := strings.Cut(strings.TrimSpace(string(b[:n])), " ")
 	if !ok || state != "c" && state != "d" {
-		return false
+		return 0
 	}
 	p, err := strconv.Atoi(pid)
-	return err == nil && p > 0 && running(p)
+	if err != nil || p <= 0 || !running(p) {
+		return 0
+	}
+	return p
 }
 
 // running reports whether pid is a process that is not stopped, traced

@@ -238,7 +238,7 @@ func (s *server) summary(ctx context.Context, ref catalog.Ref, rd catalog.Readab
 	if noCost {
 		return sum
 	}
-	ledger, _, err := s.cat.Usage(ctx, catalog.UsageOptions{Harnesses: []catalog.Harness{ref.Harness}, Cwd: h.Cwd, Cache: s.cache})
+	groups, _, err := s.cat.UsageGroups(ctx, catalog.UsageOptions{Harnesses: []catalog.Harness{ref.Harness}, Cwd: h.Cwd, Cache: s.cache})
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		sum.CostNote = "cost not known: reading the usage of the project's sessions takes longer than a call may (usage_summary reads it, no_cost leaves it out)"
@@ -247,7 +247,6 @@ func (s *server) summary(ctx context.Context, ref catalog.Ref, rd catalog.Readab
 		sum.CostNote = "cost not known: " + err.Error()
 		return sum
 	}
-	groups, _ := ledger.Groups(nil)
 	r := usage.NewReport(groups, usage.ReportOptions{View: usage.BySession, Location: time.UTC})
 	for _, row := range r.Rows {
 		if row.Key != ref.Path && row.Key != rd.Shown && (row.Session == nil || row.Session.ID != sum.ID) {

@@ -80,16 +80,15 @@ func (s *server) usage(ctx context.Context, a UsageArgs) (UsageResult, string, e
 		s := since.Local()
 		uo.ModifiedSince = time.Date(s.Year(), s.Month(), s.Day(), 0, 0, 0, 0, time.Local)
 	}
-	ledger, stats, err := s.cat.Usage(ctx, uo)
+	groups, stats, err := s.cat.UsageGroups(ctx, uo)
 	if err != nil {
 		return out, "", err
 	}
 	for h, err := range stats.Failed {
 		out.Failed = append(out.Failed, fmt.Sprintf("%s: %v", h, err))
 	}
-	groups, err := ledger.Groups(nil)
-	if err != nil {
-		return out, "", err
+	if stats.Unread != nil {
+		return out, "", stats.Unread
 	}
 	r := usage.NewReport(groups, usage.ReportOptions{View: view, Since: since, Until: until})
 	out.Total = usageRow(r.Total)

@@ -52,14 +52,13 @@ func (s *Server) rebuildUsage(ctx context.Context) (*usageView, uint64) {
 // cache for the CLI to take (catalog.UsageOptions.Vouching).
 func (s *Server) buildUsage(ctx context.Context) *usageView {
 	v := &usageView{made: time.Now()}
-	ledger, stats, err := s.cat.Usage(ctx, catalog.UsageOptions{Harnesses: catalog.Every, Cache: s.cfg.UsageCache, Vouching: true})
+	groups, stats, err := s.cat.UsageGroups(ctx, catalog.UsageOptions{Harnesses: catalog.Every, Cache: s.cfg.UsageCache, Vouching: true})
 	if err != nil {
 		v.err = err
 		return v
 	}
 	v.failed, v.skipped, v.racy = stats.Failed, stats.Skipped, stats.Racy
-	groups, err := ledger.Groups(nil)
-	v.err = err
+	v.err = stats.Unread
 	loc := s.cfg.Location
 	own := ownStrings{}
 	bySession := usage.NewReport(groups, usage.ReportOptions{View: usage.BySession, Location: loc})

@@ -3,6 +3,7 @@ package usagecache
 import (
 	"encoding/binary"
 	"math"
+	"unsafe"
 
 	"github.com/xdev/xdev/internal/usage"
 )
@@ -107,18 +108,8 @@ func encodeSession(s *usage.Session, digest []usage.Bucket) []byte {
 		}
 	}
 	body = binary.AppendUvarint(body, uint64(len(digest)))
-	for _, b := range digest {
-		body = binary.AppendVarint(body, b.Quarter)
-		body = appendNum(body, b.First)
-		body = appendNum(body, b.Last)
-		body = binary.AppendUvarint(body, modelOf[b.Model])
-		body = appendTokens(body, b.Tokens)
-		body = binary.AppendUvarint(body, uint64(b.Calls))
-		body = binary.AppendUvarint(body, uint64(b.Malformed))
-		for k := range b.Cost {
-			body = appendNum(body, b.Cost[k])
-			body = binary.AppendUvarint(body, uint64(b.Unpriced[k]))
-		}
+	for k := range digest {
+		body = appendBucket(body, &digest[k], modelOf[digest[k].Model])
 	}
 	var calls []byte
 	calls = binary.AppendUvarint(calls, uint64(len(s.Calls)))
@@ -157,6 +148,36 @@ func encodeSession(s *usage.Session, digest []usage.Bucket) []byte {
 	b = append(b, body...)
 	b = binary.AppendUvarint(b, uint64(len(calls)))
 	return append(b, calls...)
+}
+
+// appendBucket encodes a bucket, its model as its place (model) in a
+// table beside it.
+func appendBucket(b []byte, d *usage.Bucket, model uint64) []byte {
+	b = binary.AppendVarint(b, d.Quarter)
+	b = appendNum(b, d.First)
+	b = appendNum(b, d.Last)
+	b = binary.AppendUvarint(b, model)
+	b = appendTokens(b, d.Tokens)
+	b = binary.AppendUvarint(b, uint64(d.Calls))
+	b = binary.AppendUvarint(b, uint64(d.Malformed))
+	for k := range d.Cost {
+		b = appendNum(b, d.Cost[k])
+		b = binary.AppendUvarint(b, uint64(d.Unpriced[k]))
+	}
+	return b
+}
+
+// bucket reads what appendBucket wrote into d, but its model, whose
+// place in the table it returns.
+func (r *usageReader) bucket(d *usage.Bucket) (model uint64) {
+	d.Quarter, d.First, d.Last = r.varint(), r.num(), r.num()
+	model = r.uvarint()
+	d.Tokens = r.tokens()
+	d.Calls, d.Malformed = int(r.uvarint()), int(r.uvarint())
+	for m := range d.Cost {
+		d.Cost[m], d.Unpriced[m] = r.num(), int(r.uvarint())
+	}
+	return model
 }
 
 // appendEntry encodes what the file's head and the journal say of an
@@ -202,6 +223,10 @@ type usageReader struct {
 }
 
 func (r *usageReader) fail() { r.bad, r.b = true, "" }
+
+// unsafeString is b as a string, with no copy: b must never change
+// after.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 func (r *usageReader) uvarint() uint64 {
 	var v uint64
@@ -351,23 +376,12 @@ func decodeHead(r *usageReader) (Decoded, bool) {
 	for k := range refs {
 		refs[k] = usage.RefModel(at(), at(), at())
 	}
-	model := func() usage.ModelRef {
-		m := r.uvarint()
-		if m >= uint64(len(refs)) {
-			r.fail()
-			return 0
-		}
-		return refs[m]
-	}
 	digest := make([]usage.Bucket, r.countOf(bucketMinBytes))
 	for k := range digest {
-		d := &digest[k]
-		d.Quarter, d.First, d.Last = r.varint(), r.num(), r.num()
-		d.Model = model()
-		d.Tokens = r.tokens()
-		d.Calls, d.Malformed = int(r.uvarint()), int(r.uvarint())
-		for m := range d.Cost {
-			d.Cost[m], d.Unpriced[m] = r.num(), int(r.uvarint())
+		if m := r.bucket(&digest[k]); m < uint64(len(refs)) {
+			digest[k].Model = refs[m]
+		} else {
+			r.fail()
 		}
 	}
 	if r.bad {

@@ -68,6 +68,16 @@ mib() { awk -v k="$1" 'BEGIN {printf "%.0f", k / 1024}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f×", a / b}'; }
 # row WHAT XDEV PEER RATIO BOUND MET
 row() { printf '| %s | %s | %s | %s | %s | %s |\n' "$@"; }
+# statusline_row WHEN: a status line (stdin empty: the latest call's
+# session) beside the start-up every command pays.
+statusline_row() {
+	local out x v
+	out=$(procs "$bin/xdev usage --statusline" "$bin/xdev --version")
+	x=$(sed -n 1p <<<"$out") v=$(sed -n 2p <<<"$out")
+	row "\`usage --statusline\`, $1, p50" "$(field p50ms "$x") ms, $(mib "$(field maxRssKiB "$x")") MiB" \
+		"\`xdev --version\` $(field p50ms "$v") ms" "+$(awk -v a="$(field p50ms "$x")" -v b="$(field p50ms "$v")" 'BEGIN {printf "%.1f ms", a-b}')" \
+		"≤ 30 ms" "$(met "$(field p50ms "$x") <= 30")"
+}
 met() { awk "BEGIN {exit !($1)}" && echo yes || echo "**no**"; }
 pct() { sort -g | awk -v q="$1" '{a[NR]=$1} END {i=int(NR*q+0.999); if (i<1) i=1; print a[i]}'; }
 
@@ -183,6 +193,7 @@ if [[ $sections == *" usage "* ]]; then
 	"${env[@]}" "$bin/xdev" usage --json -z UTC >/dev/null # the cache of every harness made: the rows below are warm
 	x=$(procs "$bin/xdev usage --json -z UTC")
 	row "\`usage\` (every harness), warm, p50" "$(field p50ms "$x") ms, $(mib "$(field maxRssKiB "$x")") MiB" — — "≤ 100 ms" "$(met "$(field p50ms "$x") <= 100")"
+	statusline_row "warm"
 fi
 
 if [[ $sections == *" serve "* ]]; then
@@ -227,7 +238,8 @@ if [[ $sections == *" serve "* ]]; then
 			"$(met "$(field p50ms "$r") >= 30 * $(field p50ms "$x") && $(field p50ms "$x") <= 20")"
 	done
 	x=$(procs "$bin/xdev usage --json -z UTC")
-	row "\`usage\`, serve running, p50" "$(field p50ms "$x") ms" — — "≤ 100 ms" "$(met "$(field p50ms "$x") <= 100")"
+	row "\`usage\`, serve running, p50" "$(field p50ms "$x") ms, $(mib "$(field maxRssKiB "$x")") MiB" — — "≤ 100 ms" "$(met "$(field p50ms "$x") <= 100")"
+	statusline_row "serve running"
 	# Appends, each found by a search from another process, and what the
 	# server spent on them.
 	target=$(find "$home/.omp/agent/sessions" -name '*.jsonl' -size -200k -print -quit)

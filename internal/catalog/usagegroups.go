@@ -1,0 +1,195 @@
+package catalog
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/xdev/xdev/internal/live"
+	"github.com/xdev/xdev/internal/usage"
+	"github.com/xdev/xdev/internal/usagecache"
+)
+
+// UsageGroups are the groups of the ledger Usage builds
+// (usage.Ledger.Groups): every call in opts' places counted once along
+// the session tree, summed by session, model and quarter of an hour.
+// Sessions whose calls could not be read again are left out, and their
+// errors are the stats' Unread.
+//
+// A ledger of every session of the places (opts.Cwd "") keeps its groups
+// beside the usage cache (usagecache.Counted), so that while nothing
+// changes a report reads one file and builds no ledger:
+//
+//   - a running xdev serve that vouches for the cache (internal/live)
+//     writes them with every ledger it builds, before it vouches; a
+//     process it vouches to takes them with no walk of the places;
+//   - a process with no server walks the places, stat'ing every file as
+//     a ledger would, and takes them where every file is as they were
+//     read and none was written too recently to be known by its stamp
+//     (usagecache.Stamp.Fresh); where not, it builds the ledger, from the
+//     files it stat'ed, and keeps its groups for the next.
+//
+// The groups kept are those of every session: a report of a span
+// (opts.ModifiedSince) takes them all, which hold the span's calls as the
+// ledger of the span would count them.
+func (c *Catalog) UsageGroups(ctx context.Context, opts UsageOptions) ([]usage.Group, UsageStats, error) {
+	groups, _, st, err := c.usageGroups(ctx, opts, nil, usagecache.StatusQuery{})
+	return groups, st, err
+}
+
+// A StatusQuery names the sessions UsageStatus is asked for.
+type StatusQuery = usagecache.StatusQuery
+
+// UsageStatus is the status (usage.Status) of UsageGroups' groups, with
+// those since since as its recent ones (at least: a status kept with
+// the groups holds a day's), and the sums of the sessions q names and of
+// the latest call's (at least: a status made from a ledger holds every
+// session's). Where the groups are kept it reads the status alone: what
+// is recent and the sessions asked for, not every group.
+func (c *Catalog) UsageStatus(ctx context.Context, opts UsageOptions, since time.Time, q StatusQuery) (usage.Status, UsageStats, error) {
+	ms := float64(since.UnixMilli())
+	_, status, st, err := c.usageGroups(ctx, opts, &ms, q)
+	return status, st, err
+}
+
+// usageGroups are UsageGroups' groups, or (where since is not nil) their
+// status instead (UsageStatus's), with the groups since *since recent.
+func (c *Catalog) usageGroups(ctx context.Context, opts UsageOptions, since *float64, q usagecache.StatusQuery) (groups []usage.Group, status usage.Status, st UsageStats, err error) {
+	// read reads what is asked for from the counted file at path.
+	read := func(path string) (usagecache.Counted, bool) {
+		if since == nil {
+			k, err := usagecache.ReadCounted(path)
+			return k, err == nil
+		}
+		if k, err := usagecache.ReadCountedStatus(path, q); err == nil && k.Status.Since <= *since {
+			return k, true
+		}
+		k, err := usagecache.ReadCounted(path) // a status from before the span asked for
+		k.Status = usage.NewStatus(k.Groups, *since)
+		return k, err == nil
+	}
+	// built is what is asked for of a ledger's groups.
+	built := func(groups []usage.Group) ([]usage.Group, usage.Status) {
+		if since != nil {
+			return nil, usage.NewStatus(groups, *since)
+		}
+		return groups, usage.Status{}
+	}
+	path := c.UsageCacheFile(opts.Cache, opts.Harnesses)
+	if path == "" || opts.Cwd != "" {
+		l, st, err := c.Usage(ctx, opts)
+		if err != nil {
+			return nil, status, st, err
+		}
+		groups, st.Unread = l.Groups(nil)
+		groups, status = built(groups)
+		return groups, status, st, nil
+	}
+	counted := usagecache.CountedPath(path)
+	st = UsageStats{Failed: map[Harness]error{}}
+	if !opts.Vouching && !opts.NoLive {
+		if pid := live.Vouching(live.MarkerPath(path), liveWait); pid != 0 {
+			st.Live = true
+			if k, ok := read(counted); ok && k.Server == pid {
+				return k.Groups, k.Status, countedStats(k, st), nil
+			}
+			// A server of another version, or one whose file is not
+			// there yet: its cache, with no walk.
+			l, err := c.ledger(ctx, opts, path, &st, nil, false)
+			if err != nil {
+				return nil, status, st, err
+			}
+			groups, st.Unread = l.Groups(nil)
+			groups, status = built(groups)
+			return groups, status, st, nil
+		}
+	}
+	jobs := c.walkUsage(ctx, opts.Harnesses, &st)
+	if err := ctx.Err(); err != nil {
+		return nil, status, st, err
+	}
+	files, fresh, stamped := stampJobs(ctx, jobs)
+	if stamped && fresh == 0 && !opts.Vouching {
+		if k, ok := read(counted); ok && k.Racy == 0 && k.Files == files {
+			return k.Groups, k.Status, countedStats(k, st), nil
+		}
+	}
+	l, err := c.ledger(ctx, opts, path, &st, jobs, true)
+	if err != nil {
+		return nil, status, st, err
+	}
+	groups, st.Unread = l.Groups(nil)
+	whole := opts.ModifiedSince.IsZero() && len(st.Failed) == 0 && st.Unread == nil && stamped
+	switch {
+	case whole && opts.Vouching:
+		k := usagecache.Counted{Groups: groups, Files: files, Sessions: st.Sessions, Skipped: st.Skipped,
+			Racy: max(fresh, st.Racy), Server: os.Getpid()}
+		if usagecache.WriteCounted(counted, k) != nil {
+			// An older file of this server's would be taken for this
+			// ledger's.
+			os.Remove(counted)
+		}
+	case whole && fresh == 0 && st.Racy == 0:
+		usagecache.WriteCounted(counted, usagecache.Counted{Groups: groups, Files: files, Sessions: st.Sessions, Skipped: st.Skipped})
+	}
+	groups, status = built(groups)
+	return groups, status, st, nil
+}
+
+// countedStats are st with the stats of the ledger whose groups k holds.
+func countedStats(k usagecache.Counted, st UsageStats) UsageStats {
+	st.Sessions, st.Skipped, st.Racy, st.Counted = k.Sessions, k.Skipped, k.Racy, true
+	return st
+}
+
+// stampJobs stats the files of jobs in parallel, keeping each one's stamp
+// in its job (a ledger of them stats none again), and sums them (the
+// stamps of a session's cache key): stamped is false where a file could
+// not be stat'ed, and fresh counts those written too recently to be
+// known by their stamps.
+func stampJobs(ctx context.Context, jobs []usageJob) (sum usagecache.StampSum, fresh int, stamped bool) {
+	// Before the first stat: a file written after it is fresh by this
+	// clock, or its stamp is another.
+	now := time.Now()
+	stamps := make([]usagecache.Stamp, len(jobs))
+	n := min(len(jobs), runtime.GOMAXPROCS(0))
+	type part struct {
+		sum       usagecache.StampSum
+		fresh     int
+		unstamped bool
+	}
+	parts := make([]part, n)
+	var wg sync.WaitGroup
+	for p := range n {
+		wg.Go(func() {
+			pt := &parts[p]
+			for k := p; k < len(jobs); k += n {
+				if ctx.Err() != nil {
+					pt.unstamped = true
+					return
+				}
+				st, ok := jobs[k].stamp()
+				if !ok {
+					pt.unstamped = true
+					continue
+				}
+				stamps[k] = st
+				jobs[k].known = &stamps[k]
+				pt.sum.Add(jobs[k].key, st)
+				if st.Fresh(now) {
+					pt.fresh++
+				}
+			}
+		})
+	}
+	wg.Wait()
+	stamped = true
+	for _, pt := range parts {
+		sum.Merge(pt.sum)
+		fresh += pt.fresh
+		stamped = stamped && !pt.unstamped
+	}
+	return sum, fresh, stamped
+}

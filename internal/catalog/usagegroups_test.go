@@ -1,0 +1,155 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xdev/xdev/internal/usage"
+	"github.com/xdev/xdev/internal/usagecache"
+)
+
+// TestUsageGroupsKept: over random histories (resumes, forks, subagents,
+// imports, appends, deletions), run after run, the groups a report
+// takes, kept from the last ledger where no file changed and a ledger's
+// where one did, are in every view those of a ledger built anew with no
+// cache, and so is the status a status line reads; and they are taken
+// kept exactly where nothing changed and nothing was written too
+// recently to be known by its stamp.
+func TestUsageGroupsKept(t *testing.T) {
+	hs := []Harness{Xdev, Claude, Codex}
+	for seed := range uint64(30) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			w, c, tmp := newUsageWorld(t, seed, 31)
+			cache := filepath.Join(tmp, "cache")
+			age := func() {
+				old := time.Now().Add(-time.Hour)
+				filepath.WalkDir(tmp, func(p string, d os.DirEntry, err error) error {
+					if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+						os.Chtimes(p, old, old)
+					}
+					return nil
+				})
+			}
+			steps := func() {
+				for range 1 + w.r.IntN(3) {
+					w.step()
+				}
+				w.flush()
+			}
+			for run, kept := range []bool{false, true, false, true, false, false, false, true, true} {
+				switch run {
+				case 0:
+					age()
+				case 2:
+					steps()
+					age()
+				case 4:
+					steps() // written a moment ago: not known by its stamp
+				case 6:
+					if len(w.claude) > 0 {
+						os.Remove(w.claude[0].path) // gone: the sum is another
+					}
+					age()
+				case 8:
+					// Another price table or version is another file: this
+					// one damaged is built again, and kept again.
+					path := usagecache.CountedPath(c.UsageCacheFile(cache, hs))
+					b, _ := os.ReadFile(path)
+					b[len(b)/2] ^= 1
+					os.WriteFile(path, b, 0o600)
+					kept = false
+				}
+				got, st, err := c.UsageGroups(context.Background(), UsageOptions{Harnesses: hs, Cache: cache})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Counted != kept {
+					t.Errorf("run %d: kept %v, want %v", run, st.Counted, kept)
+				}
+				l, wst, err := c.Usage(context.Background(), UsageOptions{Harnesses: hs})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := l.Groups(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Sessions != wst.Sessions || st.Skipped != wst.Skipped {
+					t.Errorf("run %d: %d sessions, %d skipped; want %d, %d", run, st.Sessions, st.Skipped, wst.Sessions, wst.Skipped)
+				}
+				for _, v := range []usage.View{usage.Daily, usage.BySession, usage.ByModel, usage.ByProject, usage.ByHarness} {
+					g, w := reportLines(got, v), reportLines(want, v)
+					if g != w {
+						t.Fatalf("run %d, %v view:\n%s\nwant (a ledger anew):\n%s", run, v, g, w)
+					}
+				}
+				// A status line's status: of a day ago (read alone where
+				// kept), and of the world's day (before the kept status's
+				// span: made from the groups), naming one session.
+				for _, since := range []time.Time{time.Now().Add(-10 * time.Hour), w.now.Add(-48 * time.Hour)} {
+					q := StatusQuery{}
+					if len(w.omp) > 0 {
+						q.Paths = []string{w.omp[w.r.IntN(len(w.omp))]}
+					}
+					status, _, err := c.UsageStatus(context.Background(), UsageOptions{Harnesses: hs, Cache: cache}, since, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ms := float64(since.UnixMilli())
+					if g, w := statusLine(status, q, ms), statusLine(usage.NewStatus(want, ms), q, ms); g != w {
+						t.Fatalf("run %d: status since %v:\n%s\nwant:\n%s", run, since, g, w)
+					}
+				}
+			}
+		})
+	}
+}
+
+// reportLines is a report of groups in view, as lines of text.
+func reportLines(groups []usage.Group, v usage.View) string {
+	r := usage.NewReport(groups, usage.ReportOptions{View: v, Location: time.UTC})
+	var b strings.Builder
+	for _, row := range append(r.Rows, r.Total) {
+		fmt.Fprintf(&b, "%s %d calls %.9g$ %d unpriced %+v %v first %v last %v", row.Key, row.Calls, row.Cost, row.Unpriced, row.Tokens, row.Harnesses, row.First, row.Last)
+		for _, m := range row.Models {
+			fmt.Fprintf(&b, " [%s %d calls %.9g$ %+v]", m.Model, m.Calls, m.Cost, m.Tokens)
+		}
+		if s := row.Session; s != nil {
+			fmt.Fprintf(&b, " %s %s %s %q", s.Harness, s.ID, s.Project, s.Title)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// statusLine is what a status line takes of a status: the sum of the
+// session q names (by path) and of the latest call's, and the recent
+// groups' sum since since (Unix ms).
+func statusLine(st usage.Status, q StatusQuery, since float64) string {
+	var b strings.Builder
+	if l := st.Latest(); l != nil {
+		fmt.Fprintf(&b, "latest: %+v\n", l.Totals(usage.Auto))
+	}
+	for _, g := range st.Sessions {
+		if len(q.Paths) > 0 && g.Rollup.Path == q.Paths[0] {
+			fmt.Fprintf(&b, "named: %+v\n", g.Totals(usage.Auto))
+		}
+	}
+	var recent usage.Totals
+	n := 0
+	for _, g := range st.Recent {
+		if g.Last >= since {
+			t := g.Totals(usage.Auto)
+			recent.Cost += t.Cost
+			recent.Calls += t.Calls
+			n++
+		}
+	}
+	fmt.Fprintf(&b, "recent: %d groups, %d calls, %.9g$\n", n, recent.Calls, recent.Cost)
+	return b.String()
+}

@@ -1,0 +1,72 @@
+package usage
+
+// A Status is what a status line says of a ledger's groups, small enough
+// to be read in a moment however many sessions there are: each session's
+// calls summed, and the groups of the recent calls.
+type Status struct {
+	// Sessions are one group per session that others roll up to
+	// (Group.Rollup): Session and Rollup are it, and its Bucket the sum of
+	// its groups' (tokens, calls and costs; First and Last its first and
+	// last call's times; no Quarter or Model).
+	Sessions []Group
+	// Recent are the groups whose last call is at or after Since (Unix
+	// ms), in the groups' order.
+	Recent []Group
+	Since  float64
+}
+
+// NewStatus is the status of groups, with the groups since since (Unix
+// ms) as its recent ones.
+func NewStatus(groups []Group, since float64) Status {
+	st := Status{Since: since}
+	at := map[*Session]int{}
+	sums := []Bucket{}
+	var rollups []*Session
+	for _, g := range groups {
+		if g.Last >= since {
+			st.Recent = append(st.Recent, g)
+		}
+		k, ok := at[g.Rollup]
+		if !ok {
+			k = len(sums)
+			at[g.Rollup] = k
+			sums = append(sums, Bucket{})
+			rollups = append(rollups, g.Rollup)
+		}
+		sums[k].add(g.Bucket)
+	}
+	st.Sessions = make([]Group, len(sums))
+	for k, s := range rollups {
+		st.Sessions[k] = Group{Session: s, Rollup: s, Bucket: &sums[k]}
+	}
+	return st
+}
+
+// add adds o's calls to b: all but its quarter and model.
+func (b *Bucket) add(o *Bucket) {
+	if o.First > 0 && (b.First <= 0 || o.First < b.First) {
+		b.First = o.First
+	}
+	b.Last = max(b.Last, o.Last)
+	b.Tokens.Add(o.Tokens)
+	b.Calls += o.Calls
+	b.Malformed += o.Malformed
+	for m := range b.Cost {
+		b.Cost[m] += o.Cost[m]
+		b.Unpriced[m] += o.Unpriced[m]
+	}
+}
+
+// Latest is the session of the status's latest call, nil for none.
+func (st Status) Latest() *Group {
+	k := -1
+	for i, g := range st.Sessions {
+		if k < 0 || g.Last > st.Sessions[k].Last {
+			k = i
+		}
+	}
+	if k < 0 {
+		return nil
+	}
+	return &st.Sessions[k]
+}

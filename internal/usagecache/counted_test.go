@@ -1,0 +1,259 @@
+package usagecache
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/xdev/xdev/internal/usage"
+)
+
+// randomGroups are the groups of a random ledger of n sessions: some
+// subagents' rolling up to others, imports, odd strings, every number a
+// bucket holds, calls a moment ago and months ago.
+func randomGroups(r *rand.Rand, n int) []usage.Group {
+	models := []usage.ModelRef{
+		usage.RefModel("anthropic", "claude-sonnet-4-5", "anthropic-messages"),
+		usage.RefModel("openai", "gpt-5.3-codex", ""),
+		usage.RefModel("", "", ""),
+	}
+	sessions := make([]*usage.Session, n)
+	now := float64(time.Now().UnixMilli())
+	var out []usage.Group
+	for k := range sessions {
+		s := &usage.Session{Harness: []string{"claude", "codex", "xdev"}[r.IntN(3)],
+			Path: fmt.Sprintf("/h/p%d/s%d.jsonl", r.IntN(3), k), ID: fmt.Sprintf("id-%d", k),
+			Project: []string{"", "/w", "/w/ünï\x00code"}[r.IntN(3)], Title: []string{"", "t", "\x1b[31mred"}[r.IntN(3)], Skipped: r.IntN(3)}
+		if r.IntN(5) == 0 {
+			s.ImportOf = &usage.Origin{Harness: "codex", ID: fmt.Sprint("x", k)}
+		}
+		rollup := s
+		if k > 0 && r.IntN(4) == 0 {
+			s.Subagent, s.Parent = true, sessions[k-1].ID
+			rollup = sessions[k-1]
+		}
+		sessions[k] = s
+		for range r.IntN(4) {
+			at := now - r.Float64()*float64(r.IntN(3))*48*3600e3
+			b := &usage.Bucket{Quarter: int64(at) / usage.Quarter, First: at - 1e3, Last: at, Model: models[r.IntN(len(models))],
+				Tokens: usage.Tokens{Input: float64(r.IntN(1e6)), Output: r.Float64() * 1e3, CacheRead: 1e300}, Calls: 1 + r.IntN(9), Malformed: r.IntN(2)}
+			for m := range b.Cost {
+				b.Cost[m], b.Unpriced[m] = r.Float64(), r.IntN(2)
+			}
+			out = append(out, usage.Group{Session: s, Rollup: rollup, Bucket: b})
+		}
+	}
+	return out
+}
+
+// groupText is what a group says, its sessions' fields and its bucket.
+func groupText(g usage.Group) string {
+	s, r := *g.Session, *g.Rollup
+	s.ImportOf, r.ImportOf = nil, nil
+	return fmt.Sprintf("%+v %+v %+v %+v %+v", s, g.Session.ImportOf, r, *g.Bucket, g.Model.Name())
+}
+
+// TestCountedRoundTrips: what WriteCounted writes ReadCounted reads back
+// as it was, group by group, over random ledgers; and ReadCountedStatus
+// reads the status usage.NewStatus makes of the groups, for the sessions
+// asked for and the latest call's.
+func TestCountedRoundTrips(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(1, 2))
+	for round := range 200 {
+		groups := randomGroups(r, r.IntN(40))
+		path := filepath.Join(dir, fmt.Sprint(round%3))
+		in := Counted{Groups: groups, Sessions: r.IntN(100), Skipped: r.IntN(3), Racy: r.IntN(2), Server: r.IntN(1 << 20)}
+		in.Files.Add("claude /a", Stamp{Size: int64(round), ModTime: 7, Ino: 9})
+		if err := WriteCounted(path, in); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("mode %v, %v", fi.Mode(), err)
+		}
+		got, err := ReadCounted(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Sessions != in.Sessions || got.Skipped != in.Skipped || got.Racy != in.Racy || got.Server != in.Server || got.Files != in.Files {
+			t.Fatalf("round %d: head %+v, want %+v", round, got, in)
+		}
+		if len(got.Groups) != len(groups) {
+			t.Fatalf("round %d: %d groups, want %d", round, len(got.Groups), len(groups))
+		}
+		for k := range groups {
+			if g, w := groupText(got.Groups[k]), groupText(groups[k]); g != w {
+				t.Fatalf("round %d, group %d:\n%s\nwant\n%s", round, k, g, w)
+			}
+		}
+		// The status, for one session by path, another by id, and the
+		// latest call's.
+		want := usage.NewStatus(groups, float64(time.Now().Add(-RecentSpan).UnixMilli()))
+		q := StatusQuery{}
+		if len(groups) > 0 {
+			q.Paths = []string{groups[r.IntN(len(groups))].Rollup.Path, "/not/there"}
+			q.ID = groups[r.IntN(len(groups))].Rollup.ID
+		}
+		st, err := ReadCountedStatus(path, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Groups != nil || len(st.Status.Recent) != len(want.Recent) || st.Status.Since > want.Since || st.Status.Since < want.Since-60e3 {
+			t.Fatalf("round %d: status %d recent since %v, want %d since %v", round, len(st.Status.Recent), st.Status.Since, len(want.Recent), want.Since)
+		}
+		for k := range want.Recent {
+			if g, w := groupText(st.Status.Recent[k]), groupText(want.Recent[k]); g != w {
+				t.Fatalf("round %d, recent %d:\n%s\nwant\n%s", round, k, g, w)
+			}
+		}
+		sumOf := func(sessions []usage.Group, match func(*usage.Session) bool) string {
+			for _, g := range sessions {
+				if match(g.Rollup) {
+					b := *g.Bucket
+					b.Quarter, b.Model = 0, 0
+					return fmt.Sprintf("%+v", b)
+				}
+			}
+			return "none"
+		}
+		for _, match := range []func(*usage.Session) bool{
+			func(s *usage.Session) bool { return len(q.Paths) > 0 && s.Path == q.Paths[0] },
+			func(s *usage.Session) bool { return s.ID == q.ID },
+		} {
+			if g, w := sumOf(st.Status.Sessions, match), sumOf(want.Sessions, match); g != w {
+				t.Fatalf("round %d: a named session's sum %s, want %s", round, g, w)
+			}
+		}
+		gl, wl := st.Status.Latest(), want.Latest()
+		if (gl == nil) != (wl == nil) || gl != nil && (gl.Last != wl.Last || gl.Cost != wl.Cost || gl.Calls != wl.Calls) {
+			t.Fatalf("round %d: latest %+v %+v, want %+v %+v", round, gl, gl.Bucket, wl, wl.Bucket)
+		}
+	}
+}
+
+// TestCountedDamaged: a counted file cut anywhere or with any byte
+// flipped reads as none (an error naming it), never as other groups; no
+// file is ErrNoCounted.
+func TestCountedDamaged(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c")
+	if _, err := ReadCounted(path); !errors.Is(err, ErrNoCounted) {
+		t.Fatalf("no file: %v", err)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	if err := WriteCounted(path, Counted{Groups: randomGroups(r, 6), Sessions: 6}); err != nil {
+		t.Fatal(err)
+	}
+	good, _ := os.ReadFile(path)
+	bad := filepath.Join(dir, "bad")
+	for k := range len(good) {
+		for _, b := range [][]byte{good[:k], flip(good, k)} {
+			os.WriteFile(bad, b, 0o600)
+			for _, q := range []*StatusQuery{nil, {ID: "id-1"}} {
+				var err error
+				if q == nil {
+					_, err = ReadCounted(bad)
+				} else {
+					_, err = ReadCountedStatus(bad, *q)
+				}
+				if err == nil {
+					// A flipped byte in the part not read is not seen.
+					if len(b) == len(good) && !partRead(good, k, q != nil) {
+						continue
+					}
+					t.Fatalf("%d bytes, byte %d flipped: read", len(b), k)
+				}
+			}
+		}
+	}
+}
+
+// partRead reports whether byte k of a counted file is in what a read
+// of its groups (or status) reads: the head, that part, the trailer.
+func partRead(file []byte, k int, status bool) bool {
+	size := int64(len(file))
+	p := partsOf(file[size-countedTrailer:], size)
+	at := int64(k)
+	in := func(c countedPart) bool { return at >= c.off && at < c.off+c.n }
+	t := size - countedTrailer
+	// The trailer's offsets and the head's checksum, then the status's
+	// and the groups'.
+	if at >= t && at < t+20 {
+		return true
+	}
+	if status {
+		return in(p[0]) || in(p[1]) || at >= t+20 && at < t+24
+	}
+	return in(p[0]) || in(p[2]) || at >= t+24
+}
+
+func flip(b []byte, k int) []byte {
+	c := append([]byte(nil), b...)
+	c[k] ^= 0x20
+	return c
+}
+
+// TestStampSum: a sum is the same whatever the order the files are added
+// in, and another for another stamp or key.
+func TestStampSum(t *testing.T) {
+	var a, b, c StampSum
+	files := []string{"claude /a", "codex /b", "xdev /c"}
+	for k := range files {
+		a.Add(files[k], Stamp{Size: int64(k), ModTime: 1, Ino: 2})
+		b.Add(files[len(files)-1-k], Stamp{Size: int64(len(files) - 1 - k), ModTime: 1, Ino: 2})
+		c.Add(files[k], Stamp{Size: int64(k), ModTime: 2, Ino: 2})
+	}
+	var d, e StampSum
+	d.Add(files[0], Stamp{})
+	e.Add(files[1], Stamp{})
+	d.Merge(e)
+	var f StampSum
+	f.Add(files[1], Stamp{})
+	f.Add(files[0], Stamp{})
+	if a != b || a == c || d != f {
+		t.Errorf("sums %+v %+v %+v; merged %+v %+v", a, b, c, d, f)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Error("not equal")
+	}
+}
+
+// FuzzReadCounted: any bytes, cut into a counted file's three parts under
+// valid checksums (so that they are decoded), give groups and a status
+// or none; never a panic, nor an allocation the bytes cannot hold.
+func FuzzReadCounted(f *testing.F) {
+	dir := f.TempDir()
+	path := filepath.Join(dir, "c")
+	WriteCounted(path, Counted{Groups: randomGroups(rand.New(rand.NewPCG(5, 6)), 4)})
+	good, _ := os.ReadFile(path)
+	p := partsOf(good[len(good)-countedTrailer:], int64(len(good)))
+	f.Add(byte(p[1].off), byte(p[2].off-p[1].off), good[len(countedMagic):len(good)-countedTrailer])
+	f.Add(byte(0), byte(0), []byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, a, b byte, body []byte) {
+		i := min(int(a), len(body))
+		j := min(i+int(b), len(body))
+		head := append([]byte(countedMagic), body[:i]...)
+		file := append(append([]byte(nil), head...), body[i:]...)
+		t2 := binary.LittleEndian.AppendUint64(nil, uint64(len(head)))
+		t2 = binary.LittleEndian.AppendUint64(t2, uint64(len(countedMagic)+j))
+		t2 = binary.LittleEndian.AppendUint32(t2, crc32.ChecksumIEEE(head))
+		t2 = binary.LittleEndian.AppendUint32(t2, crc32.ChecksumIEEE(body[i:j]))
+		t2 = binary.LittleEndian.AppendUint32(t2, crc32.ChecksumIEEE(body[j:]))
+		file = append(file, t2...)
+		if c, ok := DecodeCounted(file, nil); ok {
+			for _, g := range c.Groups {
+				_ = groupText(g)
+			}
+		}
+		if c, ok := DecodeCounted(file, &StatusQuery{Paths: []string{"/a"}, ID: "x"}); ok {
+			c.Status.Latest()
+		}
+	})
+}
