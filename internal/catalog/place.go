@@ -2,11 +2,13 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"sync"
 
 	"github.com/xdev/xdev/internal/foreign"
 	"github.com/xdev/xdev/internal/session"
@@ -289,9 +291,42 @@ func (p harnessPlace) usageJobs(context.Context) ([]usageJob, error) {
 	if p.src == nil {
 		return nil, nil
 	}
-	list, err := foreign.UsageSessions(p.src)
-	if err != nil {
-		return nil, err
+	var list []foreign.Session
+	// listed is the session of the listing at a path.
+	var listed func(path string) (foreign.Session, error)
+	fn, lazy := p.src.(foreign.FileNamer)
+	if lazy = lazy && foreign.UsageByListing(p.src); lazy {
+		// Named by their files, none opened: the listing a read takes its
+		// session from (its cwd, title, parent) is made once, when one is
+		// read, which a report of groups kept never does. A file the
+		// listing leaves out (not a session of the harness) is no job.
+		list = fn.Files()
+		byPath := sync.OnceValues(func() (map[string]foreign.Session, error) {
+			l, err := foreign.UsageSessions(p.src)
+			m := make(map[string]foreign.Session, len(l))
+			for _, s := range l {
+				if s.Err == nil {
+					m[s.Path] = s
+				}
+			}
+			return m, err
+		})
+		listed = func(path string) (foreign.Session, error) {
+			m, err := byPath()
+			if err != nil {
+				return foreign.Session{}, err
+			}
+			s, ok := m[path]
+			if !ok {
+				return foreign.Session{}, errNotListed
+			}
+			return s, nil
+		}
+	} else {
+		var err error
+		if list, err = foreign.UsageSessions(p.src); err != nil {
+			return nil, err
+		}
 	}
 	grows := foreign.ReadsGrown(p.src)
 	jobs := make([]usageJob, 0, len(list))
@@ -299,8 +334,20 @@ func (p harnessPlace) usageJobs(context.Context) ([]usageJob, error) {
 		if s.Err != nil {
 			continue
 		}
+		// session is s as its read needs it: the listing's, where it was
+		// named by its file only.
+		session := func() (foreign.Session, error) { return s, nil }
+		if lazy {
+			session = func() (foreign.Session, error) { return listed(s.Path) }
+		}
 		j := usageJob{key: string(p.h) + " " + s.Path, file: s.Path,
-			read: func() (usage.Session, error) { return foreign.Usage(p.src, s) }}
+			read: func() (usage.Session, error) {
+				s, err := session()
+				if err != nil {
+					return usage.Session{}, err
+				}
+				return foreign.Usage(p.src, s)
+			}}
 		if container, database, ok := foreign.ContainerOf(s.Path); ok {
 			// One file holds many sessions (a database, a chat history):
 			// its stamp, and a database's write-ahead log's, are each
@@ -309,6 +356,10 @@ func (p harnessPlace) usageJobs(context.Context) ([]usageJob, error) {
 		}
 		if grows {
 			j.readFrom = func(prev usage.Session, from int64) (usage.Session, bool, error) {
+				s, err := session()
+				if err != nil {
+					return usage.Session{}, false, err
+				}
 				return foreign.UsageFrom(p.src, s, prev, from)
 			}
 		}
@@ -316,3 +367,8 @@ func (p harnessPlace) usageJobs(context.Context) ([]usageJob, error) {
 	}
 	return jobs, nil
 }
+
+// errNotListed is the read of a usage job whose file its harness's
+// listing leaves out: not one of its sessions, and no session of a
+// ledger (nothing skipped).
+var errNotListed = errors.New("not a session of its harness")

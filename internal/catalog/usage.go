@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -132,7 +133,11 @@ func (c *Catalog) walkUsage(ctx context.Context, hs []Harness, st *UsageStats) [
 		})
 	}
 	wg.Wait()
-	var jobs []usageJob
+	n := 0
+	for _, js := range per {
+		n += len(js)
+	}
+	jobs := make([]usageJob, 0, n)
 	for k, h := range hs {
 		if errs[k] != nil {
 			st.Failed[h] = errs[k]
@@ -192,9 +197,11 @@ func ledgerOf(ctx context.Context, jobs []usageJob, cache *usagecache.Cache, opt
 		}
 		s, read, err := readJob(cache, j, keys[k], stamps[k])
 		if err != nil {
-			mu.Lock()
-			st.Skipped++
-			mu.Unlock()
+			if !errors.Is(err, errNotListed) {
+				mu.Lock()
+				st.Skipped++
+				mu.Unlock()
+			}
 			out[k].done = true
 			return
 		}

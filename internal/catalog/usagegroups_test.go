@@ -153,3 +153,38 @@ func statusLine(st usage.Status, q StatusQuery, since float64) string {
 	fmt.Fprintf(&b, "recent: %d groups, %d calls, %.9g$\n", n, recent.Calls, recent.Cost)
 	return b.String()
 }
+
+// TestUsageRolloutNotListed: a Codex rollout its listing leaves out (no
+// session_meta: not a session omp lists), named by the usage walk from
+// its file only, is no session of a ledger and nothing skipped, kept
+// groups or not; one the listing keeps is read.
+func TestUsageRolloutNotListed(t *testing.T) {
+	w, c, tmp := newUsageWorld(t, 7, 41)
+	hs := []Harness{Codex}
+	before, bst, err := c.UsageGroups(context.Background(), UsageOptions{Harnesses: hs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.write(filepath.Join(w.codexDR, "sessions/2026/03/03", "rollout-2026-03-03T10-00-00-0199a213-81c0-7800-8aa1-bbab2a035a53.jsonl"),
+		[]string{`{"timestamp":"2026-03-03T10:00:00Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":5,"output_tokens":1,"total_tokens":6}}}}`})
+	cache := filepath.Join(tmp, "cache")
+	old := time.Now().Add(-time.Hour)
+	filepath.WalkDir(w.codexDR, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			os.Chtimes(p, old, old)
+		}
+		return nil
+	})
+	for run := range 3 {
+		after, st, err := c.UsageGroups(context.Background(), UsageOptions{Harnesses: hs, Cache: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Sessions != bst.Sessions || st.Skipped != bst.Skipped || reportLines(after, usage.BySession) != reportLines(before, usage.BySession) {
+			t.Fatalf("run %d: %d sessions, %d skipped; want %d, %d", run, st.Sessions, st.Skipped, bst.Sessions, bst.Skipped)
+		}
+		if st.Counted != (run > 0) {
+			t.Errorf("run %d: kept %v", run, st.Counted)
+		}
+	}
+}

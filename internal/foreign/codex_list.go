@@ -108,10 +108,13 @@ func listCodex(root, cacheDir string) ([]CodexSession, error) {
 // Files are the rollouts under the root, named by their files (the id
 // a rollout's name ends in, CodexRolloutID): no file is opened.
 func (c codexSource) Files() []Session {
-	var out []Session
-	c.walkTranscripts(func(path string) {
-		out = append(out, Session{Harness: HarnessCodex, ID: CodexRolloutID(path), Path: path})
-	})
+	// Named first, then made at their number (as ClaudeFiles).
+	var paths []string
+	c.walkTranscripts(func(path string) { paths = append(paths, path) })
+	out := make([]Session, len(paths))
+	for k, path := range paths {
+		out[k] = Session{Harness: HarnessCodex, ID: CodexRolloutID(path), Path: path}
+	}
 	return out
 }
 

@@ -30,6 +30,16 @@ func UsageSessions(src Source) ([]Session, error) {
 	return src.List(true)
 }
 
+// UsageByListing reports whether UsageSessions of src is its listing
+// (List), which reads every file's head and tail, where its files can be
+// named without opening one (FileNamer): a ledger that may read none of
+// them (its groups kept) names them, and lists them only to read one.
+func UsageByListing(src Source) bool {
+	_, lists := src.(usageLister)
+	_, names := src.(FileNamer)
+	return !lists && names
+}
+
 // usageLister is a Source whose usage ledger reads other sessions than
 // its listing shows, or reads them more cheaply.
 type usageLister interface {

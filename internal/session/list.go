@@ -177,7 +177,11 @@ func Files(dataDir string) ([]SessionFile, error) {
 		})
 	}
 	wg.Wait()
-	var files []SessionFile
+	n := 0
+	for _, p := range per {
+		n += len(p)
+	}
+	files := make([]SessionFile, 0, n)
 	for _, p := range per {
 		files = append(files, p...)
 	}

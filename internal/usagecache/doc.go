@@ -16,4 +16,11 @@
 // again. Save writes the cache only when enough changed (a running
 // agent's one session is cheaper to read again than 10,000 to rewrite),
 // atomically, and never fails a ledger.
+//
+// Beside it, a complete ledger's groups (counted.go, Counted): what a
+// report takes with no ledger built while no file changed, known by the
+// sum of the files' stamps (StampSum), or on the word of the server that
+// wrote them (Counted.Server); and their status (usage.Status), a part
+// of the file a status line reads alone, which finds the sessions asked
+// for by hashes of their names without decoding the others.
 package usagecache
