@@ -3,13 +3,14 @@ package catalog
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -237,7 +238,7 @@ func ledgerOf(ctx context.Context, jobs []usageJob, cache *usagecache.Cache, opt
 	// A session left out for its age may still be needed: the sessions
 	// read descend from it, were imported from it or hold its requests.
 	// Those are read too, until no more are.
-	var named map[string][]int
+	var named *jobIndex
 	for len(wanted) > 0 {
 		each(wanted, process)
 		if err := ctx.Err(); err != nil {
@@ -247,11 +248,11 @@ func ledgerOf(ctx context.Context, jobs []usageJob, cache *usagecache.Cache, opt
 			break
 		}
 		var more []int
-		need := func(name string) {
+		need := func(name uint64) {
 			if named == nil {
 				named = jobNames(jobs, cache)
 			}
-			for _, k := range named[name] {
+			for _, k := range named.jobs(name) {
 				if !out[k].done && !slices.Contains(more, k) {
 					more = append(more, k)
 				}
@@ -263,14 +264,14 @@ func ledgerOf(ctx context.Context, jobs []usageJob, cache *usagecache.Cache, opt
 				continue
 			}
 			if r.s.Parent != "" {
-				need(r.s.Parent)
+				need(nameOf(r.s.Parent))
 			}
 			// Its subagents' and forks' sessions, which a report by
 			// session counts in it or beside it.
 			need(childName(r.s.ID))
 			need(childName(r.s.Path))
-			if r.s.ImportOf != nil {
-				need(r.s.ImportOf.ID)
+			if r.s.ImportOf != nil && r.s.ImportOf.ID != "" {
+				need(nameOf(r.s.ImportOf.ID))
 			}
 			ks := r.keys
 			if !r.read && r.shared {
@@ -408,40 +409,90 @@ func readJob(cache *usagecache.Cache, j usageJob, key string, stamp usagecache.S
 // cache's index knows the job by (ownerName), the id its session's
 // header gave it when the cache read it last (which a file's name need
 // not be), and as a child of its parent (childName).
-func jobNames(jobs []usageJob, cache *usagecache.Cache) map[string][]int {
-	m := make(map[string][]int, 4*len(jobs))
-	add := func(name string, k int) {
-		if name != "" && !slices.Contains(m[name], k) {
-			m[name] = append(m[name], k)
-		}
-	}
+//
+// A name is known by its hash (nameOf): two that collide give a ledger
+// of a span one more session to read, with those it needs, never a
+// count of another (its calls are counted by their own rules).
+func jobNames(jobs []usageJob, cache *usagecache.Cache) *jobIndex {
+	x := &jobIndex{first: make(map[uint64]int32, 6*len(jobs)), more: map[uint64][]int32{}}
 	for k, j := range jobs {
 		_, path, _ := strings.Cut(j.key, " ")
-		add(path, k)
+		x.add(nameOf(path), k)
 		base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".zst"), ".jsonl")
-		add(base, k)
-		if _, id, ok := strings.Cut(base, "_"); ok {
-			add(id, k)
+		x.add(nameOf(base), k)
+		if _, id, ok := strings.Cut(base, "_"); ok && id != "" {
+			x.add(nameOf(id), k)
 		}
 		if len(base) > 36 {
-			add(base[len(base)-36:], k)
+			x.add(nameOf(base[len(base)-36:]), k)
 		}
-		add(ownerName(usagecache.OwnerOf(j.key)), k)
+		x.add(ownerName(usagecache.OwnerOf(j.key)), k)
 		e := cache.Old[j.key]
-		add(e.ID, k)
+		if e.ID != "" {
+			x.add(nameOf(e.ID), k)
+		}
 		if e.Parent != "" {
-			add(childName(e.Parent), k)
+			x.add(childName(e.Parent), k)
 		}
 	}
-	return m
+	return x
+}
+
+// A jobIndex is jobs by the hashes of their names: most names name one
+// job, kept in first; the others in more.
+type jobIndex struct {
+	first map[uint64]int32
+	more  map[uint64][]int32
+}
+
+func (x *jobIndex) add(name uint64, k int) {
+	f, ok := x.first[name]
+	switch {
+	case !ok:
+		x.first[name] = int32(k)
+	case int(f) != k && !slices.Contains(x.more[name], int32(k)):
+		x.more[name] = append(x.more[name], int32(k))
+	}
+}
+
+// jobs are the jobs of a name.
+func (x *jobIndex) jobs(name uint64) []int {
+	f, ok := x.first[name]
+	if !ok {
+		return nil
+	}
+	out := []int{int(f)}
+	for _, k := range x.more[name] {
+		out = append(out, int(k))
+	}
+	return out
+}
+
+// nameSeed seeds the names' hashes: one per process, as the index is.
+var nameSeed = maphash.MakeSeed()
+
+// nameOf is the hash of a name of a kind: 0 a plain name, 1 a child's
+// (childName), 2 an index owner's (ownerName).
+func nameOf(name string) uint64 { return kindName(0, name) }
+
+func kindName(kind byte, name string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(nameSeed)
+	h.WriteByte(kind)
+	h.WriteString(name)
+	return h.Sum64()
 }
 
 // childName is the name jobNames gives the jobs whose sessions descend
 // from the session of this id or path, as the cache knew them.
-func childName(parent string) string { return "\x01" + parent }
+func childName(parent string) uint64 { return kindName(1, parent) }
 
 // ownerName is the name jobNames gives the job of an index owner.
-func ownerName(o uint64) string { return "\x00" + strconv.FormatUint(o, 16) }
+func ownerName(o uint64) uint64 {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], o)
+	return kindName(2, string(b[:]))
+}
 
 // vouchedJobs are the jobs of the sessions of a cache a running server
 // vouches for, each at the stamp the server saw, with no walk; and the

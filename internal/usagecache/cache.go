@@ -427,23 +427,29 @@ func (c *Cache) Save(keys []string, stamps []Stamp) {
 	if c.path == "" {
 		return
 	}
+	// An old entry is kept where it was read again, or its file is as it
+	// was (left out of this ledger, not gone); gone where neither. They
+	// are counted first, and put in c.now only for a write: a ledger of
+	// a span reads a few of 25,000 sessions, and writes nothing.
+	kept := 0
+	for k, key := range keys {
+		if e, ok := c.Old[key]; ok && key != "" {
+			if _, read := c.now[key]; read || e.Stamp == stamps[k] {
+				kept++
+			}
+		}
+	}
+	gone := kept < len(c.Old)
+	if len(c.fresh) == 0 && !gone || !c.Whole && len(c.fresh) < saveAtLeastFiles && c.freshSize < saveAtLeastBytes && !gone && len(c.Old) > 0 {
+		return
+	}
 	for k, key := range keys {
 		if _, ok := c.now[key]; ok || key == "" {
 			continue
 		}
 		if e, ok := c.Old[key]; ok && e.Stamp == stamps[k] {
-			c.now[key] = e // left out of this ledger, not gone
+			c.now[key] = e
 		}
-	}
-	gone := false
-	for key := range c.Old {
-		if _, ok := c.now[key]; !ok {
-			gone = true
-			break
-		}
-	}
-	if len(c.fresh) == 0 && !gone || !c.Whole && len(c.fresh) < saveAtLeastFiles && c.freshSize < saveAtLeastBytes && !gone && len(c.Old) > 0 {
-		return
 	}
 	if !gone && c.appendJournal() {
 		return
