@@ -377,8 +377,14 @@ func (j usageJob) stamp() (usagecache.Stamp, bool) {
 	}
 	st, ok := usagecache.StatStamp(j.file)
 	if ok && j.wal {
+		// The database's and its write-ahead log's, as one: another when
+		// either changed; written when the later of them was, which a
+		// report of a span and a stamp's freshness go by (the two times
+		// XORed, as they were, are no time: a session written today was
+		// left out of today's status line, and one written a moment ago
+		// trusted to its stamp).
 		wal, _ := usagecache.StatStamp(j.file + "-wal")
-		st.Size, st.ModTime = st.Size^wal.Size<<32, st.ModTime^wal.ModTime
+		st.Size, st.ModTime, st.Ino = st.Size^wal.Size<<32, max(st.ModTime, wal.ModTime), st.Ino^wal.Ino*0x9e3779b97f4a7c15
 	}
 	return st, ok
 }
