@@ -22,16 +22,21 @@ func NewStatus(groups []Group, since float64) Status {
 	at := map[*Session]int{}
 	sums := []Bucket{}
 	var rollups []*Session
+	k := -1
 	for _, g := range groups {
 		if g.Last >= since {
 			st.Recent = append(st.Recent, g)
 		}
-		k, ok := at[g.Rollup]
-		if !ok {
-			k = len(sums)
-			at[g.Rollup] = k
-			sums = append(sums, Bucket{})
-			rollups = append(rollups, g.Rollup)
+		// A session's groups come together: its rollup is looked up
+		// once for them.
+		if k < 0 || rollups[k] != g.Rollup {
+			var ok bool
+			if k, ok = at[g.Rollup]; !ok {
+				k = len(sums)
+				at[g.Rollup] = k
+				sums = append(sums, Bucket{})
+				rollups = append(rollups, g.Rollup)
+			}
 		}
 		sums[k].add(g.Bucket)
 	}

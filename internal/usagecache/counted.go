@@ -136,16 +136,22 @@ func WriteCounted(path string, c Counted) error {
 		return err
 	}
 	status := usage.NewStatus(c.Groups, float64(time.Now().Add(-RecentSpan).UnixMilli()))
-	modelAt := map[usage.ModelRef]uint64{}
+	// The models, numbered as the groups name them: a ModelRef is a small
+	// number (usage's table of models), so their numbers are a slice.
+	var numbers []int32 // by ModelRef, -1 for none yet
 	var models []usage.ModelRef
 	for _, gs := range [][]usage.Group{c.Groups, status.Sessions} {
 		for _, g := range gs {
-			if _, ok := modelAt[g.Model]; !ok {
-				modelAt[g.Model] = uint64(len(models))
+			for int(g.Model) >= len(numbers) {
+				numbers = append(numbers, -1)
+			}
+			if numbers[g.Model] < 0 {
+				numbers[g.Model] = int32(len(models))
 				models = append(models, g.Model)
 			}
 		}
 	}
+	modelAt := func(m usage.ModelRef) uint64 { return uint64(numbers[m]) }
 	return atomicfile.ReplaceCache(path, func(w io.Writer) error {
 		var at int64
 		var crcs [3]uint32
@@ -163,13 +169,20 @@ func WriteCounted(path string, c Counted) error {
 		grouped := func(gs []usage.Group) error {
 			sessionAt := map[*usage.Session]uint64{}
 			var sessions []*usage.Session
-			for _, g := range gs {
-				for _, s := range []*usage.Session{g.Session, g.Rollup} {
-					if _, ok := sessionAt[s]; !ok {
-						sessionAt[s] = uint64(len(sessions))
-						sessions = append(sessions, s)
-					}
+			var last *usage.Session // a session's groups come together
+			add := func(s *usage.Session) {
+				if s == last {
+					return
 				}
+				if _, ok := sessionAt[s]; !ok {
+					sessionAt[s] = uint64(len(sessions))
+					sessions = append(sessions, s)
+				}
+			}
+			for _, g := range gs {
+				add(g.Session)
+				add(g.Rollup)
+				last = g.Session
 			}
 			b = binary.AppendUvarint(b, uint64(len(sessions)))
 			for _, s := range sessions {
@@ -181,10 +194,19 @@ func WriteCounted(path string, c Counted) error {
 				}
 			}
 			b = binary.AppendUvarint(b, uint64(len(gs)))
+			last = nil
+			var place uint64 // last's
 			for _, g := range gs {
-				b = binary.AppendUvarint(b, sessionAt[g.Session])
-				b = binary.AppendUvarint(b, sessionAt[g.Rollup])
-				b = appendBucket(b, g.Bucket, modelAt[g.Model])
+				if g.Session != last {
+					last, place = g.Session, sessionAt[g.Session]
+				}
+				rollup := place
+				if g.Rollup != g.Session {
+					rollup = sessionAt[g.Rollup]
+				}
+				b = binary.AppendUvarint(b, place)
+				b = binary.AppendUvarint(b, rollup)
+				b = appendBucket(b, g.Bucket, modelAt(g.Model))
 				if len(b) >= 64<<10 {
 					if err := flush(); err != nil {
 						return err
@@ -210,12 +232,14 @@ func WriteCounted(path string, c Counted) error {
 		part, offs[0] = 1, at
 		b = appendNum(b, status.Since)
 		b = binary.AppendUvarint(b, uint64(len(status.Sessions)))
+		var rec []byte
 		for _, g := range status.Sessions {
 			b = binary.LittleEndian.AppendUint64(b, hashName(g.Rollup.Path))
 			b = binary.LittleEndian.AppendUint64(b, hashName(g.Rollup.ID))
 			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(g.Last))
-			rec := appendBucket(nil, g.Bucket, modelAt[g.Model])
-			b = appendString(b, string(rec))
+			rec = appendBucket(rec[:0], g.Bucket, modelAt(g.Model))
+			b = binary.AppendUvarint(b, uint64(len(rec)))
+			b = append(b, rec...)
 			if len(b) >= 64<<10 {
 				if err := flush(); err != nil {
 					return err
@@ -291,9 +315,13 @@ func hashName(s string) uint64 {
 	if s == "" {
 		return 0
 	}
-	h := fnv.New64a()
-	h.Write([]byte(s))
-	return h.Sum64() | 1
+	// FNV-1a, 64 bits, by hand: hash/fnv's would take a copy of s.
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h | 1
 }
 
 // readCounted reads the head and groups of the counted file at path, or

@@ -257,3 +257,43 @@ func FuzzReadCounted(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkWriteCounted: the groups of a ledger of 25,000 sessions
+// written, as a server does with every ledger it builds.
+func BenchmarkWriteCounted(b *testing.B) {
+	groups := randomGroups(rand.New(rand.NewPCG(7, 8)), 25000)
+	path := filepath.Join(b.TempDir(), "c")
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := WriteCounted(path, Counted{Groups: groups}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReadCounted: the groups of 25,000 sessions read, as a report
+// whose groups are kept does; and their status, as a status line does.
+func BenchmarkReadCounted(b *testing.B) {
+	groups := randomGroups(rand.New(rand.NewPCG(7, 8)), 25000)
+	path := filepath.Join(b.TempDir(), "c")
+	if err := WriteCounted(path, Counted{Groups: groups}); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("groups", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := ReadCounted(path); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("status", func(b *testing.B) {
+		q := StatusQuery{Paths: []string{groups[len(groups)/2].Rollup.Path}}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := ReadCountedStatus(path, q); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
