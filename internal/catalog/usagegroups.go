@@ -25,6 +25,9 @@ import (
 //   - a running xdev serve that vouches for the cache (internal/live)
 //     writes them with every ledger it builds, before it vouches; a
 //     process it vouches to takes them with no walk of the places;
+//   - a server starting (or rebuilding for a change no session's file
+//     shows) takes the groups another server kept, where its walk finds
+//     every file as they were read, as a process with no server does;
 //   - a process with no server walks the places, stat'ing every file as
 //     a ledger would, and takes them where every file is as they were
 //     read and none was written too recently to be known by its stamp
@@ -111,8 +114,17 @@ func (c *Catalog) usageGroups(ctx context.Context, opts UsageOptions, since *flo
 		return nil, status, st, err
 	}
 	files, fresh, stamped := stampJobs(ctx, jobs)
-	if stamped && fresh == 0 && !opts.Vouching {
-		if k, ok := read(counted); ok && k.Racy == 0 && k.Files == files {
+	if stamped && fresh == 0 {
+		// A server takes only the groups of a server's ledger, which kept
+		// the cache whole as a server's does (a server that is gone: one
+		// run before this one), and vouches for them from now on.
+		if k, ok := read(counted); ok && k.Racy == 0 && k.Files == files && (!opts.Vouching || k.Server != 0) {
+			if opts.Vouching && k.Server != os.Getpid() {
+				k.Server = os.Getpid()
+				if usagecache.WriteCounted(counted, k) != nil {
+					os.Remove(counted)
+				}
+			}
 			return k.Groups, k.Status, countedStats(k, st), nil
 		}
 	}

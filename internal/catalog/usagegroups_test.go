@@ -188,3 +188,57 @@ func TestUsageRolloutNotListed(t *testing.T) {
 		}
 	}
 }
+
+// TestServerTakesKeptGroups: a server takes the groups a server's ledger
+// kept (the cache whole) where nothing changed since, never those of a
+// terminal's ledger (whose cache a server cannot vouch for); and builds
+// the ledger again once a file changed.
+func TestServerTakesKeptGroups(t *testing.T) {
+	w, c, tmp := newUsageWorld(t, 11, 43)
+	hs := []Harness{Xdev, Claude, Codex}
+	cache := filepath.Join(tmp, "cache")
+	age := func() {
+		old := time.Now().Add(-time.Hour)
+		filepath.WalkDir(tmp, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+				os.Chtimes(p, old, old)
+			}
+			return nil
+		})
+	}
+	age()
+	server := UsageOptions{Harnesses: hs, Cache: cache, Vouching: true}
+	terminal := UsageOptions{Harnesses: hs, Cache: cache, NoLive: true}
+	for _, step := range []struct {
+		what string
+		opts UsageOptions
+		kept bool
+	}{
+		{"a terminal's first", terminal, false},
+		{"a server, on a terminal's groups", server, false},
+		{"the server again", server, true},
+		{"a terminal, on a server's groups", terminal, true},
+		{"a server, after a change", server, false},
+	} {
+		if step.what == "a server, after a change" {
+			w.step()
+			w.flush()
+			age()
+		}
+		got, st, err := c.UsageGroups(context.Background(), step.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Counted != step.kept {
+			t.Errorf("%s: kept %v, want %v", step.what, st.Counted, step.kept)
+		}
+		l, _, err := c.Usage(context.Background(), UsageOptions{Harnesses: hs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := l.Groups(nil)
+		if g, w := reportLines(got, usage.BySession), reportLines(want, usage.BySession); g != w {
+			t.Fatalf("%s:\n%s\nwant\n%s", step.what, g, w)
+		}
+	}
+}
