@@ -26,15 +26,7 @@ func TestUsageGroupsKept(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			w, c, tmp := newUsageWorld(t, seed, 31)
 			cache := filepath.Join(tmp, "cache")
-			age := func() {
-				old := time.Now().Add(-time.Hour)
-				filepath.WalkDir(tmp, func(p string, d os.DirEntry, err error) error {
-					if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
-						os.Chtimes(p, old, old)
-					}
-					return nil
-				})
-			}
+			age := func() { ageSessions(tmp) }
 			steps := func() {
 				for range 1 + w.r.IntN(3) {
 					w.step()
@@ -197,15 +189,7 @@ func TestServerTakesKeptGroups(t *testing.T) {
 	w, c, tmp := newUsageWorld(t, 11, 43)
 	hs := []Harness{Xdev, Claude, Codex}
 	cache := filepath.Join(tmp, "cache")
-	age := func() {
-		old := time.Now().Add(-time.Hour)
-		filepath.WalkDir(tmp, func(p string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
-				os.Chtimes(p, old, old)
-			}
-			return nil
-		})
-	}
+	age := func() { ageSessions(tmp) }
 	age()
 	server := UsageOptions{Harnesses: hs, Cache: cache, Vouching: true}
 	terminal := UsageOptions{Harnesses: hs, Cache: cache, NoLive: true}
@@ -241,4 +225,16 @@ func TestServerTakesKeptGroups(t *testing.T) {
 			t.Fatalf("%s:\n%s\nwant\n%s", step.what, g, w)
 		}
 	}
+}
+
+// ageSessions makes every session file under dir an hour old, so that a
+// ledger knows them by their stamps.
+func ageSessions(dir string) {
+	old := time.Now().Add(-time.Hour)
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			os.Chtimes(p, old, old)
+		}
+		return nil
+	})
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -66,13 +65,7 @@ func TestUsageVouched(t *testing.T) {
 				case 1, 3, 4:
 					// An hour old, so that the cache trusts them; then a
 					// few written now, which it does not.
-					old := time.Now().Add(-time.Hour)
-					filepath.WalkDir(tmp, func(p string, d os.DirEntry, err error) error {
-						if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
-							os.Chtimes(p, old, old)
-						}
-						return nil
-					})
+					ageSessions(tmp)
 					switch run {
 					case 3:
 						for range 1 + w.r.IntN(3) {
