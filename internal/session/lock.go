@@ -32,8 +32,11 @@ type LockOptions struct {
 	// that the next write of a burst (an assistant message, then its tool
 	// results) need not create it again: on the disks measured here
 	// creating and removing the lockfile costs 30-400 µs, the append itself
-	// 2-5 µs. omp polls a held lock every 2 ms for up to 500 ms, so a lock
-	// kept this long delays it by at most one poll. Zero means
+	// 2-5 µs. omp 18.2.3 polls a held lock every 100 ms, 50 times
+	// (pi-utils' file-lock.ts), so a lock kept this long delays it by at
+	// most one poll; writes that come faster than the linger keep it as
+	// long as they come (a stress test's thousands a second starved omp
+	// on a loaded machine once: TestInteropConcurrentWriters). Zero means
 	// DefaultLockLinger; a negative value releases the lock at once, as omp
 	// does.
 	Linger time.Duration
