@@ -121,7 +121,7 @@ func (c *Catalog) usageGroups(ctx context.Context, opts UsageOptions, since *flo
 		if k, ok := read(counted); ok && k.Racy == 0 && k.Files == files && (!opts.Vouching || k.Server != 0) {
 			if opts.Vouching && k.Server != os.Getpid() {
 				k.Server = os.Getpid()
-				if usagecache.WriteCounted(counted, k) != nil {
+				if usagecache.ClaimCounted(counted, k.Server) != nil {
 					os.Remove(counted)
 				}
 			}

@@ -550,3 +550,66 @@ func (r *usageReader) grouped(models []usage.ModelRef) []usage.Group {
 	}
 	return groups
 }
+
+// ClaimCounted rewrites the counted file at path as one the server of
+// pid wrote (Counted.Server): its head written anew, its status and
+// groups copied as they are, never decoded (a server starting on another
+// server's groups vouches for them with no second copy of them in
+// memory). Atomic, as WriteCounted.
+func ClaimCounted(path string, pid int) error {
+	f, fi, err := regularfile.Open(path, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	size := fi.Size()
+	bad := fmt.Errorf("%s: not a whole counted usage file of this version", path)
+	if size > maxCounted || size < int64(len(countedMagic))+countedTrailer {
+		return bad
+	}
+	var t [countedTrailer]byte
+	if _, err := f.ReadAt(t[:], size-countedTrailer); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	p := partsOf(t[:], size)
+	if p == nil {
+		return bad
+	}
+	head := make([]byte, p[0].n)
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if crc32.ChecksumIEEE(head) != p[0].crc || string(head[:min(len(head), len(countedMagic))]) != countedMagic {
+		return bad
+	}
+	// Racy, then Server: the second number after the magic.
+	r := &usageReader{b: unsafeString(head[len(countedMagic):])}
+	racy := r.uvarint()
+	r.uvarint()
+	if r.bad {
+		return bad
+	}
+	next := append([]byte(countedMagic), binary.AppendUvarint(nil, racy)...)
+	next = binary.AppendUvarint(next, uint64(pid))
+	next = append(next, r.b...)
+	return atomicfile.ReplaceCache(path, func(w io.Writer) error {
+		if _, err := w.Write(next); err != nil {
+			return err
+		}
+		n, err := io.Copy(w, io.NewSectionReader(f, p[1].off, p[1].n+p[2].n))
+		if err != nil {
+			return err
+		}
+		if n != p[1].n+p[2].n {
+			return io.ErrUnexpectedEOF
+		}
+		status := int64(len(next))
+		nt := binary.LittleEndian.AppendUint64(nil, uint64(status))
+		nt = binary.LittleEndian.AppendUint64(nt, uint64(status+p[1].n))
+		nt = binary.LittleEndian.AppendUint32(nt, crc32.ChecksumIEEE(next))
+		nt = binary.LittleEndian.AppendUint32(nt, p[1].crc)
+		nt = binary.LittleEndian.AppendUint32(nt, p[2].crc)
+		_, err = w.Write(nt)
+		return err
+	})
+}

@@ -297,3 +297,45 @@ func BenchmarkReadCounted(b *testing.B) {
 		}
 	})
 }
+
+// TestClaimCounted: a counted file claimed by a server reads back as it
+// was, but for the server it names; a damaged one is not claimed.
+func TestClaimCounted(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c")
+	groups := randomGroups(rand.New(rand.NewPCG(9, 10)), 30)
+	in := Counted{Groups: groups, Sessions: 30, Skipped: 2, Racy: 0, Server: 7}
+	in.Files.Add("xdev /a", Stamp{Size: 3})
+	if err := WriteCounted(path, in); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := ReadCounted(path)
+	q := StatusQuery{Paths: []string{groups[0].Rollup.Path}}
+	beforeStatus, _ := ReadCountedStatus(path, q)
+	if err := ClaimCounted(path, 1<<40); err != nil {
+		t.Fatal(err)
+	}
+	after, err := ReadCounted(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	afterStatus, err := ReadCountedStatus(path, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Server != 1<<40 || after.Files != before.Files || after.Sessions != 30 || after.Skipped != 2 || len(after.Groups) != len(before.Groups) ||
+		len(afterStatus.Status.Sessions) != len(beforeStatus.Status.Sessions) || len(afterStatus.Status.Recent) != len(beforeStatus.Status.Recent) {
+		t.Fatalf("claimed: %+v", after)
+	}
+	for k := range before.Groups {
+		if g, w := groupText(after.Groups[k]), groupText(before.Groups[k]); g != w {
+			t.Fatalf("group %d: %s, want %s", k, g, w)
+		}
+	}
+	b, _ := os.ReadFile(path)
+	b[len(countedMagic)+3] ^= 1 // the head's
+	os.WriteFile(path, b, 0o600)
+	if ClaimCounted(path, 9) == nil {
+		t.Error("a damaged head was claimed")
+	}
+}
