@@ -95,8 +95,9 @@ const RecentSpan = 24 * time.Hour
 const countedMagic = "xdev usage counted 2\n"
 
 // maxCounted bounds the file read: past it, it is not read (and a
-// ledger is built).
-const maxCounted = 1 << 30
+// ledger is built). A file is about 250 bytes a session (6 MB at
+// 25,000): this is ten times the largest archive reported.
+const maxCounted = 64 << 20
 
 // countedTrailer is the size of the trailer: where the status and the
 // groups begin (8 bytes each), and the CRC-32 of each part (4 each).
@@ -392,11 +393,11 @@ func partsOf(t []byte, size int64) []countedPart {
 	}
 }
 
-// DecodeCounted reads a whole counted file's bytes: its head and its
+// decodeCountedFile reads a whole counted file's bytes: its head and its
 // groups, or with q its status (ReadCountedStatus). The sessions' strings
 // are substrings of b from then on (the caller must not change it); ok
 // is false where b is not one whole file of this version.
-func DecodeCounted(b []byte, q *StatusQuery) (Counted, bool) {
+func decodeCountedFile(b []byte, q *StatusQuery) (Counted, bool) {
 	status := q != nil
 	if len(b) < len(countedMagic)+countedTrailer {
 		return Counted{}, false

@@ -247,12 +247,12 @@ func FuzzReadCounted(f *testing.F) {
 		t2 = binary.LittleEndian.AppendUint32(t2, crc32.ChecksumIEEE(body[i:j]))
 		t2 = binary.LittleEndian.AppendUint32(t2, crc32.ChecksumIEEE(body[j:]))
 		file = append(file, t2...)
-		if c, ok := DecodeCounted(file, nil); ok {
+		if c, ok := decodeCountedFile(file, nil); ok {
 			for _, g := range c.Groups {
 				_ = groupText(g)
 			}
 		}
-		if c, ok := DecodeCounted(file, &StatusQuery{Paths: []string{"/a"}, ID: "x"}); ok {
+		if c, ok := decodeCountedFile(file, &StatusQuery{Paths: []string{"/a"}, ID: "x"}); ok {
 			c.Status.Latest()
 		}
 	})
