@@ -1,11 +1,11 @@
 package foreign
 
 import (
-	"bytes"
+	"encoding/binary"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"testing"
 	"time"
 
@@ -58,18 +58,14 @@ func TestListCache(t *testing.T) {
 				t.Fatalf("cache files %v", m)
 			}
 			check("again")
-			// A cache an older xdev wrote, whose Claude Code facts did not
-			// keep the birth time: the same listing, and the cache then
-			// keeps it.
+			// The JSON cache an older xdev wrote is not read, and goes
+			// when the cache is written anew.
 			m, _ := filepath.Glob(filepath.Join(cacheDir, src.Harness()+"-*"))
-			data, _ := os.ReadFile(m[0])
-			if src.Harness() == HarnessClaude {
-				os.WriteFile(m[0], regexp.MustCompile(`,?"created":[^,}]+`).ReplaceAll(data, nil), 0o600)
-				check("cached without birth times")
-				check("birth times cached again")
-				if data, _ := os.ReadFile(m[0]); !bytes.Contains(data, []byte(`"created":`)) {
-					t.Error("the cache did not keep the birth times again")
-				}
+			os.WriteFile(m[0]+".json", []byte(`{"format":1,"root":"x","entries":{}}`), 0o600)
+			os.Remove(m[0])
+			check("an older xdev's cache beside")
+			if _, err := os.Stat(m[0] + ".json"); !os.IsNotExist(err) {
+				t.Errorf("the older cache is still there: %v", err)
 			}
 			a, b, c := list[0].Path, list[1].Path, list[2].Path
 			f, _ := os.OpenFile(a, os.O_APPEND|os.O_WRONLY, 0)
@@ -78,7 +74,7 @@ func TestListCache(t *testing.T) {
 			check("appended to")
 			// Another transcript's bytes under b's name, the same size: a
 			// new inode.
-			data, _ = os.ReadFile(c)
+			data, _ := os.ReadFile(c)
 			tmp := b + ".tmp"
 			os.WriteFile(tmp, data, 0o600)
 			os.Rename(tmp, b)
@@ -93,4 +89,31 @@ func TestListCache(t *testing.T) {
 			check("damaged cache")
 		})
 	}
+}
+
+// FuzzListCache: any bytes, as a list cache file under a valid checksum
+// (so that they are indexed), give an index whose every record decodes,
+// or none; never a panic, nor an allocation the bytes cannot hold.
+func FuzzListCache(f *testing.F) {
+	c := &listCache{seen: map[string]listCacheEntry{
+		"/a.jsonl": {Size: 3, Mtime: 4, Ctime: 5, Ino: 6, Facts: fileFacts{Listed: true, ID: "a", Cwd: "/w", First: "hi", Created: 1.5e12}},
+		"/b.jsonl": {Facts: fileFacts{Err: "not a session", Subagent: true}},
+	}, changed: true, path: filepath.Join(f.TempDir(), "c.list")}
+	c.save("/root", func(string) bool { return false })
+	seed, _ := os.ReadFile(c.path)
+	f.Add(seed[len(listCacheMagic)+4:])
+	f.Add([]byte{2, 5, '/', 'r', 'o', 'o', 't', 1})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		b := append([]byte(listCacheMagic), 0, 0, 0, 0)
+		binary.LittleEndian.PutUint32(b[len(listCacheMagic):], crc32.Checksum(body, castagnoli))
+		b = append(b, body...)
+		_, s, index := indexListCache(b, "/root")
+		for _, span := range index {
+			r := &listCacheReader{s: s[span[0]:span[1]]}
+			r.record()
+			if r.bad || len(r.s) != 0 {
+				t.Fatalf("an indexed record does not decode: %q", s[span[0]:span[1]])
+			}
+		}
+	})
 }
