@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -91,9 +92,12 @@ type listCache struct {
 	// raw is the file read, after its magic and checksum, and body the
 	// same bytes as a string, which the entries' strings are substrings
 	// of; index is where each path's record is in them.
-	raw     []byte
-	body    string
-	index   map[string][2]int
+	raw   []byte
+	body  string
+	index map[string][2]int
+	// mu guards seen and changed: a listing reads its files in
+	// parallel (forEach).
+	mu      sync.Mutex
 	seen    map[string]listCacheEntry
 	changed bool
 }
@@ -192,7 +196,9 @@ func (c *listCache) get(path string, fi fs.FileInfo) (fileFacts, bool) {
 	if r.bad || len(r.s) != 0 || e.Size != now.Size || e.Mtime != now.Mtime || e.Ctime != now.Ctime || e.Ino != now.Ino {
 		return fileFacts{}, false
 	}
+	c.mu.Lock()
 	c.seen[path] = e
+	c.mu.Unlock()
 	return e.Facts, true
 }
 
@@ -207,8 +213,10 @@ func (c *listCache) put(path string, fi fs.FileInfo, f fileFacts) {
 		return
 	}
 	e.Facts = f
+	c.mu.Lock()
 	c.seen[path] = e
 	c.changed = true
+	c.mu.Unlock()
 }
 
 // save writes the entries of this listing, when they differ from what

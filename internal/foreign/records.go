@@ -80,9 +80,18 @@ func eachRecord(path string, fn func(record) error) (skipped int, err error) {
 	})
 }
 
+// isObjectLine reports whether line b reads as a JSON object, as
+// eachRecord takes a line, without building its value (jsonx.Valid, which
+// allocates nothing, agrees with jsonx.Parse: FuzzValid): a scan that
+// decodes only the lines it needs asks it of the others, to count the
+// lines it skips as eachRecord would.
+func isObjectLine(b []byte) bool {
+	return jsonx.Valid(b) && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{"))
+}
+
 // lineReaders are eachLine's buffered readers, each of 256 KiB: reading
 // thousands of transcripts allocates one per reader at work, not one per
-// file. A longer line is read in pieces (readLineBounded); more buffer
+// file. A longer line is read in pieces (lineReader); more buffer
 // buys no speed, and is held while a first index converts transcripts.
 var lineReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 256<<10) }}
 
@@ -99,8 +108,9 @@ func readPooled(r io.Reader) (head []byte, done func()) {
 	return (*bp)[:n], func() { headBuffers.Put(bp) }
 }
 
-// eachLine calls fn with every line of the file at path (without its
-// newline; one over session.DefaultMaxLineBytes is skipped unread), and
+// eachLine calls fn with every line of the file at path (b is valid only
+// until fn returns: it is read in place; one over
+// session.DefaultMaxLineBytes is skipped unread), and
 // returns how many of the lines with something on them fn did not take
 // (ok false: not a record) or were too long. fn's error stops the read.
 func eachLine(path string, fn func(b []byte, line int) (ok bool, err error)) (skipped int, err error) {
@@ -131,8 +141,9 @@ func eachLineFrom(path string, from int64, fn func(b []byte, line int) (ok bool,
 		br.Reset(nil)
 		lineReaders.Put(br)
 	}()
+	lr := lineReader{br: br}
 	for line := 1; ; line++ {
-		b, over, err := readLineBounded(br, session.DefaultMaxLineBytes)
+		b, over, err := lr.next(session.DefaultMaxLineBytes)
 		switch {
 		case over:
 			skipped++

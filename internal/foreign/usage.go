@@ -183,9 +183,10 @@ func rawCounter(v []byte, bad *int) float64 {
 // session's file holds, and an import's, once too. A subagent's transcript (sidechain
 // records naming another session's id) descends from that session.
 // Claude Code's "<synthetic>" messages (an interruption, an error) are no
-// call. Only the lines that can hold what is read (a usage, a title, the
-// first record's ids and cwd) are decoded; the others are checked for
-// being JSON, so that a bad one is counted.
+// call. Each line is read once (claudeUsageRecord.read: checked to be a
+// JSON object, its members kept as bytes), and only what is asked of it
+// is decoded: every line's type, a call's ids, model and time, a title.
+// The project is the first cwd a record names.
 func claudeCalls(u *usage.Session) error { return claudeCallsFrom(u, 0) }
 
 // claudeCallsFrom is claudeCalls from byte offset from on, u's calls
@@ -205,41 +206,38 @@ func claudeCallsFrom(u *usage.Session, from int64) error {
 	}
 	var r claudeUsageRecord
 	skipped, err := eachLineFrom(u.Path, from, func(b []byte, _ int) (bool, error) {
-		if !first && !bytes.Contains(b, []byte(`"usage"`)) && !bytes.Contains(b, []byte(`Title"`)) && !bytes.Contains(b, []byte(`"summary"`)) {
-			return jsonx.Valid(b) && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")), nil
-		}
 		if !r.read(b) {
 			return false, nil
 		}
 		if first {
 			first = false
-			if r.sidechain && u.Parent == "" && r.sessionID != "" && r.sessionID != u.ID {
-				u.Parent, u.Subagent = r.sessionID, true
+			if id := jsonText(r.sessionID); r.sidechain && u.Parent == "" && id != "" && id != u.ID {
+				u.Parent, u.Subagent = id, true
 			}
 		}
 		if cwd == "" {
-			cwd = r.cwd
+			cwd = jsonText(r.cwd)
 		}
-		switch r.typ {
-		case "custom-title":
-			custom = cmp.Or(r.customTitle, custom)
-		case "ai-title":
-			ai = cmp.Or(r.aiTitle, ai)
-		case "summary":
-			summary = cmp.Or(r.summary, summary)
-		}
-		if r.typ == "progress" && r.data != nil {
+		switch {
+		case jsonIs(r.typ, "custom-title"):
+			custom = cmp.Or(jsonText(r.customTitle), custom)
+		case jsonIs(r.typ, "ai-title"):
+			ai = cmp.Or(jsonText(r.aiTitle), ai)
+		case jsonIs(r.typ, "summary"):
+			summary = cmp.Or(jsonText(r.summary), summary)
+		case jsonIs(r.typ, "progress") && r.data != nil:
 			r.readAgentProgress()
 		}
 		// Any record whose message has a usage is a call, whatever its
 		// type, as ccusage reads them (a progress record may carry one).
-		if !r.message || r.usage == nil || r.model == "<synthetic>" {
+		if !r.message || len(r.usage) == 0 || r.usage[0] != '{' {
 			return true, nil
 		}
-		if len(r.usage) == 0 || r.usage[0] != '{' {
+		model := jsonText(r.model)
+		if model == "<synthetic>" {
 			return true, nil
 		}
-		c := usage.Call{Time: r.time, Model: usage.RefModel("anthropic", cmp.Or(r.model, "unknown"), "anthropic-messages")}
+		c := usage.Call{Time: r.time(), Model: usage.RefModel("anthropic", cmp.Or(model, "unknown"), "anthropic-messages")}
 		bad := &c.MalformedUsageCounters
 		var in, out, cr, cw, cw1h []byte
 		jsonx.MembersWithin(r.usage, "cache_creation", func(name, v []byte) {
@@ -261,8 +259,8 @@ func claudeCallsFrom(u *usage.Session, from int64) error {
 		c.Tokens = usage.Tokens{Input: rawCounter(in, bad), Output: rawCounter(out, bad), CacheRead: rawCounter(cr, bad), CacheWrite: rawCounter(cw, bad)}
 		c.Tokens.CacheWrite1h = min(c.Tokens.CacheWrite, rawCounter(cw1h, bad))
 		c.Total = c.Tokens.Sum()
-		if r.id != "" {
-			c.Request = usage.ResponseKey("anthropic", r.id)
+		if id := jsonText(r.id); id != "" {
+			c.Request = usage.ResponseKey("anthropic", id)
 			if at, ok := byRequest[c.Request]; ok {
 				if c.Total > u.Calls[at].Total {
 					c.Time = u.Calls[at].Time // the response's, from its first line
@@ -291,12 +289,53 @@ func claudeCallsFrom(u *usage.Session, from int64) error {
 // text is scanned, never decoded), the last of a duplicated member as
 // JSON.parse keeps it.
 type claudeUsageRecord struct {
-	typ, sessionID, cwd, customTitle, aiTitle, summary string
-	sidechain, message                                 bool
-	time                                               float64
-	id, model                                          string
-	usage                                              []byte // the message's usage, as it is in the line
-	data                                               []byte // a progress record's data
+	// The members read, as they are in the line (JSON text, decoded when
+	// asked: most lines need only their type looked at).
+	typ, sessionID, cwd, customTitle, aiTitle, summary, timestamp []byte
+	sidechain, message                                            bool
+	id, model                                                     []byte
+	usage                                                         []byte // the message's usage
+	data                                                          []byte // a progress record's data
+	// outerTimestamp is the record's own, where its call is a subagent's
+	// copied into a progress record whose message has none.
+	outerTimestamp []byte
+}
+
+// time is the record's timestamp in ms, 0 if it has none that reads.
+func (r *claudeUsageRecord) time() float64 {
+	for _, ts := range [][]byte{r.timestamp, r.outerTimestamp} {
+		if len(ts) == 0 {
+			continue
+		}
+		if x, err := jsonx.Parse(ts); err == nil {
+			if ms := timestampMs(x, 0); ms != 0 {
+				return ms
+			}
+		}
+	}
+	return 0
+}
+
+// jsonText is the text of the JSON string v, "" if v is not one.
+func jsonText(v []byte) string {
+	if len(v) < 2 || v[0] != '"' {
+		return ""
+	}
+	x, err := jsonx.Parse(v)
+	if err != nil {
+		return ""
+	}
+	s, _ := x.Text()
+	return s
+}
+
+// jsonIs reports whether v is the JSON string of text s, decoding it only
+// when it has an escape.
+func jsonIs(v []byte, s string) bool {
+	if len(v) == len(s)+2 && v[0] == '"' && v[len(v)-1] == '"' && string(v[1:len(v)-1]) == s {
+		return true
+	}
+	return bytes.IndexByte(v, '\\') >= 0 && jsonText(v) == s
 }
 
 // readAgentProgress reads a subagent's call from a progress record of its
@@ -317,57 +356,46 @@ func (r *claudeUsageRecord) readAgentProgress() {
 			msg = v
 		}
 	})
-	if string(kind) != `"agent_progress"` || len(msg) == 0 || msg[0] != '{' {
+	if !jsonIs(kind, "agent_progress") || len(msg) == 0 || msg[0] != '{' {
 		return
 	}
-	inner := claudeUsageRecord{time: r.time}
-	if !inner.read(msg) || inner.typ != "assistant" {
+	var inner claudeUsageRecord
+	if !inner.read(msg) || !jsonIs(inner.typ, "assistant") {
 		return
 	}
 	r.typ, r.message, r.id, r.model, r.usage = inner.typ, inner.message, inner.id, inner.model, inner.usage
-	if inner.time != 0 {
-		r.time = inner.time
-	}
+	r.timestamp, r.outerTimestamp = inner.timestamp, r.timestamp
 }
 
-// read reads the record of line b; false for a line that is not a JSON
-// object.
+// read reads the record of line b, keeping its members' text as slices of
+// b (valid while b is); false for a line that is not a JSON object. It is
+// the one pass over the line: the check that it is JSON and the read of
+// the few members wanted.
 func (r *claudeUsageRecord) read(b []byte) bool {
 	*r = claudeUsageRecord{}
-	text := func(v []byte) string {
-		if len(v) == 0 || v[0] != '"' {
-			return ""
-		}
-		x, err := jsonx.Parse(v)
-		if err != nil {
-			return ""
-		}
-		s, _ := x.Text()
-		return s
-	}
-	_, err := jsonx.MembersWithin(b, "message", func(name, v []byte) {
+	end, err := jsonx.MembersWithin(b, "message", func(name, v []byte) {
 		switch string(name) {
 		case "id":
-			r.id = text(v)
+			r.id = v
 		case "model":
-			r.model = text(v)
+			r.model = v
 		case "usage":
 			r.usage = v
 		}
 	}, func(name, v []byte) {
 		switch string(name) {
 		case "type":
-			r.typ = text(v)
+			r.typ = v
 		case "sessionId":
-			r.sessionID = text(v)
+			r.sessionID = v
 		case "cwd":
-			r.cwd = text(v)
+			r.cwd = v
 		case "customTitle":
-			r.customTitle = text(v)
+			r.customTitle = v
 		case "aiTitle":
-			r.aiTitle = text(v)
+			r.aiTitle = v
 		case "summary":
-			r.summary = text(v)
+			r.summary = v
 		case "isSidechain":
 			r.sidechain = string(v) == "true"
 		case "data":
@@ -375,12 +403,10 @@ func (r *claudeUsageRecord) read(b []byte) bool {
 		case "message":
 			r.message = len(v) > 0 && v[0] == '{'
 		case "timestamp":
-			if x, err := jsonx.Parse(v); err == nil {
-				r.time = timestampMs(x, 0)
-			}
+			r.timestamp = v
 		}
 	})
-	return err == nil
+	return err == nil && len(bytes.TrimSpace(b[end:])) == 0
 }
 
 // codexCalls reads a Codex rollout's calls from its token_count events.
@@ -394,53 +420,107 @@ func (r *claudeUsageRecord) read(b []byte) bool {
 // parent's history replayed, stamped before the fork's own time: its
 // totals are where the fork starts from, not calls of the fork.
 func codexCalls(u *usage.Session) error {
-	var forkAt float64
-	var prevTotal codexTotal
-	model := ""
-	skipped, err := eachRecord(u.Path, func(r record) error {
-		v, p := r.v, r.v.Get("payload")
-		at := timestampMs(v.Get("timestamp"), 0)
-		switch {
-		case v.Get("type").Is("session_meta"):
-			if from, ok := stringField(p, "forked_from_id"); ok && from != "" {
-				if u.Parent == "" {
-					u.Parent = from
-				}
-				forkAt = timestampMs(p.Get("timestamp"), at)
-			}
-		case v.Get("type").Is("turn_context"):
-			if m, ok := stringField(p, "model"); ok && m != "" {
-				model = m
-			}
-		case v.Get("type").Is("event_msg") && p.Get("type").Is("token_count"):
-			info := p.Get("info")
-			if !isRecordValue(info) || !isRecordValue(info.Get("total_token_usage")) {
-				return nil
-			}
-			var bad int
-			t := readCodexTotal(info.Get("total_token_usage"), &bad)
-			if t == prevTotal && bad == 0 {
-				return nil // a repeat
-			}
-			d := t.minus(prevTotal)
-			if !d.nonNegative() {
-				d = t // a total that went down: counting started again
-			}
-			prevTotal = t
-			if forkAt > 0 && at < forkAt {
-				return nil // the parent's, replayed
-			}
-			c := usage.Call{Time: at, Model: usage.RefModel("openai", cmp.Or(model, "unknown"), "openai-codex-responses"), MalformedUsageCounters: bad,
-				Tokens: usage.Tokens{Input: max(0, d.input-d.cached), CacheRead: min(d.cached, d.input), Output: d.output, Reasoning: d.reasoning}}
-			c.Total = c.Tokens.Sum()
-			if c.Total > 0 || c.Tokens.Reasoning > 0 {
-				u.Calls = append(u.Calls, c)
-			}
+	var c codexCallReader
+	skipped, err := eachLine(u.Path, func(b []byte, _ int) (bool, error) {
+		record, wanted := codexUsageLine(b)
+		if !wanted {
+			return record, nil
 		}
-		return nil
+		v, perr := jsonx.Parse(b)
+		if perr != nil || v.Kind() != jsonx.Object {
+			return false, nil
+		}
+		c.record(u, v)
+		return true, nil
 	})
 	u.Skipped += skipped
 	return err
+}
+
+// codexCallReader reads a rollout's records in order into its calls.
+type codexCallReader struct {
+	forkAt    float64
+	prevTotal codexTotal
+	model     string
+}
+
+// record reads record v of u's rollout: a session_meta, a turn_context or
+// a token_count event; any other record is nothing to it.
+func (c *codexCallReader) record(u *usage.Session, v jsonx.Value) {
+	p := v.Get("payload")
+	at := timestampMs(v.Get("timestamp"), 0)
+	switch {
+	case v.Get("type").Is("session_meta"):
+		if from, ok := stringField(p, "forked_from_id"); ok && from != "" {
+			if u.Parent == "" {
+				u.Parent = from
+			}
+			c.forkAt = timestampMs(p.Get("timestamp"), at)
+		}
+	case v.Get("type").Is("turn_context"):
+		if m, ok := stringField(p, "model"); ok && m != "" {
+			c.model = m
+		}
+	case v.Get("type").Is("event_msg") && p.Get("type").Is("token_count"):
+		info := p.Get("info")
+		if !isRecordValue(info) || !isRecordValue(info.Get("total_token_usage")) {
+			return
+		}
+		var bad int
+		t := readCodexTotal(info.Get("total_token_usage"), &bad)
+		if t == c.prevTotal && bad == 0 {
+			return // a repeat
+		}
+		d := t.minus(c.prevTotal)
+		if !d.nonNegative() {
+			d = t // a total that went down: counting started again
+		}
+		c.prevTotal = t
+		if c.forkAt > 0 && at < c.forkAt {
+			return // the parent's, replayed
+		}
+		call := usage.Call{Time: at, Model: usage.RefModel("openai", cmp.Or(c.model, "unknown"), "openai-codex-responses"), MalformedUsageCounters: bad,
+			Tokens: usage.Tokens{Input: max(0, d.input-d.cached), CacheRead: min(d.cached, d.input), Output: d.output, Reasoning: d.reasoning}}
+		call.Total = call.Tokens.Sum()
+		if call.Total > 0 || call.Tokens.Reasoning > 0 {
+			u.Calls = append(u.Calls, call)
+		}
+	}
+}
+
+// codexUsageLine reads a rollout's line as far as codexCalls needs to
+// know whether to decode it: whether it is a JSON object (record), and
+// whether it may be a session_meta, a turn_context or a token_count event
+// (wanted): whether its type, or a type of its payload, is one of those
+// words. It is one pass over the line that builds nothing (a message, a
+// tool call and its output, most of a rollout's bytes, are scanned only);
+// a line wanted is decoded whole. Any type member read counts, of every
+// payload of a line that has several: what it over-reads is only decoded.
+func codexUsageLine(b []byte) (record, wanted bool) {
+	is := func(v []byte) {
+		if !wanted && len(v) > 0 && v[0] == '"' {
+			t := string(v)
+			if bytes.IndexByte(v, '\\') >= 0 {
+				x, _ := jsonx.Parse(v)
+				s, _ := x.Text()
+				t = `"` + s + `"`
+			}
+			wanted = t == `"session_meta"` || t == `"turn_context"` || t == `"token_count"`
+		}
+	}
+	end, err := jsonx.MembersWithin(b, "payload", func(name, v []byte) {
+		if string(name) == "type" {
+			is(v)
+		}
+	}, func(name, v []byte) {
+		if string(name) == "type" {
+			is(v)
+		}
+	})
+	if err != nil || len(bytes.TrimSpace(b[end:])) > 0 {
+		return false, false
+	}
+	return true, wanted
 }
 
 // codexTotal is a token_count's running total.

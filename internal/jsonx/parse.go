@@ -103,8 +103,11 @@ func (p *parser) skipString() bool {
 	for {
 		// Plain bytes by table, in a loop tight enough to run at about a
 		// GB/s: in a session's text an escape comes every few bytes, so a
-		// word-at-a-time scan (tried) rarely gets a whole word
-		// and loses more to its calls than it wins.
+		// word-at-a-time scan (tried twice; the second, eight bytes
+		// tested at once for a quote, a backslash or a control
+		// character, ran 10% slower on the real fixtures'
+		// BenchmarkValidReal) rarely gets a whole word and loses more to
+		// its tests than it wins.
 		for i < len(data) && stringPlain[data[i]] {
 			i++
 		}

@@ -546,6 +546,7 @@ merge:
 		heads := make([]string, len(order))
 		spans := make([]span, len(order))
 		var at int64
+		var buf []byte // io.Copy's, made once: it would make one an entry
 		for k, key := range order {
 			e := c.now[key]
 			var n int64
@@ -562,7 +563,10 @@ merge:
 				n = int64(m)
 			} else {
 				heads[k] = e.head
-				m, err := io.Copy(out, io.NewSectionReader(c.callsFile(e), e.calls.off, e.calls.n))
+				if buf == nil {
+					buf = make([]byte, 32<<10)
+				}
+				m, err := io.CopyBuffer(out, io.NewSectionReader(c.callsFile(e), e.calls.off, e.calls.n), buf)
 				if err != nil {
 					return err
 				}
