@@ -134,7 +134,10 @@
 // how it hangs in the tree, with entries read and decoded one at a time.
 // A reader that follows a growing file (a search index) uses ReadFrom: the
 // same forward rule, from a Cursor where its last read stopped, leaving an
-// unfinished last line for the next read.
+// unfinished last line for the next read. A reader that wants a few of a
+// file's entries once (a usage ledger's calls) uses Scan: Index's rule in
+// one pass that keeps nothing, each entry's type and JSON handed on as
+// its line is read, for the reader to decode only those it wants.
 //
 // A session kept elsewhere than in a file (a database row per line) is
 // read by the same rules through an io.ReaderAt: OpenReader is Open over

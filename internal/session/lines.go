@@ -17,7 +17,7 @@ const DefaultMaxLineBytes = 64 << 20
 // longer than max is consumed but not returned whole; its tooLong flag is set.
 type lineReader struct {
 	r       *bufio.Reader
-	pooled  bool // r is bigReaders'; release hands it back
+	pool    *sync.Pool // where r came from (bigReaders, smallReaders), nil if made; release hands it back
 	max     int
 	off     int64 // offset of the next line
 	buf     []byte
@@ -78,11 +78,20 @@ func newLineReaderSize(r io.Reader, off int64, max, size int) *lineReader {
 		max = DefaultMaxLineBytes
 	}
 	lr := &lineReader{max: max, off: off, base: off}
-	if size >= maxReadBuffer {
-		lr.r, lr.pooled = bigReaders.Get().(*bufio.Reader), true
-		lr.r.Reset(r)
-	} else {
+	switch {
+	case size >= maxReadBuffer:
+		lr.r, lr.pool = bigReaders.Get().(*bufio.Reader), &bigReaders
+	case size > smallReadBuffer/2 && size <= smallReadBuffer:
+		lr.r, lr.pool = smallReaders.Get().(*bufio.Reader), &smallReaders
+	case size > smallReadBuffer:
+		// Less than a MiB to read, more than 64 KiB: a big buffer, used
+		// again, beats one made the file's size and cleared.
+		lr.r, lr.pool = bigReaders.Get().(*bufio.Reader), &bigReaders
+	default:
 		lr.r = bufio.NewReaderSize(r, size)
+	}
+	if lr.pool != nil {
+		lr.r.Reset(r)
 	}
 	lr.at, _ = r.(io.ReaderAt)
 	return lr
@@ -91,15 +100,26 @@ func newLineReaderSize(r io.Reader, off int64, max, size int) *lineReader {
 // bigReaders are read buffers of maxReadBuffer, used again: a search's
 // snippets each read one line of a large session, and a buffer apiece
 // was a MiB of garbage a hit (28 MB a page of a common word's hits).
-var bigReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, maxReadBuffer) }}
+// smallReaders are those of smallReadBuffer, for files of 32–64 KiB. A
+// file of less than 32 KiB gets a buffer its size, cheap to make; one
+// between 64 KiB and 1 MiB a big one: a usage ledger's first read of
+// 10,000 omp sessions (950 MB) made a buffer the size of each, most of
+// its time allocating and clearing them.
+var (
+	bigReaders   = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, maxReadBuffer) }}
+	smallReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, smallReadBuffer) }}
+)
+
+// smallReadBuffer is the size of smallReaders' buffers.
+const smallReadBuffer = 64 << 10
 
 // release hands the read buffer back once the reader is done: nothing it
 // returned may be used after.
 func (lr *lineReader) release() {
-	if lr.pooled {
+	if lr.pool != nil {
 		lr.r.Reset(nil)
-		bigReaders.Put(lr.r)
-		lr.r, lr.pooled = nil, false
+		lr.pool.Put(lr.r)
+		lr.r, lr.pool = nil, nil
 	}
 }
 

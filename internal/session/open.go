@@ -257,37 +257,52 @@ func openAt(path string, r io.ReaderAt, fi file, opts *OpenOptions) (*Store, err
 
 // scanFile reads the slot, the header and the envelope of every entry.
 func (s *Store) scanFile(f io.Reader) ([]record, error) {
+	var recs []record
+	err := s.scanEach(f, func(_ rawLine, rec *record) error {
+		recs = append(recs, *rec)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.stats.Seen = len(recs)
+	return recs, nil
+}
+
+// scanEach is scanFile handing each entry's line and record to fn as it
+// is read, keeping none; fn's error stops it.
+func (s *Store) scanEach(f io.Reader, fn func(l rawLine, rec *record) error) error {
 	lr := newLineReader(f, 0, s.opts.MaxLineBytes)
 	defer lr.release()
 	fw := &forward{path: s.path, opts: &s.opts, max: lr.max, skip: s.skip, rewrite: s.noteRewrite}
-	var recs []record
 	for {
 		l, err := lr.next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: line %d: %w", s.path, lr.lineNum+1, err)
+			return fmt.Errorf("%s: line %d: %w", s.path, lr.lineNum+1, err)
 		}
 		if !l.eol {
 			s.tornTail = true
 		}
 		rec, ok, err := fw.step(l)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if ok {
-			recs = append(recs, rec)
+			if err := fn(l, &rec); err != nil {
+				return err
+			}
 		}
 	}
 	if fw.cur.Version == 0 {
-		return nil, noHeaderError(s.path, s.badLines)
+		return noHeaderError(s.path, s.badLines)
 	}
 	s.slot, s.hasSlot = fw.slot, fw.hasSlot
 	s.header, s.headerLine, s.version = fw.cur.Header, fw.cur.HeaderLine, fw.cur.Version
 	s.lines = lr.lineNum
-	s.stats.Seen = len(recs)
-	return recs, nil
+	return nil
 }
 
 func (s *Store) skip(b BadLine) {

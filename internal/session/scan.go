@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// forward is the rule the forward readers (Open's scan, Index, ReadFrom)
+// forward is the rule the forward readers (Open's scan, Index, Scan, ReadFrom)
 // apply to each line in turn: blank lines skipped, the preamble read until
 // the header, then one record per entry, with lines JSON.parse refuses
 // skipped and v1 ids given by position. It holds what it has read so far,

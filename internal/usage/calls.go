@@ -52,67 +52,180 @@ func SessionCalls(path string) ([]Call, error) {
 // pi's) as a ledger's Session: its header's id, cwd, title and
 // parentSession, and its calls (SessionCalls). An import (a custom entry
 // of type ForeignImport naming its source) has ImportOf set, and the
-// calls before that entry are Imported: its source's.
+// calls before that entry are Imported: its source's. The file is read
+// once (session.Scan), and only the entries that can be a call or an
+// import are decoded: a session's bytes are mostly its users' messages
+// and its tools' results, which are not.
 func ReadSession(path string) (Session, error) {
-	x, err := session.OpenIndex(path, nil)
+	var r callReader
+	sc, err := session.Scan(path, nil, func(e session.ScannedEntry) error {
+		if e.Type == session.TypeMessage && !e.Assistant {
+			return nil // a user's message or a tool's result: no call
+		}
+		return r.entry(e.Type, e.JSON)
+	})
 	if err != nil {
 		return Session{}, err
 	}
-	defer x.Close()
-	return ReadIndex(x, path)
+	title, _ := sc.Title()
+	return r.session(path, sc.Header(), title, sc.Malformed()), nil
 }
 
 // ReadIndex is ReadSession of an open index (a file's, or a session's
 // stored on a server), its Path path.
 func ReadIndex(x *session.Index, path string) (Session, error) {
-	h := x.Header()
-	title, _ := x.Title()
-	s := Session{Path: path, ID: h.ID, Parent: h.ParentSession, Project: h.Cwd, Title: title, Skipped: x.Malformed()}
+	var r callReader
 	var buf []byte
-	var responses []string // the provider's id of each call's response, where recorded
 	for i := range x.Len() {
 		raw, err := x.AppendRaw(buf[:0], i)
 		if err != nil {
-			return s, err
+			title, _ := x.Title()
+			return r.session(path, x.Header(), title, x.Malformed()), err
 		}
 		buf = raw
-		v, err := jsonx.Parse(raw)
-		if err != nil {
-			s.Skipped++
-			continue
+		if err := r.entry(x.Type(i), raw); err != nil {
+			return Session{}, err
 		}
-		if c, ok := callOf(v); ok {
-			s.Calls = append(s.Calls, c)
-			if id, ok := v.Get("message").Get("responseId").Text(); ok {
-				responses = append(responses, id)
-			} else {
-				responses = append(responses, "")
-			}
-			continue
-		}
-		if x.Type(i) == session.TypeCustom && v.Get("customType").Is(ForeignImport) {
-			d := v.Get("data")
-			harness, _ := d.Get("source").Text()
-			id, _ := d.Get("sourceId").Text()
-			if harness != "" && id != "" {
-				s.ImportOf = &Origin{Harness: harness, ID: id}
-				for k := range s.Calls {
-					s.Calls[k].Imported = true
-				}
+	}
+	title, _ := x.Title()
+	return r.session(path, x.Header(), title, x.Malformed()), nil
+}
+
+// callReader reads a session's entries, in file order, into its calls.
+type callReader struct {
+	calls     []Call
+	responses []string // the provider's id of each call's response, where recorded
+	importOf  *Origin
+	skipped   int
+}
+
+// entry reads an entry of type typ whose JSON is raw.
+func (r *callReader) entry(typ string, raw []byte) error {
+	switch typ {
+	case session.TypeMessage, "model_usage", session.TypeCustom:
+	default:
+		return nil
+	}
+	var v jsonx.Value
+	var err error
+	if typ == session.TypeCustom {
+		v, err = jsonx.Parse(raw)
+	} else {
+		v, err = callEnvelope(raw)
+	}
+	if err != nil {
+		r.skipped++
+		return nil
+	}
+	if c, ok := callOf(v); ok {
+		r.calls = append(r.calls, c)
+		id, _ := v.Get("message").Get("responseId").Text()
+		r.responses = append(r.responses, id)
+		return nil
+	}
+	if typ == session.TypeCustom && v.Get("customType").Is(ForeignImport) {
+		d := v.Get("data")
+		harness, _ := d.Get("source").Text()
+		id, _ := d.Get("sourceId").Text()
+		if harness != "" && id != "" {
+			r.importOf = &Origin{Harness: harness, ID: id}
+			for k := range r.calls {
+				r.calls[k].Imported = true
 			}
 		}
 	}
+	return nil
+}
+
+// session is the Session read, of the file at path with header h.
+func (r *callReader) session(path string, h session.Header, title string, malformed int) Session {
+	s := Session{Path: path, ID: h.ID, Parent: h.ParentSession, Project: h.Cwd, Title: title,
+		Skipped: malformed + r.skipped, Calls: r.calls, ImportOf: r.importOf}
 	// A response id names the provider's response wherever it is copied:
 	// omp's importer gives every streamed line of a Claude Code message
 	// its own assistant message, each with the line's usage, and the
 	// source's lines (and a resumed session's copies) name the same
 	// response: all one call.
 	for k, c := range s.Calls {
-		if responses[k] != "" {
-			s.Calls[k].Request = ResponseKey(c.Model.Provider(), responses[k])
+		if r.responses[k] != "" {
+			s.Calls[k].Request = ResponseKey(c.Model.Provider(), r.responses[k])
 		}
 	}
-	return s, nil
+	return s
+}
+
+// callEnvelope is the entry whose JSON is raw as far as callOf and a
+// call's response id ask: its id, type and timestamp, its model,
+// provider, api and usage (a model_usage entry's), and of its message
+// those and its role, timestamp and responseId; each the last of a name
+// given twice, as JSON.parse keeps it. It is one pass over raw that
+// decodes nothing else: an assistant message's text, thinking and tool
+// calls, most of its bytes, are only checked to be JSON.
+func callEnvelope(raw []byte) (jsonx.Value, error) {
+	var top, msg, cur callMembers
+	var message []byte
+	_, err := jsonx.MembersWithin(raw, "message", func(name, v []byte) {
+		cur.set(name, v)
+	}, func(name, v []byte) {
+		if string(name) == "message" {
+			message, msg, cur = v, cur, callMembers{}
+			return
+		}
+		top.set(name, v)
+	})
+	if err != nil {
+		return jsonx.Value{}, err
+	}
+	members, err := top.decode(nil)
+	if err != nil {
+		return jsonx.Value{}, err
+	}
+	if message != nil {
+		m := jsonx.Value{}
+		if message[0] == '{' {
+			ms, err := msg.decode(nil)
+			if err != nil {
+				return jsonx.Value{}, err
+			}
+			m = jsonx.ObjectOf(ms...)
+		} else if m, err = jsonx.Parse(message); err != nil {
+			return jsonx.Value{}, err
+		}
+		members = append(members, jsonx.Member{Name: "message", Value: m})
+	}
+	return jsonx.ObjectOf(members...), nil
+}
+
+// callMembers are the members of an entry, or of its message, that
+// callEnvelope keeps, as they are in the line.
+type callMembers struct {
+	raw [len(callMemberNames)][]byte
+}
+
+var callMemberNames = [...]string{"id", "type", "timestamp", "role", "model", "provider", "api", "usage", "responseId"}
+
+func (c *callMembers) set(name, v []byte) {
+	for k, n := range callMemberNames {
+		if string(name) == n {
+			c.raw[k] = v
+			return
+		}
+	}
+}
+
+// decode appends the members kept, decoded, to ms.
+func (c *callMembers) decode(ms []jsonx.Member) ([]jsonx.Member, error) {
+	for k, raw := range c.raw {
+		if raw == nil {
+			continue
+		}
+		v, err := jsonx.Parse(raw)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, jsonx.Member{Name: callMemberNames[k], Value: v})
+	}
+	return ms, nil
 }
 
 // RequestKey is the key of a call's request name: its 64-bit FNV-1a
