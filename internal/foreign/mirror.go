@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 
 	"github.com/xdev/xdev/internal/filelock"
 	"github.com/xdev/xdev/internal/regularfile"
@@ -175,7 +176,18 @@ func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error)
 	keep := map[string]bool{}
 	unlisted := map[string]string{} // what the listing said of a transcript it could not list
 	var stopped error
-	for i, s := range list {
+	// The rows are decided in order; the sessions to convert are
+	// converted on every CPU (each in bounded memory, as one is), then
+	// their rows filled in: a first refresh converts thousands.
+	type conversion struct {
+		at     int // the row's index
+		s      Session
+		target string
+		err    error
+		done   bool
+	}
+	var todo []conversion
+	for _, s := range list {
 		if s.Err != nil {
 			st.Errors = append(st.Errors, s.Err)
 			unlisted[s.Path] = s.Err.Error()
@@ -195,33 +207,54 @@ func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error)
 			keep[prev.Mirror] = prev.Err == ""
 			continue
 		}
+		todo = append(todo, conversion{at: len(rows), s: s, target: target})
+		rows = append(rows, row)
+	}
+	var converted atomic.Int64
+	forEach(len(todo), func(k int) {
+		c := &todo[k]
 		// Looked at once a session is converted, for a refresh to get on
-		// however little time it is given.
-		if st.Converted+len(st.Errors) > 0 {
-			if stopped = ctx.Err(); stopped != nil {
-				// What was converted stands, and the mirrors of the
-				// sessions not reached stay as they were: the next
-				// refresh goes on.
-				for _, s := range list[i:] {
-					if prev, ok := old[s.Path]; ok {
-						rows = append(rows, prev)
-						keep[prev.Mirror] = prev.Err == ""
-					}
-				}
-				break
-			}
+		// however little time it is given: what was converted stands.
+		if converted.Load() > 0 && ctx.Err() != nil {
+			return
 		}
-		if row.Skipped, err = m.convert(s, target); err != nil {
-			row.Err = err.Error()
-			st.Errors = append(st.Errors, err)
-		} else {
+		rows[c.at].Skipped, c.err = m.convert(c.s, c.target)
+		c.done = true
+		converted.Add(1)
+	})
+	drop := map[int]bool{}
+	for _, c := range todo {
+		row := &rows[c.at]
+		switch {
+		case !c.done:
+			// Not reached: the mirror of the session stays as it was, and
+			// the next refresh goes on.
+			stopped = ctx.Err()
+			if prev, ok := old[c.s.Path]; ok {
+				*row = prev
+			} else {
+				drop[c.at] = true
+				continue
+			}
+		case c.err != nil:
+			row.Err = c.err.Error()
+			st.Errors = append(st.Errors, c.err)
+		default:
 			st.Converted++
-			if mfi, err := os.Stat(target); err == nil {
+			if mfi, err := os.Stat(c.target); err == nil {
 				row.MirrorSize, row.MirrorMtime = mfi.Size(), mfi.ModTime().UnixNano()
 			}
 		}
-		rows = append(rows, row)
 		keep[row.Mirror] = row.Err == ""
+	}
+	if len(drop) > 0 {
+		kept := rows[:0]
+		for k, row := range rows {
+			if !drop[k] {
+				kept = append(kept, row)
+			}
+		}
+		rows = kept
 	}
 	ents, _ := os.ReadDir(files)
 	for _, e := range ents {
