@@ -89,6 +89,19 @@ func isObjectLine(b []byte) bool {
 	return jsonx.Valid(b) && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{"))
 }
 
+// jsonSpaceOnly reports whether b is only what JSON calls white space
+// (space, tab, newline, carriage return): what may follow a line's object
+// for JSON.parse to read it. Go's unicode spaces are not (a no-break
+// space after the object makes the line unreadable).
+func jsonSpaceOnly(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
 // lineReaders are eachLine's buffered readers, each of 256 KiB: reading
 // thousands of transcripts allocates one per reader at work, not one per
 // file. A longer line is read in pieces (lineReader); more buffer

@@ -406,7 +406,7 @@ func (r *claudeUsageRecord) read(b []byte) bool {
 			r.timestamp = v
 		}
 	})
-	return err == nil && len(bytes.TrimSpace(b[end:])) == 0
+	return err == nil && jsonSpaceOnly(b[end:])
 }
 
 // codexCalls reads a Codex rollout's calls from its token_count events.
@@ -517,7 +517,7 @@ func codexUsageLine(b []byte) (record, wanted bool) {
 			is(v)
 		}
 	})
-	if err != nil || len(bytes.TrimSpace(b[end:])) > 0 {
+	if err != nil || !jsonSpaceOnly(b[end:]) {
 		return false, false
 	}
 	return true, wanted

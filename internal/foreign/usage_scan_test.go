@@ -74,6 +74,9 @@ func (r scanRand) damage(line string) string {
 		return " \t" + line + " \r"
 	case 5:
 		return ""
+	case 6:
+		// After the object, what is white space to Go but not to JSON.
+		return line + []string{"\u00a0", "\f", "\v", "\u0085", "\u2028"}[r.IntN(5)]
 	}
 	return line
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -107,7 +108,35 @@ func FuzzUsage(f *testing.F) {
 	harnesses := []string{HarnessClaude, HarnessCodex, HarnessCopilot}
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
-		u := usageIn(t, dir, harnesses[int(which)%len(harnesses)], string(data))
+		h := harnesses[int(which)%len(harnesses)]
+		u := usageIn(t, dir, h, string(data))
+		// The one-pass scans read what decoding every line reads
+		// (usage_scan_test.go).
+		switch path := filepath.Join(dir, "s.jsonl"); h {
+		case HarnessClaude:
+			got, want := usage.Session{Path: path, ID: "own"}, usage.Session{Path: path, ID: "own"}
+			if err := claudeCalls(&got); err != nil {
+				t.Fatal(err)
+			}
+			claudeByValues(t, &want)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("read in one pass\n%+v\nread whole\n%+v", got, want)
+			}
+		case HarnessCodex:
+			got, want := usage.Session{Path: path}, usage.Session{Path: path}
+			if err := codexCalls(&got); err != nil {
+				t.Fatal(err)
+			}
+			var c codexCallReader
+			skipped, err := eachRecord(path, func(rec record) error { c.record(&want, rec.v); return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			want.Skipped = skipped
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("read in one pass\n%+v\nevery line decoded\n%+v", got, want)
+			}
+		}
 		for _, c := range u.Calls {
 			for _, n := range []float64{c.Tokens.Input, c.Tokens.Output, c.Tokens.CacheRead, c.Tokens.CacheWrite, c.Tokens.CacheWrite1h, c.Tokens.Reasoning, c.Total, c.Time} {
 				if math.IsNaN(n) || math.IsInf(n, 0) || n < 0 && n != c.Time {

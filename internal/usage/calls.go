@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"errors"
 	"hash/fnv"
 	"math"
 	"strconv"
@@ -173,6 +174,9 @@ func callEnvelope(raw []byte) (jsonx.Value, error) {
 		}
 		top.set(name, v)
 	})
+	if errors.Is(err, jsonx.ErrNotObject) {
+		return jsonx.Value{}, nil // JSON, and no call
+	}
 	if err != nil {
 		return jsonx.Value{}, err
 	}

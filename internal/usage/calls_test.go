@@ -145,6 +145,13 @@ func FuzzCallOf(f *testing.F) {
 			return
 		}
 		c, ok := callOf(v)
+		// The members a call is made of, read in one pass, make the same
+		// call (or none).
+		if e, err := callEnvelope(line); err != nil {
+			t.Fatalf("callEnvelope(%q): %v, where Parse reads it", line, err)
+		} else if c2, ok2 := callOf(e); ok2 != ok || c2 != c {
+			t.Fatalf("callOf(callEnvelope(%q)) = %+v, %v; of the line decoded whole %+v, %v", line, c2, ok2, c, ok)
+		}
 		if !ok {
 			return
 		}
