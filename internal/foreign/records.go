@@ -80,15 +80,6 @@ func eachRecord(path string, fn func(record) error) (skipped int, err error) {
 	})
 }
 
-// isObjectLine reports whether line b reads as a JSON object, as
-// eachRecord takes a line, without building its value (jsonx.Valid, which
-// allocates nothing, agrees with jsonx.Parse: FuzzValid): a scan that
-// decodes only the lines it needs asks it of the others, to count the
-// lines it skips as eachRecord would.
-func isObjectLine(b []byte) bool {
-	return jsonx.Valid(b) && bytes.HasPrefix(bytes.TrimSpace(b), []byte("{"))
-}
-
 // jsonSpaceOnly reports whether b is only what JSON calls white space
 // (space, tab, newline, carriage return): what may follow a line's object
 // for JSON.parse to read it. Go's unicode spaces are not (a no-break
