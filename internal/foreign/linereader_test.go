@@ -6,8 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/xdev/xdev/internal/jsonx"
 )
 
 // TestLineReader reads random texts with a small buffer (so that lines
@@ -70,6 +74,38 @@ func TestLineReader(t *testing.T) {
 		}
 		if len(got) != len(want) {
 			t.Fatalf("%s: %d lines, want %d", name, len(got), len(want))
+		}
+	}
+}
+
+// TestEachRecordKeepsWhatItParsed: the values eachRecord hands on may be
+// kept past the line (a Gemini chat's messages are, to the end of the
+// file; jsonx.Parse keeps the text a value was read from, to write it
+// again): each written after the whole file is read, long past the read
+// buffer's reuse, is its line. The usage scans read lines in place
+// (eachLineInPlace) and keep nothing of them.
+func TestEachRecordKeepsWhatItParsed(t *testing.T) {
+	var b strings.Builder
+	var want []string
+	for k := range 3000 {
+		line := fmt.Sprintf(`{"k":%d,"text":"%s","args":{"n":%d}}`, k, strings.Repeat(string(rune('a'+k%26)), 50+k%400), k)
+		want = append(want, line)
+		b.WriteString(line + "\n")
+	}
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var kept []jsonx.Value
+	if _, err := eachRecord(path, func(r record) error { kept = append(kept, r.v); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) != len(want) {
+		t.Fatalf("%d records, want %d", len(kept), len(want))
+	}
+	for k, v := range kept {
+		if got := string(v.JSON()); got != want[k] {
+			t.Fatalf("record %d written after the read: %s, want %s", k, got, want[k])
 		}
 	}
 }

@@ -112,19 +112,25 @@ func readPooled(r io.Reader) (head []byte, done func()) {
 	return (*bp)[:n], func() { headBuffers.Put(bp) }
 }
 
-// eachLine calls fn with every line of the file at path (b is valid only
-// until fn returns: it is read in place; one over
-// session.DefaultMaxLineBytes is skipped unread), and
-// returns how many of the lines with something on them fn did not take
-// (ok false: not a record) or were too long. fn's error stops the read.
+// eachLine calls fn with every line of the file at path (one over
+// session.DefaultMaxLineBytes is skipped unread), each its own copy: what
+// fn parses of it (jsonx.Parse keeps the text a value was read from, to
+// write it again) may be kept. It returns how many of the lines with
+// something on them fn did not take (ok false: not a record) or were too
+// long. fn's error stops the read.
 func eachLine(path string, fn func(b []byte, line int) (ok bool, err error)) (skipped int, err error) {
-	return eachLineFrom(path, 0, fn)
+	return eachLineInPlace(path, 0, func(b []byte, line int) (bool, error) {
+		return fn(bytes.Clone(b), line)
+	})
 }
 
-// eachLineFrom is eachLine from byte offset from of a file that is not
-// compressed (the end of a line read before: its lines are numbered from
-// 1 again).
-func eachLineFrom(path string, from int64, fn func(b []byte, line int) (ok bool, err error)) (skipped int, err error) {
+// eachLineInPlace is eachLine from byte offset from of a file that is
+// not compressed (the end of a line read before: its lines are numbered
+// from 1 again), each line read in place: b, and any value parsed from
+// it, is valid only until fn returns. A scan that keeps nothing of a
+// line (a usage scan: numbers and copied strings) reads 800 MB of
+// transcripts without allocating a line.
+func eachLineInPlace(path string, from int64, fn func(b []byte, line int) (ok bool, err error)) (skipped int, err error) {
 	r, err := openTranscript(path)
 	if err != nil {
 		return 0, err

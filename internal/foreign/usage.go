@@ -205,7 +205,7 @@ func claudeCallsFrom(u *usage.Session, from int64) error {
 		cwd = u.Project
 	}
 	var r claudeUsageRecord
-	skipped, err := eachLineFrom(u.Path, from, func(b []byte, _ int) (bool, error) {
+	skipped, err := eachLineInPlace(u.Path, from, func(b []byte, _ int) (bool, error) {
 		if !r.read(b) {
 			return false, nil
 		}
@@ -421,7 +421,7 @@ func (r *claudeUsageRecord) read(b []byte) bool {
 // totals are where the fork starts from, not calls of the fork.
 func codexCalls(u *usage.Session) error {
 	var c codexCallReader
-	skipped, err := eachLine(u.Path, func(b []byte, _ int) (bool, error) {
+	skipped, err := eachLineInPlace(u.Path, 0, func(b []byte, _ int) (bool, error) {
 		record, wanted := codexUsageLine(b)
 		if !wanted {
 			return record, nil
