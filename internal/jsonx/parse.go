@@ -36,6 +36,11 @@ var errDepth = errors.New("too deeply nested")
 // numbers become float64 (1e400 is Infinity), escapes may denote lone
 // surrogates, and invalid UTF-8 inside strings becomes U+FFFD per maximal
 // invalid subpart, as the file's TextDecoder would have made it.
+//
+// The value's strings are copies, but where a value's text is what
+// JSON.stringify writes, the value keeps that text in data, and JSON
+// copies it from there instead of encoding: data must not change while
+// the value is used. A reader that reuses its buffer parses a copy.
 func Parse(data []byte) (Value, error) {
 	p := parser{data: data}
 	p.skipSpace()
