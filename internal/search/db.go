@@ -125,6 +125,10 @@ type OpenOptions struct {
 	// LockTimeout bounds that wait (DefaultLockTimeout when zero): past
 	// it, the call fails with a *filelock.BusyError.
 	LockTimeout time.Duration
+	// Source, when set, is where the index's sessions come from in place
+	// of the data dir's files (another harness's transcripts, read in
+	// place): dataDir then only names the index.
+	Source Source
 }
 
 // DefaultLockTimeout is how long a search waits for another process's

@@ -172,10 +172,16 @@ func (db *DB) refresh(ctx context.Context, opts RefreshOptions) (RefreshStats, e
 	// a query asks for them: flipping the choice costs no re-reading.
 	var found []session.SessionFile
 	only := false // the paths named only
-	if opts.Paths != nil {
+	switch {
+	case db.opts.Source != nil:
+		var err error
+		if found, err = db.opts.Source.Files(); err != nil {
+			return st, err
+		}
+	case opts.Paths != nil:
 		found, only = session.FilesAt(db.dataDir, opts.Paths)
 	}
-	if !only {
+	if !only && db.opts.Source == nil {
 		var err error
 		if found, err = session.Files(db.dataDir); err != nil {
 			return st, fmt.Errorf("listing %s: %w", session.SessionsDir(db.dataDir), err)
@@ -240,6 +246,19 @@ func (db *DB) refresh(ctx context.Context, opts RefreshOptions) (RefreshStats, e
 		st.Removed++
 	}
 	prog := Progress{FilesTotal: len(jobs), BytesTotal: total}
+	if db.opts.Source != nil {
+		sjobs := make([]sourceJob, len(jobs))
+		for k, j := range jobs {
+			sjobs[k] = sourceJob{j.f, j.row, j.size}
+		}
+		err := w.sourceFiles(ctx, sjobs, &st, prog, opts.Progress)
+		if err != nil && (isSQLiteErr(err) || ctx.Err() == nil) {
+			return st, err
+		}
+		// What was read stands: a refresh on a deadline goes on from
+		// the next session next time.
+		return st, errors.Join(err, w.commit())
+	}
 	for i, j := range jobs {
 		// Looked at once a file is read, for a refresh to get on however
 		// little time it is given.

@@ -212,7 +212,7 @@ func (db *DB) search(ctx context.Context, q Query) ([]Hit, error) {
 				return nil, err
 			}
 		}
-		hits[i].Snippet, hits[i].Highlights = snippetOf(&hits[i], p.phrases)
+		hits[i].Snippet, hits[i].Highlights = db.snippetOf(&hits[i], p.phrases)
 	}
 	return hits, nil
 }
@@ -378,12 +378,16 @@ func likeEscape(s string) string {
 // snippetOf cuts the hit's snippet from its entry in the session file
 // (the index keeps no text): the stretch around the first place the
 // query's phrases meet, on one line, with the matches' ranges.
-func snippetOf(h *Hit, phrases []searchtext.Phrase) (string, [][2]int) {
+func (db *DB) snippetOf(h *Hit, phrases []searchtext.Phrase) (string, [][2]int) {
 	var text string
 	if h.Role == RoleTitle {
 		text = h.Title
 	} else {
-		d, err := docAt(h)
+		read := docAt
+		if db.opts.Source != nil {
+			read = db.sourceDoc
+		}
+		d, err := read(h)
 		if err != nil {
 			return "", nil
 		}

@@ -187,19 +187,11 @@ func (w *writer) file(ctx context.Context, f session.SessionFile, row *fileRow, 
 	// own while this one writes the entries before it into the index
 	// (pipeline): SQLite's work and the decoding each on a CPU (a first
 	// index spends a third of its time decoding).
-	type doc struct {
-		n         node
-		d         searchtext.Doc
-		off       int64
-		line      int
-		text, thk string // d's, with CJK spaced, as the index takes them
-		digest    uint64
-	}
 	var (
 		cur session.Cursor
 		rs  session.ReadStats
 	)
-	err, werr := pipeline(8, func(send func(doc) error) error {
+	err, werr := pipeline(8, func(send func(indexDoc) error) error {
 		k := 0
 		var err error
 		cur, rs, err = session.ReadFrom(f.Path, r.cur, searchtext.ReadOptions, func(rd session.Read) error {
@@ -208,36 +200,19 @@ func (w *writer) file(ctx context.Context, f session.SessionFile, row *fileRow, 
 			if k++; k > 1 && k%ctxEvery == 0 && ctx.Err() != nil {
 				return ctx.Err()
 			}
-			var n node
-			var d searchtext.Doc
-			if rd.Entry != nil {
-				e := rd.Entry
-				n, d = node{id: e.ID, parent: e.ParentID, typ: e.Type}, searchtext.Of(e)
-				if c, ok := e.Body.(*session.Compaction); ok && c.FirstKeptEntryID != nil {
-					n.kept = *c.FirstKeptEntryID
-				}
-			} else {
-				n.typ, n.id, n.parent, d = searchtext.OfTruncated(rd.Truncated)
-				if n.id == "" {
-					return nil // not even an id in its first megabyte: skipped, and counted
-				}
+			n, d, ok := nodeOf(rd)
+			if !ok {
+				return nil // not even an id in its first megabyte: skipped, and counted
 			}
-			if n.parent != prev || n.id == "" || n.typ == session.TypeCompaction || n.typ == session.TypeResetBoundary {
-				linear = false
-			}
+			linear = linear && n.extends(prev)
 			prev = n.id
 			st.Entries++
 			st.TextBytes += int64(len(d.Text) + len(d.Thinking))
-			x := doc{n: n, d: d, off: rd.Offset, line: rd.Line}
-			if d.Role != "" {
-				x.digest = digest(n.id, d)
-				x.text, x.thk = searchtext.SpaceCJK(d.Text), searchtext.SpaceCJK(d.Thinking)
-			}
-			return send(x)
+			return send(readyDoc(n, d, rd.Offset, rd.Line))
 		})
 		return err
-	}, func(x doc) error {
-		return w.entry(r.id, x.n, x.d, x.off, x.line, x.text, x.thk, x.digest)
+	}, func(x indexDoc) error {
+		return w.entry(r.id, x)
 	})
 	if werr != nil {
 		err = werr
@@ -337,28 +312,57 @@ func (w *writer) setTitle(r *fileRow, title string) error {
 	return w.exec(`INSERT INTO docs(rowid, text, thinking) VALUES(?, ?, '')`, id, searchtext.SpaceCJK(searchtext.CapText(title)))
 }
 
-// entry indexes one entry: its entries row always (the branch walk needs
-// every entry), its text when it has some.
 // node is where an entry hangs in the tree.
 type node struct {
 	id, parent, typ string
 	kept            string // a compaction's firstKeptEntryId
 }
 
-func (w *writer) entry(file int64, n node, d searchtext.Doc, off int64, line int, text, thinking string, dg uint64) error {
+// entry indexes one entry: its entries row always (the branch walk needs
+// every entry), its text when it has some.
+func (w *writer) entry(file int64, x indexDoc) error {
+	n, d := x.n, x.d
 	id, err := w.take(file)
 	if err != nil {
 		return err
 	}
 	if err := w.exec(`INSERT INTO entries(id, file, entry_id, parent_id, type, first_kept, role, tool, model, ts, off, line,
 		digest, on_branch, in_context) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,1,1)`,
-		id, file, n.id, n.parent, n.typ, n.kept, d.Role, d.Tool, d.Model, d.TS, off, line, dg); err != nil {
+		id, file, n.id, n.parent, n.typ, n.kept, d.Role, d.Tool, d.Model, d.TS, x.off, x.line, x.digest); err != nil {
 		return err
 	}
 	if d.Role == "" {
 		return nil
 	}
-	return w.exec(`INSERT INTO docs(rowid, text, thinking) VALUES(?, ?, ?)`, id, text, thinking)
+	return w.exec(`INSERT INTO docs(rowid, text, thinking) VALUES(?, ?, ?)`, id, x.text, x.thk)
+}
+
+// indexDoc is an entry to index, its text made ready for the index.
+type indexDoc struct {
+	n         node
+	d         searchtext.Doc
+	off       int64 // where its line starts
+	line      int
+	text, thk string // d's, with CJK spaced, as the index takes them
+	digest    uint64
+}
+
+// readyDoc makes entry n, of text d, on the line that starts at off,
+// ready for the index: on the goroutine that reads, not SQLite's.
+func readyDoc(n node, d searchtext.Doc, off int64, line int) indexDoc {
+	x := indexDoc{n: n, d: d, off: off, line: line}
+	if d.Role != "" {
+		x.digest = digest(n.id, d)
+		x.text, x.thk = searchtext.SpaceCJK(d.Text), searchtext.SpaceCJK(d.Thinking)
+	}
+	return x
+}
+
+// extends reports whether entry n only extends the branch whose leaf is
+// prev, changing nothing of what is in the context: the flags of the
+// entries before it then stand (no branch walk).
+func (n node) extends(prev string) bool {
+	return n.parent == prev && n.id != "" && n.typ != session.TypeCompaction && n.typ != session.TypeResetBoundary
 }
 
 // digest identifies an entry's searchable content, so that the copies a
