@@ -68,12 +68,13 @@
 // # Searching
 //
 // A SearchPlace is where one index reads (Place.Search): a data dir as it
-// is (DataDirPlace), or a harness's sessions (pi's dir as it is, the
-// others' through their mirror). OpenIndexes opens and refreshes the
-// index of each place; Indexes.Search runs a query on all of them and
-// merges the hits by position (search.Merge), since the bm25 ranks of
-// separate indexes share no scale; a hit in a mirror names the source's
-// path, line and modification time.
+// is (DataDirPlace), or a harness's sessions (pi's dir as it is; Claude
+// Code's and Codex's transcripts in place, converted as the index reads
+// them, foreign.Mirror.IndexSource; the others' through their mirror
+// files). OpenIndexes opens and refreshes the index of each place;
+// Indexes.Search runs a query on all of them and merges the hits by
+// position (search.Merge), since the bm25 ranks of separate indexes share
+// no scale; a hit names the source's path, line and modification time.
 //
 // An index that a running `xdev serve` keeps fresh is not refreshed by
 // OpenIndexes: its live marker (internal/live) is held, and the server

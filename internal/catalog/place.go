@@ -253,7 +253,7 @@ func (p harnessPlace) Index() (SearchPlace, error) {
 	if err != nil {
 		return SearchPlace{}, err
 	}
-	return SearchPlace{Harness: p.h, Dir: m.Dir, Root: p.src.Root(), mirror: m}, nil
+	return SearchPlace{Harness: p.h, Dir: m.Dir, Root: p.src.Root(), mirror: m, inPlace: m.InPlace()}, nil
 }
 
 func (p harnessPlace) named(_ context.Context, arg string) []Ref {

@@ -23,17 +23,33 @@ import (
 )
 
 // A SearchPlace is where one search index reads sessions: an omp-format data
-// dir (xdev's, omp's, pi's) as it is, or another harness's sessions
-// (Claude Code's, Codex's) through their mirror, an omp-format data dir
-// in xdev's cache of each session converted for reading.
+// dir (xdev's, omp's, pi's) as it is, Claude Code's and Codex's
+// transcripts in place (converted as the index reads them), or another
+// harness's sessions through their mirror, an omp-format data dir in
+// xdev's cache of each session converted for reading.
 type SearchPlace struct {
 	Harness Harness
-	// Dir is the omp-format data dir the index reads.
+	// Dir is the omp-format data dir the index reads, or for sessions
+	// read in place the mirror dir that names the index (and keeps what
+	// the harness's listing said of each).
 	Dir string
 	// Root is where the sessions are, as a person knows it: Dir, or the
 	// harness's root for a mirror.
 	Root   string
 	mirror *foreign.Mirror
+	// inPlace: the mirror's sessions are indexed in place (Claude
+	// Code's, Codex's): the index names their transcripts, and holds no
+	// mirror file's (foreign.Mirror.InPlace).
+	inPlace bool
+}
+
+// indexSource is where p's index reads its sessions from when they are
+// not a data dir's files: the transcripts of a mirror in place.
+func (p SearchPlace) indexSource() search.Source {
+	if !p.inPlace {
+		return nil
+	}
+	return p.mirror.IndexSource()
 }
 
 // DataDirPlace is the place of the omp-format data dir dir, of harness h
@@ -52,6 +68,9 @@ func (c *Catalog) IndexedFile(ref Ref) (string, error) {
 	m, err := c.mirror(ref.Harness)
 	if err != nil {
 		return "", err
+	}
+	if m.InPlace() {
+		return ref.Path, nil
 	}
 	return foreign.MirrorPath(m.Dir, ref.Path), nil
 }
@@ -108,7 +127,7 @@ func (c *Catalog) OpenIndexes(ctx context.Context, places []SearchPlace, opts In
 		}
 		if !opts.Reindex && !opts.NoLive && live.Fresh(live.MarkerPath(path), liveWait) {
 			// A running xdev serve keeps this index fresh: no stat walk.
-			db, err := search.Open(path, p.Dir, nil)
+			db, err := search.Open(path, p.Dir, &search.OpenOptions{Source: p.indexSource()})
 			if err != nil {
 				return ix, stats, err
 			}
@@ -123,7 +142,7 @@ func (c *Catalog) OpenIndexes(ctx context.Context, places []SearchPlace, opts In
 				return ix, stats, stopped
 			}
 		}
-		db, err := search.Open(path, p.Dir, &search.OpenOptions{Waiting: func(holder int) {
+		db, err := search.Open(path, p.Dir, &search.OpenOptions{Source: p.indexSource(), Waiting: func(holder int) {
 			if opts.Waiting != nil {
 				opts.Waiting(path, holder)
 			}
@@ -232,7 +251,7 @@ func (ix *Indexes) Reopen() error {
 	for k, db := range ix.dbs {
 		path, dir := db.Path(), db.DataDir()
 		db.Close()
-		fresh, err := search.Open(path, dir, nil)
+		fresh, err := search.Open(path, dir, &search.OpenOptions{Source: ix.places[k].indexSource()})
 		if err != nil {
 			// It stays closed: its searches and refreshes say so.
 			return fmt.Errorf("reopening the index of %s: %w", ix.places[k].Root, err)
@@ -345,7 +364,7 @@ func (ix *Indexes) Sessions(ctx context.Context, q search.Query) ([]search.Sessi
 // file's source transcript and its modification time (what a listing
 // shows), with ok; else ok is false and the path stands for itself.
 func (p SearchPlace) source(path string) (src string, modified time.Time, ok bool) {
-	if p.mirror == nil {
+	if p.mirror == nil || p.inPlace {
 		return path, time.Time{}, false
 	}
 	if src, modified = p.mirror.SourceOf(path); src == "" {
@@ -376,7 +395,11 @@ func (p SearchPlace) nameUntitled(hits []search.Hit, limit int) {
 		l, ok := seen[h.Path]
 		if !ok {
 			if p.mirror != nil {
-				l[0], l[1] = p.mirror.Listed(p.mirror.SourcePath(h.Path))
+				src, _, ok := p.source(h.Path)
+				if !ok && !p.inPlace {
+					src = ""
+				}
+				l[0], l[1] = p.mirror.Listed(src)
 			} else {
 				l[0], l[1] = h.Title, session.Stat(h.Path).FirstMessage
 			}

@@ -129,24 +129,7 @@ func codexPass(path string, info CodexInfo, canon codexCanon, visit func(*codexI
 	_, err = eachRecord(path, func(r record) error {
 		ts := codexMillis(r.v.Get("timestamp"), fallback)
 		fallback = math.Max(fallback+1, ts)
-		p := r.v.Get("payload")
-		if !isRecordValue(p) {
-			return nil
-		}
-		var it *codexItem
-		switch typ := r.v.Get("type"); {
-		case typ.Is("turn_context"):
-			if m, ok := p.Get("model").Text(); ok && m != "" && m != cv.model {
-				cv.model = m
-				it = &codexItem{model: m, ts: ts, hasTS: true}
-			}
-		case typ.Is("response_item"):
-			it = cv.responseItem(p, ts)
-		case typ.Is("event_msg"):
-			it = cv.event(p, ts)
-		case typ.Is("compacted"):
-			it = codexCompacted(p, ts)
-		}
+		it := cv.item(r.v, ts)
 		if it == nil {
 			return nil
 		}
@@ -165,6 +148,30 @@ func codexPass(path string, info CodexInfo, canon codexCanon, visit func(*codexI
 		return nil
 	})
 	return fallback, title, err
+}
+
+// item is what the rollout's record v, at ts, becomes as omp's load loop
+// reads it (nil for none): the one rule for a whole rollout's pass and
+// for one line read alone (lineEntries).
+func (cv *codexConverter) item(v jsonx.Value, ts float64) *codexItem {
+	p := v.Get("payload")
+	if !isRecordValue(p) {
+		return nil
+	}
+	switch typ := v.Get("type"); {
+	case typ.Is("turn_context"):
+		if m, ok := p.Get("model").Text(); ok && m != "" && m != cv.model {
+			cv.model = m
+			return &codexItem{model: m, ts: ts, hasTS: true}
+		}
+	case typ.Is("response_item"):
+		return cv.responseItem(p, ts)
+	case typ.Is("event_msg"):
+		return cv.event(p, ts)
+	case typ.Is("compacted"):
+		return codexCompacted(p, ts)
+	}
+	return nil
 }
 
 // codexEntry is the omp entry an item becomes, or nil for an item that

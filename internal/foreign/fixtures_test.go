@@ -35,7 +35,7 @@ func checkFixturesRead(t *testing.T, roots map[string]string) {
 		if _, err := m.Refresh(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		db, err := search.Open(filepath.Join(t.TempDir(), "index.db"), m.Dir, nil)
+		db, err := search.Open(filepath.Join(t.TempDir(), "index.db"), m.Dir, &search.OpenOptions{Source: m.IndexSource()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +84,7 @@ func checkFixturesRead(t *testing.T, roots map[string]string) {
 				}
 				found := false
 				for _, h := range hits {
-					found = found || m.SourcePath(h.Path) == s.Path
+					found = found || m.SourcePath(h.Path) == s.Path || m.InPlace() && h.Path == s.Path
 				}
 				if !found {
 					t.Errorf("search for %q does not find %s", word, s.Path)

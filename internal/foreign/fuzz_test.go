@@ -1,6 +1,7 @@
 package foreign
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -22,6 +23,8 @@ func FuzzClaude(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
+		// Each line converted alone (a search hit's snippet) is JSON too.
+		checkLineEntries(t, claudeSource{}, data)
 		c, err := ConvertClaude(path, "/p")
 		if err != nil {
 			return
@@ -51,6 +54,7 @@ func FuzzCodex(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
+		checkLineEntries(t, codexSource{}, data)
 		s, err := CodexSessionAt(dir, path)
 		if err != nil {
 			t.Fatal(err)
@@ -65,4 +69,17 @@ func FuzzCodex(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkLineEntries converts each line of data alone: never a panic, and
+// every entry is JSON.
+func checkLineEntries(t *testing.T, lc lineConverter, data []byte) {
+	t.Helper()
+	for line := range bytes.Lines(data) {
+		for i, e := range lc.lineEntries(bytes.TrimSuffix(line, []byte("\n"))) {
+			if !jsonx.Valid(e) {
+				t.Fatalf("entry %d of the line alone is not JSON: %s", i, e)
+			}
+		}
+	}
 }

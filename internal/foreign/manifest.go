@@ -243,6 +243,17 @@ func (ml *manifestLines) findStamp(name string) (mirrorRow, bool) {
 	if !ok {
 		return mirrorRow{}, false
 	}
+	return stampOfLine(line)
+}
+
+// stampAt is findStamp of the i-th line.
+func (ml *manifestLines) stampAt(i int) (mirrorRow, bool) {
+	line := ml.data[ml.starts[i]:]
+	return stampOfLine(line[:bytes.IndexByte(line, '\n')])
+}
+
+// stampOfLine decodes findStamp's part of a manifest line.
+func stampOfLine(line []byte) (mirrorRow, bool) {
 	var r struct {
 		Mirror      string `json:"mirror"`
 		Source      string `json:"source"`
@@ -254,12 +265,13 @@ func (ml *manifestLines) findStamp(name string) (mirrorRow, bool) {
 		Format      int    `json:"format,omitempty"`
 		MirrorSize  int64  `json:"mirrorSize,omitempty"`
 		MirrorMtime int64  `json:"mirrorMtimeNs,omitempty"`
+		InPlace     bool   `json:"inPlace,omitempty"`
 	}
 	if jsonv2.Unmarshal(line, &r) != nil {
 		return mirrorRow{}, false
 	}
 	return mirrorRow{Mirror: r.Mirror, Source: r.Source, ID: r.ID, Size: r.Size, ModTime: r.ModTime, Err: r.Err, Skipped: r.Skipped,
-		Format: r.Format, MirrorSize: r.MirrorSize, MirrorMtime: r.MirrorMtime}, true
+		Format: r.Format, MirrorSize: r.MirrorSize, MirrorMtime: r.MirrorMtime, InPlace: r.InPlace}, true
 }
 
 // line is the line of the mirror file named name, without its newline.

@@ -42,6 +42,9 @@ type Mirror struct {
 	// manifest is the manifest's lines, read to name a few hits without
 	// decoding every row (manifest.go); nil until then, or after Refresh.
 	manifest *manifestLines
+	// byPath is the sessions of the last listing, by path, for a
+	// conversion in place (ReadInPlace); nil until one is made.
+	byPath map[string]Session
 }
 
 // sourceFile is a mirror file's source and its modification time
@@ -73,6 +76,9 @@ type mirrorRow struct {
 	// mirror shows, as a listing would.
 	Title        string `json:"title,omitempty"`
 	FirstMessage string `json:"firstMessage,omitempty"`
+	// InPlace: the session is searched in place (inplace.go) and has no
+	// mirror file, until a person opens it (Ensure).
+	InPlace bool `json:"inPlace,omitempty"`
 }
 
 // current reports whether prev, the manifest's row of a source, still
@@ -84,7 +90,7 @@ func (prev mirrorRow) current(row mirrorRow, target string) bool {
 	if prev.Size != row.Size || prev.ModTime != row.ModTime || prev.ID != row.ID || prev.Format != mirrorFormat {
 		return false
 	}
-	if prev.Err != "" {
+	if prev.Err != "" || prev.InPlace {
 		return true
 	}
 	fi, err := os.Lstat(target)
@@ -120,8 +126,10 @@ const mirrorSub = "mirror" // the one project directory under sessions/
 // conversion for reading (ForReading), each entry naming its source line;
 // 3 names a Claude Code compaction by its summary's line; 4 leaves out
 // the label omp's import gives a Codex compaction, text its file never
-// held. A change to the conversion that a mirror shows bumps it.
-const mirrorFormat = 4
+// held; 5 searches Claude Code's and Codex's sessions in place (their
+// mirror files of format 4, made for the index, are removed). A change
+// to the conversion that a mirror shows bumps it.
+const mirrorFormat = 5
 
 // Refresh brings the mirror up to date with the harness's sessions,
 // subagent transcripts included. Two refreshes of one mirror run one
@@ -150,6 +158,7 @@ func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error)
 		return st, err
 	}
 	defer unlock()
+	m.byPath = nil
 	if !rebuild {
 		if n, errs, ok := m.unchanged(); ok {
 			// Hits are named from the manifest's lines, which unchanged
@@ -168,6 +177,7 @@ func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error)
 	if err != nil {
 		return st, err
 	}
+	inPlace := m.InPlace()
 	if !slices.Equal(inputs, m.stampInputs()) {
 		inputs = nil // changed while listed: the next refresh lists again
 	}
@@ -187,6 +197,7 @@ func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error)
 		done   bool
 	}
 	var todo []conversion
+	var changed []Session // of a source in place: what its index reads again
 	for _, s := range list {
 		if s.Err != nil {
 			st.Errors = append(st.Errors, s.Err)
@@ -204,7 +215,15 @@ func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error)
 		if prev, ok := old[s.Path]; ok && prev.current(row, target) {
 			prev.Title, prev.FirstMessage = s.Title, s.FirstMessage
 			rows = append(rows, prev)
-			keep[prev.Mirror] = prev.Err == ""
+			keep[prev.Mirror] = prev.Err == "" && !prev.InPlace
+			continue
+		}
+		if inPlace {
+			// Read by the index as it is: no mirror file (and the one
+			// a person opened, of the source as it was, is removed).
+			row.InPlace = true
+			rows = append(rows, row)
+			changed = append(changed, s)
 			continue
 		}
 		todo = append(todo, conversion{at: len(rows), s: s, target: target})
@@ -256,6 +275,9 @@ func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error)
 		}
 		rows = kept
 	}
+	if inPlace {
+		m.keepListing(changed)
+	}
 	ents, _ := os.ReadDir(files)
 	for _, e := range ents {
 		if !keep[e.Name()] {
@@ -301,7 +323,7 @@ func (m *Mirror) Ensure(ctx context.Context, s Session) (MirrorFile, error) {
 	rows, oldRows := m.readManifestRows()
 	row := mirrorRow{Source: s.Path, ID: s.ID, Size: size, ModTime: mtime, Mirror: mirrorName(s.Path), Format: mirrorFormat}
 	target := filepath.Join(files, row.Mirror)
-	if prev, ok := rows[s.Path]; ok && prev.Err == "" && prev.current(row, target) {
+	if prev, ok := rows[s.Path]; ok && prev.Err == "" && !prev.InPlace && prev.current(row, target) {
 		return MirrorFile{target, prev.Skipped}, nil
 	}
 	if row.Skipped, err = m.convert(s, target); err != nil {
@@ -310,11 +332,16 @@ func (m *Mirror) Ensure(ctx context.Context, s Session) (MirrorFile, error) {
 	if mfi, err := os.Stat(target); err == nil {
 		row.MirrorSize, row.MirrorMtime = mfi.Size(), mfi.ModTime().UnixNano()
 	}
-	rows[s.Path] = row
-	// A row of no listing (no title): the next refresh lists again.
-	if err := m.dropListingStamp(); err != nil {
+	if prev, ok := rows[s.Path]; ok && prev.Size == row.Size && prev.ModTime == row.ModTime && prev.ID == row.ID {
+		// The listed session, unchanged since, opened (an index in place
+		// made no mirror file of it): what the listing said of it
+		// stands, and so does the listing's stamp.
+		row.Title, row.FirstMessage = prev.Title, prev.FirstMessage
+	} else if err := m.dropListingStamp(); err != nil {
+		// A row of no listing (no title): the next refresh lists again.
 		return MirrorFile{}, err
 	}
+	rows[s.Path] = row
 	if err := m.writeManifest(slices.Collect(maps.Values(rows)), oldRows); err != nil { // it sorts them
 		return MirrorFile{}, err
 	}

@@ -18,7 +18,7 @@ import (
 // file back to its source, and never writes beside the sources.
 func TestMirror(t *testing.T) {
 	root := codexRoot(t)
-	src, _ := NewSource(HarnessCodex, root)
+	src := mirroredSource(t, HarnessCodex, root)
 	m := &Mirror{Dir: filepath.Join(t.TempDir(), "mirror"), Source: src}
 	ctx := context.Background()
 	st, err := m.Refresh(ctx)
@@ -90,6 +90,21 @@ func TestMirror(t *testing.T) {
 	}
 }
 
+// mirroredFiles is a Source searched through mirror files, as every
+// harness's but Claude Code's and Codex's is (those are searched in
+// place): the embedded interface hides its lineConverter.
+type mirroredFiles struct{ Source }
+
+// mirroredSource is the Source of harness at root, mirrored in files.
+func mirroredSource(t *testing.T, harness, root string) Source {
+	t.Helper()
+	src, err := NewSource(harness, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mirroredFiles{src}
+}
+
 // snapshotTree is every file under dir with its size, mode and mtime.
 func snapshotTree(t *testing.T, dir string) string {
 	t.Helper()
@@ -114,7 +129,7 @@ func snapshotTree(t *testing.T, dir string) string {
 // every session converted once across the rounds.
 func TestMirrorStoppedGoesOn(t *testing.T) {
 	root := codexRoot(t)
-	src, _ := NewSource(HarnessCodex, root)
+	src := mirroredSource(t, HarnessCodex, root)
 	whole := &Mirror{Dir: filepath.Join(t.TempDir(), "whole"), Source: src}
 	want, err := whole.Refresh(context.Background())
 	if err != nil {
