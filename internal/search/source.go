@@ -107,7 +107,7 @@ func (w *writer) sourceFiles(ctx context.Context, jobs []sourceJob, st *RefreshS
 		cur = k
 		return err
 	}
-	readErr, writeErr := pipeline(64, func(send func(sourceItem) error) error {
+	readErr, writeErr := pipeline(8, func(send func(sourceItem) error) error {
 		for k, j := range jobs {
 			// Looked at once a session is read, for a refresh to get on
 			// however little time it is given.
