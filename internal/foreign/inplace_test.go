@@ -289,3 +289,96 @@ func generatedCodexRoot(t *testing.T, n int) string {
 	}
 	return root
 }
+
+// TestOpenedMirrorsBounded: the mirror files of the sessions a person
+// opens, of a harness searched in place, stay within openedBytes (the
+// session just opened kept whatever its size), those converted longest
+// ago removed first; one removed is converted again when opened, and the
+// index in place reads on as before.
+func TestOpenedMirrorsBounded(t *testing.T) {
+	root := generatedCodexRoot(t, 12)
+	src, err := NewSource(HarnessCodex, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := src.List(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &Mirror{Dir: t.TempDir(), Source: src}
+	ctx := context.Background()
+	if _, err := m.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func(b int64) { openedBytes = b }(openedBytes)
+	openedBytes = 6 << 10
+	onDisk := func() (n int64, names map[string]bool) {
+		files, _ := session.Files(m.Dir)
+		names = map[string]bool{}
+		for _, f := range files {
+			n += f.Size
+			names[f.Path] = true
+		}
+		return n, names
+	}
+	// converted is the order the mirror files were made in, newest last:
+	// a session opened whose mirror is there is not converted again.
+	var converted []string
+	opened := 0
+	for round := range 3 {
+		for _, s := range list {
+			if s.Err != nil {
+				continue
+			}
+			_, before := onDisk()
+			mf, err := m.Ensure(ctx, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opened++
+			if !before[mf.Path] {
+				converted = slices.DeleteFunc(converted, func(p string) bool { return p == mf.Path })
+				converted = append(converted, mf.Path)
+			}
+			st, err := session.Open(mf.Path, nil)
+			if err != nil {
+				t.Fatalf("round %d: the mirror just opened: %v", round, err)
+			}
+			st.Close()
+			n, names := onDisk()
+			fi, _ := os.Stat(mf.Path)
+			if n > openedBytes+fi.Size() {
+				t.Fatalf("round %d: %d bytes of mirror files, bound %d", round, n, openedBytes)
+			}
+			// What is kept is the newest converted.
+			for k, gone := len(converted)-1, false; k >= 0; k-- {
+				switch {
+				case !names[converted[k]]:
+					gone = true
+				case gone:
+					t.Fatalf("round %d: %s kept, a later one removed", round, filepath.Base(converted[k]))
+				}
+			}
+			if len(names) > len(converted) {
+				t.Fatalf("round %d: %d mirror files, %d converted", round, len(names), len(converted))
+			}
+		}
+	}
+	order := make([]string, opened) // the sessions opened, for the count below
+	if len(order) < 20 {
+		t.Fatalf("only %d sessions opened", len(order))
+	}
+	// The manifest and the index in place agree with a refresh's.
+	if _, err := m.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db, err := search.Open(filepath.Join(t.TempDir(), "index.db"), m.Dir, &search.OpenOptions{Source: m.IndexSource()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st, err := db.Refresh(ctx, search.RefreshOptions{Harness: HarnessCodex})
+	if err != nil || st.Indexed != len(order)/3 {
+		t.Fatalf("index in place: %+v, %v; want %d sessions", st, err, len(order)/3)
+	}
+}

@@ -1,15 +1,19 @@
 package foreign
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/xdev/xdev/internal/filelock"
 	"github.com/xdev/xdev/internal/regularfile"
@@ -79,6 +83,11 @@ type mirrorRow struct {
 	// InPlace: the session is searched in place (inplace.go) and has no
 	// mirror file, until a person opens it (Ensure).
 	InPlace bool `json:"inPlace,omitempty"`
+	// Opened is when a person's opening of the session made its mirror
+	// file (Ensure; Unix nanoseconds): the ones made longest ago go first
+	// (trimOpened). A file's mtime would not do: a coarse clock gives
+	// conversions in a row the same.
+	Opened int64 `json:"openedNs,omitempty"`
 }
 
 // current reports whether prev, the manifest's row of a source, still
@@ -332,6 +341,7 @@ func (m *Mirror) Ensure(ctx context.Context, s Session) (MirrorFile, error) {
 	if mfi, err := os.Stat(target); err == nil {
 		row.MirrorSize, row.MirrorMtime = mfi.Size(), mfi.ModTime().UnixNano()
 	}
+	row.Opened = max(time.Now().UnixNano(), m.lastOpened(rows)+1)
 	if prev, ok := rows[s.Path]; ok && prev.Size == row.Size && prev.ModTime == row.ModTime && prev.ID == row.ID {
 		// The listed session, unchanged since, opened (an index in place
 		// made no mirror file of it): what the listing said of it
@@ -342,10 +352,63 @@ func (m *Mirror) Ensure(ctx context.Context, s Session) (MirrorFile, error) {
 		return MirrorFile{}, err
 	}
 	rows[s.Path] = row
+	m.trimOpened(rows, s.Path)
 	if err := m.writeManifest(slices.Collect(maps.Values(rows)), oldRows); err != nil { // it sorts them
 		return MirrorFile{}, err
 	}
 	return MirrorFile{target, row.Skipped}, nil
+}
+
+// lastOpened is the latest Opened of rows: the next is later, whatever
+// the clock says.
+func (m *Mirror) lastOpened(rows map[string]mirrorRow) int64 {
+	var last int64
+	for _, r := range rows {
+		last = max(last, r.Opened)
+	}
+	return last
+}
+
+// openedBytes bounds the mirror files of the sessions a person opened,
+// of a mirror whose sessions are searched in place: past it, the ones
+// converted longest ago are removed, to be converted again when opened.
+// A command that opens every session (xdev secrets) would otherwise
+// leave a copy of every transcript in the cache.
+var openedBytes int64 = 512 << 20
+
+// trimOpened keeps the mirror files of rows, but keep's, within
+// openedBytes: a row whose file it removes is in place again.
+func (m *Mirror) trimOpened(rows map[string]mirrorRow, keep string) {
+	if !m.InPlace() {
+		return // the index reads every mirror file
+	}
+	var opened []mirrorRow
+	var total int64
+	for _, r := range rows {
+		if !r.InPlace && r.Err == "" && r.MirrorSize > 0 {
+			opened = append(opened, r)
+			total += r.MirrorSize
+		}
+	}
+	if total <= openedBytes {
+		return
+	}
+	slices.SortFunc(opened, func(a, b mirrorRow) int { return cmp.Compare(a.Opened, b.Opened) })
+	files := filepath.Join(session.SessionsDir(m.Dir), mirrorSub)
+	for _, r := range opened {
+		if total <= openedBytes {
+			break
+		}
+		if r.Source == keep {
+			continue
+		}
+		if err := os.Remove(filepath.Join(files, r.Mirror)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		total -= r.MirrorSize
+		r.InPlace, r.MirrorSize, r.MirrorMtime, r.Skipped, r.Opened = true, 0, 0, 0, 0
+		rows[r.Source] = r
+	}
 }
 
 // list is the source's sessions, subagents' included: Listing's when

@@ -232,7 +232,7 @@ func manifestRows(t *testing.T, m *Mirror) string {
 		// Whether a person opened the session (Ensure made its mirror
 		// file, whose conversion counted the lines it skipped) is not the
 		// listing's to say.
-		r.MirrorSize, r.MirrorMtime, r.InPlace, r.Skipped = 0, 0, false, 0
+		r.MirrorSize, r.MirrorMtime, r.InPlace, r.Skipped, r.Opened = 0, 0, false, 0, 0
 		fmt.Fprintf(&b, "%+v\n", r)
 	}
 	lines := strings.Split(b.String(), "\n")
