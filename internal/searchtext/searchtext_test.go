@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -185,5 +186,63 @@ func BenchmarkCutRareWord(b *testing.B) {
 				Cut(text, phrases)
 			}
 		})
+	}
+}
+
+// spaceCJKByRune is SpaceCJK a rune at a time, as it was written first.
+func spaceCJKByRune(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if IsCJK(r) {
+			b.WriteString(" " + string(r) + " ")
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// TestSpaceCJKAsByRune: SpaceCJK, which copies the text between CJK
+// characters in one piece, spaces what a rune at a time spaces, over
+// random texts of ASCII, Latin, CJK, emoji and marks (valid UTF-8, as
+// decoded JSON strings are).
+func TestSpaceCJKAsByRune(t *testing.T) {
+	alphabet := []rune("ab _-\n\téüй→😀日本語テスト한국あ\u0301\u3000\uFF21")
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 5000 {
+		rs := make([]rune, rng.IntN(40))
+		for i := range rs {
+			rs[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		s := string(rs)
+		if got, want := SpaceCJK(s), spaceCJKByRune(s); got != want {
+			t.Fatalf("SpaceCJK(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+func BenchmarkSpaceCJK(b *testing.B) {
+	s := strings.Repeat("The loader reads 日本語 text and checks the café's größe → done. ", 200)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		SpaceCJK(s)
+	}
+}
+
+func BenchmarkSpaceCJKByRune(b *testing.B) {
+	s := strings.Repeat("The loader reads 日本語 text and checks the café's größe → done. ", 200)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		spaceCJKByRune(s)
+	}
+}
+
+// TestIsCJK: IsCJK is the four scripts' tables for every code point.
+func TestIsCJK(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		want := unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
+		if IsCJK(r) != want {
+			t.Fatalf("IsCJK(%U) = %v", r, !want)
+		}
 	}
 }
