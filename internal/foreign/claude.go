@@ -1,6 +1,7 @@
 package foreign
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -361,6 +362,14 @@ func convertAll(conv Stream) (*Converted, error) {
 // still the summary and what follows. For resuming, the boundary is a
 // new root, as omp's importer leaves it.
 func StreamClaude(path, fallbackCwd string, purpose Purpose, begin func(*Converted) error, emit func(id string, entry []byte) error) error {
+	return streamClaude(path, fallbackCwd, purpose, eachClaudeLinks, begin, emit)
+}
+
+// streamClaude is StreamClaude whose first pass reads the records with
+// firstPass: eachClaudeLinks, or eachRecord, which decodes them whole
+// (the rule, for a test to compare with).
+func streamClaude(path, fallbackCwd string, purpose Purpose, firstPass func(string, func(record) error) (int, error),
+	begin func(*Converted) error, emit func(id string, entry []byte) error) error {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return err
@@ -376,7 +385,7 @@ func StreamClaude(path, fallbackCwd string, purpose Purpose, begin func(*Convert
 	// records by the uuid of the record they hang from.
 	boundaries := map[string]boundary{}
 	summaries := map[string]summaryRecord{}
-	meta.Skipped, err = eachRecord(path, func(r record) error {
+	meta.Skipped, err = firstPass(path, func(r record) error {
 		n++
 		uuid, hasUUID := stringField(r.v, "uuid")
 		if hasUUID {
@@ -535,6 +544,68 @@ func StreamClaude(path, fallbackCwd string, purpose Purpose, begin func(*Convert
 		return nil
 	})
 	return err
+}
+
+// claudeLinks are the members of a Claude Code record that the first pass
+// of a conversion reads: the tree's links, a compaction's boundary, the
+// cwd, the start and the title. Its message is read too, where the record
+// is a compaction's summary.
+var claudeLinks = map[string]bool{"uuid": true, "parentUuid": true, "type": true, "subtype": true, "isSidechain": true,
+	"logicalParentUuid": true, "compactMetadata": true, "isCompactSummary": true, "cwd": true, "timestamp": true,
+	"customTitle": true, "aiTitle": true}
+
+// eachClaudeLinks is eachRecord for the first pass of a conversion: each
+// record that JSON.parse reads as an object, with only the members it
+// looks at (claudeLinks), the rest of the line validated, never decoded
+// (a message's text is most of a transcript). The lines are read in
+// place; the values handed on are copies.
+func eachClaudeLinks(path string, fn func(record) error) (skipped int, err error) {
+	var raw [16]struct {
+		name string
+		v    []byte
+	}
+	return eachLineInPlace(path, 0, func(b []byte, line int) (bool, error) {
+		n := 0
+		var message []byte
+		end, err := jsonx.Members(b, func(name, v []byte) {
+			switch {
+			case string(name) == "message":
+				message = v
+			case claudeLinks[string(name)]:
+				for k := range n {
+					if raw[k].name == string(name) {
+						raw[k].v = v // JSON.parse keeps the last
+						return
+					}
+				}
+				if n < len(raw) {
+					raw[n].name, raw[n].v = string(name), v
+					n++
+				}
+			}
+		})
+		if err != nil || !jsonSpaceOnly(b[end:]) {
+			return false, nil
+		}
+		ms := make([]jsonx.Member, 0, n+1)
+		summary := false
+		for _, m := range raw[:n] {
+			v, err := jsonx.Parse(bytes.Clone(m.v))
+			if err != nil {
+				return false, nil // valid as a member: never
+			}
+			ms = append(ms, member(m.name, v))
+			summary = summary || m.name == "isCompactSummary" && v.Truthy()
+		}
+		if summary && message != nil {
+			v, err := jsonx.Parse(bytes.Clone(message))
+			if err != nil {
+				return false, nil
+			}
+			ms = append(ms, member("message", v))
+		}
+		return true, fn(record{jsonx.ObjectOf(ms...), line})
+	})
 }
 
 // boundary is a compact_boundary record, as reading converts it.

@@ -2,8 +2,10 @@ package foreign
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/xdev/xdev/internal/jsonx"
@@ -25,6 +27,20 @@ func FuzzClaude(f *testing.F) {
 		}
 		// Each line converted alone (a search hit's snippet) is JSON too.
 		checkLineEntries(t, claudeSource{}, data)
+		// The first pass that reads the links only converts as the one
+		// that decodes every record.
+		var got, want strings.Builder
+		collect := func(b *strings.Builder) (func(*Converted) error, func(string, []byte) error) {
+			return func(c *Converted) error { fmt.Fprintf(b, "%+v\n", *c); return nil },
+				func(id string, e []byte) error { fmt.Fprintf(b, "%s %s\n", id, e); return nil }
+		}
+		gb, ge := collect(&got)
+		wb, we := collect(&want)
+		gerr := streamClaude(path, "/p", ForReading, eachClaudeLinks, gb, ge)
+		werr := streamClaude(path, "/p", ForReading, eachRecord, wb, we)
+		if got.String() != want.String() || fmt.Sprint(gerr) != fmt.Sprint(werr) {
+			t.Fatalf("links only:\n%s%v\nevery record:\n%s%v", got.String(), gerr, want.String(), werr)
+		}
 		c, err := ConvertClaude(path, "/p")
 		if err != nil {
 			return

@@ -13,6 +13,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/xdev/xdev/internal/realfixtures"
 	"github.com/xdev/xdev/internal/search"
 	"github.com/xdev/xdev/internal/searchtext"
 	"github.com/xdev/xdev/internal/session"
@@ -381,4 +382,105 @@ func TestOpenedMirrorsBounded(t *testing.T) {
 	if err != nil || st.Indexed != len(order)/3 {
 		t.Fatalf("index in place: %+v, %v; want %d sessions", st, err, len(order)/3)
 	}
+}
+
+// TestClaudeLinksAsRecords: a Claude Code conversion whose first pass
+// reads only the members it looks at (eachClaudeLinks) converts what one
+// that decodes every record whole converts, for reading and for resuming:
+// the same session, the same entries. On the real transcripts, the
+// hand-made ones (compactions, sidechains, titles), generated ones of
+// every record shape (escaped names, repeated members, torn lines, text
+// after a record) and each spoiled at random.
+func TestClaudeLinksAsRecords(t *testing.T) {
+	var files []string
+	if _, ok := realfixtures.Find(); ok {
+		m, _ := filepath.Glob(filepath.Join(realClaude, "*.jsonl"))
+		files = append(files, m...)
+	}
+	m, _ := filepath.Glob("testdata/claude/*.jsonl")
+	files = append(files, m...)
+	dir := t.TempDir()
+	for i := range 200 {
+		r := scanRand{rand.New(rand.NewPCG(uint64(i), 23))}
+		var b strings.Builder
+		for k := range 1 + r.IntN(30) {
+			line := r.claudeLine(k)
+			switch r.IntN(12) {
+			case 0: // a compaction: its boundary and its summary
+				line = r.object("type", r.word("system"), "subtype", r.word("compact_boundary"), "uuid", r.word(fmt.Sprint("b", k)),
+					"logicalParentUuid", r.word(fmt.Sprint("u", k-1)), "parentUuid", "null", "compactMetadata", r.object("preTokens", "1234"))
+				line += "\n" + r.object("type", r.word("user"), "uuid", r.word(fmt.Sprint("s", k)), "parentUuid", r.word(fmt.Sprint("b", k)),
+					"isCompactSummary", []string{"true", "1", `"yes"`}[r.IntN(3)], "message", r.object("role", r.word("user"), "content", r.text()),
+					"uuid", r.word(fmt.Sprint("s", k)))
+			case 1: // a chain
+				line = strings.Replace(line, `{`, `{"parentUuid":`+r.word(fmt.Sprint("u", r.IntN(k+1)))+",", 1)
+			case 2: // members given twice: JSON.parse keeps the last
+				line = strings.Replace(line, `{`, `{"uuid":"first","cwd":"/first","parentUuid":"u0","type":"user",`, 1)
+			}
+			b.WriteString(line + "\n")
+		}
+		path := filepath.Join(dir, fmt.Sprintf("g%03d.jsonl", i))
+		if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, path)
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	convert := func(path string, purpose Purpose, firstPass func(string, func(record) error) (int, error)) (string, error) {
+		var out strings.Builder
+		err := streamClaude(path, "/fallback", purpose, firstPass, func(c *Converted) error {
+			fmt.Fprintf(&out, "%+v\n", *c)
+			return nil
+		}, func(id string, e []byte) error {
+			fmt.Fprintf(&out, "%s %s\n", id, e)
+			return nil
+		})
+		return out.String(), err
+	}
+	for _, path := range files {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for round := range 4 {
+			p := path
+			if round > 0 {
+				p = filepath.Join(dir, "spoiled.jsonl")
+				if err := os.WriteFile(p, spoilLines(rng, data), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, purpose := range []Purpose{ForReading, ForResume} {
+				got, gerr := convert(p, purpose, eachClaudeLinks)
+				want, werr := convert(p, purpose, eachRecord)
+				if got != want || fmt.Sprint(gerr) != fmt.Sprint(werr) {
+					t.Fatalf("%s round %d: with the links only\n%s%v\nwith every record whole\n%s%v", path, round, got, gerr, want, werr)
+				}
+			}
+		}
+	}
+}
+
+// spoilLines spoils a transcript's lines at random: junk, blank, torn
+// and repeated lines, text after a record.
+func spoilLines(rng *rand.Rand, data []byte) []byte {
+	var out []byte
+	for _, l := range bytes.SplitAfter(data, []byte("\n")) {
+		switch rng.IntN(10) {
+		case 0:
+			out = append(out, "not json\n"...)
+		case 1:
+			out = append(out, "\n"...)
+		case 2:
+			if len(l) > 3 {
+				l = append(bytes.Clone(l[:rng.IntN(len(l)-1)]), '\n')
+			}
+		case 3:
+			l = bytes.Replace(l, []byte("}\n"), []byte("} x\n"), 1)
+		case 4:
+			out = append(out, l...)
+		}
+		out = append(out, l...)
+	}
+	return out
 }
