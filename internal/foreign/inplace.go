@@ -104,11 +104,12 @@ func (s inPlaceSource) EntriesAt(path string, off int64, _ int) ([][]byte, error
 
 // ReadInPlace converts the session whose transcript is at path as a
 // reader sees it (ForReading), calling begin with the listed session and
-// what its conversion says of it, and emit with each entry, the line of the transcript it came from and
-// where that line starts. It returns how many lines it skipped as
-// unreadable. The session is the one the last refresh listed there. A
-// session is converted whole once begun, as a mirror file was: what is
-// read of one in part is read again (there is no cursor to go on from).
+// what its conversion says of it, and emit with each entry, the line of
+// the transcript it came from and where that line starts. It returns how
+// many lines it skipped as unreadable. The session is the one the last
+// refresh listed there. A session is converted whole once begun, as a
+// mirror file was: what is read of one in part is read again (there is
+// no cursor to go on from).
 func (m *Mirror) ReadInPlace(path string, begin func(Session, *Converted) error,
 	emit func(entry []byte, line int, off int64) error) (skipped int, err error) {
 	s, err := m.listedAt(path)

@@ -205,12 +205,7 @@ func (db *DB) refresh(ctx context.Context, opts RefreshOptions) (RefreshStats, e
 
 	// Compare every stat first: the work and its size are then known, for
 	// the progress bar. Only the rows of changed files are read whole.
-	type job struct {
-		f    session.SessionFile
-		row  *fileRow
-		size int64
-	}
-	var jobs []job
+	var jobs []fileJob
 	var total int64
 	for _, f := range found {
 		sr, ok := stats[f.Path]
@@ -227,7 +222,7 @@ func (db *DB) refresh(ctx context.Context, opts RefreshOptions) (RefreshStats, e
 		if row != nil && row.ino == int64(f.Ino) && f.Size >= row.cur.Offset {
 			n -= row.cur.Offset
 		}
-		jobs = append(jobs, job{f: f, row: row, size: n})
+		jobs = append(jobs, fileJob{f: f, row: row, size: n})
 		total += n
 	}
 	gone := stats // what is left was not found
@@ -247,11 +242,7 @@ func (db *DB) refresh(ctx context.Context, opts RefreshOptions) (RefreshStats, e
 	}
 	prog := Progress{FilesTotal: len(jobs), BytesTotal: total}
 	if db.opts.Source != nil {
-		sjobs := make([]sourceJob, len(jobs))
-		for k, j := range jobs {
-			sjobs[k] = sourceJob{j.f, j.row, j.size}
-		}
-		err := w.sourceFiles(ctx, sjobs, &st, prog, opts.Progress)
+		err := w.sourceFiles(ctx, jobs, &st, prog, opts.Progress)
 		if err != nil && (isSQLiteErr(err) || ctx.Err() == nil) {
 			return st, err
 		}

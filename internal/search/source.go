@@ -51,9 +51,9 @@ type SourceEntry struct {
 	Offset int64
 }
 
-// sourceJob is a Source's session a refresh reads: its stat, its files
-// row (nil for a new one) and its size, for the progress.
-type sourceJob struct {
+// fileJob is a session file a refresh reads: its stat, its files row
+// (nil for a new one) and how much of it is to read, for the progress.
+type fileJob struct {
 	f    session.SessionFile
 	row  *fileRow
 	size int64
@@ -84,7 +84,7 @@ type sourceEnd struct {
 // before it gives its first entry (its first pass), so a pipeline within
 // one session left SQLite idle for half of it. A refresh ctx stops stops
 // between sessions.
-func (w *writer) sourceFiles(ctx context.Context, jobs []sourceJob, st *RefreshStats, prog Progress, report func(Progress)) error {
+func (w *writer) sourceFiles(ctx context.Context, jobs []fileJob, st *RefreshStats, prog Progress, report func(Progress)) error {
 	src := w.db.opts.Source
 	cur := -1 // the job whose rows are being written
 	var r fileRow
