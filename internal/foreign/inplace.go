@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -50,6 +51,9 @@ func (m *Mirror) InPlace() bool {
 // compares with what it read. A transcript whose conversion failed when
 // a person opened it is left out, as a mirror leaves it out.
 func (m *Mirror) Transcripts() ([]session.SessionFile, error) {
+	if m.walked != nil {
+		return slices.Clone(m.walked), nil
+	}
 	ml := m.lines()
 	if ml == nil {
 		return nil, fmt.Errorf("the manifest of %s cannot be read", m.Dir)

@@ -78,6 +78,16 @@ func timeOfNs(source string, mtime int64) time.Time {
 // (Session.Title and FirstMessage) when the mirror was last refreshed.
 func (m *Mirror) Listed(source string) (title, firstMessage string) {
 	if m.sources == nil {
+		if m.manifest == nil {
+			// A few hits named: their lines are looked up, the
+			// manifest not read whole (manifest_lookup.go).
+			if line, ok := m.lookupLine(mirrorName(source)); ok {
+				var r mirrorRow
+				if jsonv2.Unmarshal(line, &r) == nil && r.Source == source {
+					return r.Title, r.FirstMessage
+				}
+			}
+		}
 		if ml := m.lines(); ml != nil {
 			if r, ok := ml.find(mirrorName(source)); ok && r.Source == source {
 				return r.Title, r.FirstMessage
@@ -176,7 +186,7 @@ func (m *Mirror) writeManifest(rows, prev []mirrorRow) error {
 		buf.Write(line)
 		buf.WriteByte('\n')
 	}
-	m.manifest = nil
+	m.manifest, m.walked = nil, nil
 	if err := atomicfile.Replace(m.manifestPath(), func(w io.Writer) error {
 		_, err := w.Write(buf.Bytes())
 		return err
@@ -222,18 +232,7 @@ func newManifestLines(data []byte) *manifestLines {
 }
 
 // key is the mirror name line i starts with, or nil.
-func (ml *manifestLines) key(i int) []byte {
-	line := ml.data[ml.starts[i]:]
-	if !bytes.HasPrefix(line, []byte(manifestPrefix)) {
-		return nil
-	}
-	line = line[len(manifestPrefix):]
-	end := bytes.IndexAny(line, "\"\\\n")
-	if end <= 0 || line[end] != '"' {
-		return nil
-	}
-	return line[:end]
-}
+func (ml *manifestLines) key(i int) []byte { return lineKey(ml.data[ml.starts[i]:]) }
 
 // findStamp decodes what a refresh compares of the row of the mirror
 // file named name: all but the listing's title and first message, which

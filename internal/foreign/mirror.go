@@ -49,6 +49,10 @@ type Mirror struct {
 	// byPath is the sessions of the last listing, by path, for a
 	// conversion in place (ReadInPlace); nil until one is made.
 	byPath map[string]Session
+	// walked is the transcripts a refresh that found nothing changed
+	// stated, as Transcripts answers them; nil after any other refresh
+	// or a write of the manifest.
+	walked []session.SessionFile
 }
 
 // sourceFile is a mirror file's source and its modification time
@@ -167,11 +171,11 @@ func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error)
 		return st, err
 	}
 	defer unlock()
-	m.byPath = nil
+	m.byPath, m.walked = nil, nil
 	if !rebuild {
 		if n, errs, ok := m.unchanged(); ok {
 			// Hits are named from the manifest's lines, which unchanged
-			// read (SourcePath, Listed).
+			// read or left to be read (SourcePath, Listed).
 			m.sources, m.listed = nil, nil
 			st.Sessions, st.Errors = n, errs
 			return st, nil

@@ -1,8 +1,12 @@
 package foreign
 
 import (
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"hash/fnv"
 	"io"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"time"
@@ -32,9 +36,18 @@ import (
 // row, current as the slow path judges it (the same source stat, the
 // mirror file as written), or is an unlisted one unchanged, and the
 // manifest has no other row, and the listing's own files are as
-// stamped, nothing can have changed and the refresh ends there. It
-// decodes the manifest's rows one at a time into their stamps, keeping
-// only its bytes, which name a search's hits (manifestLines).
+// stamped, nothing can have changed and the refresh ends there.
+//
+// Of a source read in place (its rows the transcripts' stats; a mirror
+// file made when a person opened a session is checked by Ensure when it
+// is opened again), the stamp also keeps the sum of a hash of each row's
+// path and stat (statSum): the walk sums the stats it finds and compares,
+// reading no manifest at all (at 10,000 Claude Code transcripts, finding
+// and decoding each row was 80 of a search's 225 ms), and what it found
+// is what the index in place reads next (Transcripts). Of any other
+// source, the walk decodes the manifest's rows one at a time into their
+// stamps, keeping only its bytes, which name a search's hits
+// (manifestLines).
 //
 // The stamp is only ever written by a refresh that listed the harness
 // whole and reached every session, after the manifest; any other
@@ -42,7 +55,7 @@ import (
 
 // listingStampFormat is the stamp's version, with the mirror's: a stamp
 // of another is no stamp.
-const listingStampFormat = 1
+const listingStampFormat = 2 // 2: the digest of rows read in place
 
 // A transcriptWalker is a Source that names its transcripts without
 // opening one (walking its directories), every one its listing with
@@ -60,7 +73,33 @@ type listingStamp struct {
 	Rows         int            `json:"rows"`     // the manifest's rows
 	Inputs       []fileStamp    `json:"inputs"`   // the listing's own files
 	Unlisted     []unlistedFile `json:"unlisted"` // transcripts with no row
+	// Digest is the statSum of the rows of a source read in place: a
+	// refresh then reads no manifest.
+	Digest string `json:"digest,omitempty"`
 }
+
+// statSum is a sum of a hash of each transcript's path and stat, in any
+// order: what a stamp keeps of the manifest's rows, for a walk to tell
+// that each transcript is as its row says without reading the rows.
+// Each hash is FNV-1a's of 128 bits (a path, then its size and
+// modification time in 16 bytes: no two rows hash the same input), and
+// the sum is modulo 2^128.
+type statSum struct{ hi, lo uint64 }
+
+func (s *statSum) add(path string, size, mtime int64) {
+	h := fnv.New128a()
+	io.WriteString(h, path)
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], uint64(size))
+	binary.LittleEndian.PutUint64(b[8:], uint64(mtime))
+	h.Write(b[:])
+	sum := h.Sum(b[:0])
+	var carry uint64
+	s.lo, carry = bits.Add64(s.lo, binary.BigEndian.Uint64(sum[8:]), 0)
+	s.hi, _ = bits.Add64(s.hi, binary.BigEndian.Uint64(sum[:8]), carry)
+}
+
+func (s statSum) String() string { return fmt.Sprintf("%016x%016x", s.hi, s.lo) }
 
 // fileStamp is a file's stat as a stamp keeps it; Missing for a file
 // that was not there.
@@ -136,7 +175,10 @@ func (m *Mirror) unchanged() (int, []error, bool) {
 			return 0, nil, false
 		}
 	}
-	m.manifest = nil // read now, under the refresh's lock
+	m.manifest = nil // read now, under the refresh's lock, if need be
+	if stamp.Digest != "" {
+		return m.unchangedInPlace(w, stamp)
+	}
 	ml := m.lines()
 	if ml == nil || len(ml.starts) != stamp.Rows {
 		return 0, nil, false
@@ -187,6 +229,58 @@ func (m *Mirror) unchanged() (int, []error, bool) {
 	return n, errs, true
 }
 
+// unchangedInPlace is unchanged of a source read in place: the stats
+// the walk finds, summed, are the stamp's, and no transcript is unlisted
+// but those it names, as they were. What the walk found is then what
+// Transcripts answers (m.walked).
+func (m *Mirror) unchangedInPlace(w transcriptWalker, stamp listingStamp) (int, []error, bool) {
+	unlisted := make(map[string]unlistedFile, len(stamp.Unlisted))
+	for _, u := range stamp.Unlisted {
+		unlisted[u.Path] = u
+	}
+	var paths []string
+	same, seen := true, 0
+	w.walkTranscripts(func(path string) {
+		if !same {
+			return
+		}
+		if u, ok := unlisted[path]; ok {
+			seen++
+			same = stampFile(path) == u.fileStamp
+			return
+		}
+		paths = append(paths, path)
+	})
+	if !same || len(paths) != stamp.Rows || seen != len(stamp.Unlisted) {
+		return 0, nil, false
+	}
+	var sum statSum
+	files := make([]session.SessionFile, len(paths))
+	for i, st := range statAll(paths) {
+		if !st.ok {
+			return 0, nil, false
+		}
+		sum.add(paths[i], st.size, st.mtime.UnixNano())
+		// As Transcripts makes it of the row: no inode, no subagent
+		// flag, for the index to find it unchanged.
+		files[i] = session.SessionFile{Path: paths[i], Size: st.size, ModTime: st.mtime}
+	}
+	if sum.String() != stamp.Digest {
+		return 0, nil, false
+	}
+	m.walked = files
+	rows := len(paths)
+	var errs []error
+	n := rows
+	for _, u := range stamp.Unlisted {
+		if u.Err != "" {
+			errs = append(errs, errors.New(u.Err))
+			n++ // listed, with its error
+		}
+	}
+	return n, errs, true
+}
+
 // readListingStamp is the stamp of the last complete refresh, false when
 // there is none (or it is of another format).
 func (m *Mirror) readListingStamp() (listingStamp, bool) {
@@ -213,6 +307,9 @@ func (m *Mirror) writeListingStamp(inputs []fileStamp, rows []mirrorRow, errs ma
 		have[r.Source] = true
 	}
 	stamp := listingStamp{Format: listingStampFormat, MirrorFormat: mirrorFormat, Rows: len(rows), Inputs: inputs}
+	if m.InPlace() {
+		stamp.Digest = rowsDigest(rows)
+	}
 	racy := false
 	w.walkTranscripts(func(path string) {
 		if have[path] {
@@ -230,6 +327,23 @@ func (m *Mirror) writeListingStamp(inputs []fileStamp, rows []mirrorRow, errs ma
 	atomicfile.ReplaceCache(m.listingStampPath(), func(w io.Writer) error {
 		return json.MarshalWrite(w, stamp)
 	})
+}
+
+// rowsDigest is the statSum of the rows of a source read in place; ""
+// when a row is of another format or failed (a conversion's error, which
+// a source read in place does not make: its rows are each a transcript
+// the index reads, as Transcripts says). The mirror file of a session a
+// person opened is not the refresh's to check: Ensure checks it before
+// it is read again.
+func rowsDigest(rows []mirrorRow) string {
+	var sum statSum
+	for _, r := range rows {
+		if r.Format != mirrorFormat || r.Err != "" {
+			return ""
+		}
+		sum.add(r.Source, r.Size, r.ModTime)
+	}
+	return sum.String()
 }
 
 // dropListingStamp removes the stamp, before the manifest is written by

@@ -206,6 +206,14 @@ func mirrorUnchangedRounds(t *testing.T, h mirrorHarness, seed uint64) {
 		if g, w := manifestRows(t, stamped), manifestRows(t, listed); g != w {
 			t.Fatalf("round %d (%v): manifest\n%s\nwant (listed)\n%s", round, did, g, w)
 		}
+		// The index in place reads the same transcripts, stated alike,
+		// whether the refresh walked them (a stamp's digest) or listed.
+		if g, w := transcriptFiles(t, stamped), transcriptFiles(t, listed); g != w {
+			t.Fatalf("round %d (%v): transcripts\n%s\nwant (listed)\n%s", round, did, g, w)
+		}
+		if s, ok := stamped.readListingStamp(); ok && s.Digest == "" {
+			t.Errorf("round %d (%v): a stamp of a source read in place has no digest", round, did)
+		}
 		// Hits are named the same, from either.
 		for _, p := range transcripts() {
 			gt, gf := stamped.Listed(p)
@@ -238,4 +246,19 @@ func manifestRows(t *testing.T, m *Mirror) string {
 	lines := strings.Split(b.String(), "\n")
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")
+}
+
+// transcriptFiles is what m's Transcripts answers, in order of path.
+func transcriptFiles(t *testing.T, m *Mirror) string {
+	t.Helper()
+	files, err := m.Transcripts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(files, func(a, b session.SessionFile) int { return strings.Compare(a.Path, b.Path) })
+	var b strings.Builder
+	for _, f := range files {
+		fmt.Fprintf(&b, "%s %d %d %d %v\n", f.Path, f.Size, f.ModTime.UnixNano(), f.Ino, f.Subagent)
+	}
+	return b.String()
 }
