@@ -323,23 +323,55 @@ func (ix *Indexes) Search(ctx context.Context, q search.Query) ([]search.Hit, er
 
 // SearchIn is Search over the places keep keeps (every place when keep
 // is nil): a search of some harnesses only.
+//
+// Each index's hits are merged before they are finished: the snippets
+// (each read from its entry's session file) and the names of the hits
+// kept only, a third of them when three indexes have hits.
 func (ix *Indexes) SearchIn(ctx context.Context, q search.Query, keep func(SearchPlace) bool) ([]search.Hit, error) {
 	var lists [][]search.Hit
+	var from []int // the index of each list
+	raw := q
+	raw.NoSnippets = true
 	for i, db := range ix.dbs {
 		if keep != nil && !keep(ix.places[i]) {
 			continue
 		}
-		hits, err := db.Search(ctx, q)
+		hits, err := db.Search(ctx, raw)
 		if err != nil {
 			return nil, err
 		}
-		ix.places[i].nameUntitled(hits, q.Limit)
-		for k := range hits {
-			ix.places[i].toSource(&hits[k])
-		}
-		lists = append(lists, hits)
+		lists, from = append(lists, hits), append(from, i)
 	}
-	return search.Merge(lists, q.Newest, q.Limit), nil
+	limit := q.Limit
+	if limit <= 0 {
+		limit = search.DefaultLimit
+	}
+	order := search.MergeOrder(lists, q.Newest, limit)
+	// The hits kept, finished index by index, in the merge's order.
+	kept := make([][]*search.Hit, len(lists))
+	for _, at := range order {
+		kept[at.List] = append(kept[at.List], &lists[at.List][at.Pos])
+	}
+	for w, hits := range kept {
+		if len(hits) == 0 {
+			continue
+		}
+		p := ix.places[from[w]]
+		if !q.NoSnippets {
+			if err := ix.dbs[from[w]].Snippets(q, hits); err != nil {
+				return nil, err
+			}
+		}
+		p.nameUntitled(hits)
+		for _, h := range hits {
+			p.toSource(h)
+		}
+	}
+	out := make([]search.Hit, len(order))
+	for i, at := range order {
+		out[i] = lists[at.List][at.Pos]
+	}
+	return out, nil
 }
 
 // Sessions returns every session with a hit for q, of every index, as
@@ -377,18 +409,14 @@ func (p SearchPlace) source(path string) (src string, modified time.Time, ok boo
 // source transcript, the line of it the entry came from (read from the
 // first bytes of the mirror's line, foreign.SourceLine), and the
 // source's modification time.
-// nameUntitled gives the hits (the first limit, those a merge can keep;
-// all when limit is 0) what the place's listing calls their sessions:
+// nameUntitled gives the hits (those a merge kept) what the place's
+// listing calls their sessions:
 // a mirror's, the harness listing's title (which the conversion's need
 // not be) or else its first message; a data dir's untitled sessions,
 // their first message. Each session is read once.
-func (p SearchPlace) nameUntitled(hits []search.Hit, limit int) {
-	if limit > 0 && len(hits) > limit {
-		hits = hits[:limit]
-	}
+func (p SearchPlace) nameUntitled(hits []*search.Hit) {
 	seen := map[string][2]string{}
-	for k := range hits {
-		h := &hits[k]
+	for _, h := range hits {
 		if p.mirror == nil && h.Title != "" {
 			continue
 		}

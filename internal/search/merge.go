@@ -24,31 +24,34 @@ const rrfK = 60
 // in. With newest, hits are by time alone, newest first, as one index
 // orders them for --newest.
 func Merge(lists [][]Hit, newest bool, limit int) []Hit {
-	type scored struct {
-		h     Hit
-		pos   int // position in its own list
-		which int // its list
+	order := MergeOrder(lists, newest, limit)
+	out := make([]Hit, len(order))
+	for i, at := range order {
+		out[i] = lists[at.List][at.Pos]
 	}
-	var all []scored
+	return out
+}
+
+// At is where a hit is in the lists Merge is given.
+type At struct{ List, Pos int }
+
+// MergeOrder is Merge's list as where each of its hits is in lists: for
+// a caller that finishes only the hits kept (their snippets, DB.Snippets).
+func MergeOrder(lists [][]Hit, newest bool, limit int) []At {
+	var all []At
 	for w, l := range lists {
-		for p, h := range l {
-			all = append(all, scored{h, p, w})
+		for p := range l {
+			all = append(all, At{w, p})
 		}
 	}
-	slices.SortStableFunc(all, func(a, b scored) int {
+	hit := func(a At) *Hit { return &lists[a.List][a.Pos] }
+	slices.SortStableFunc(all, func(a, b At) int {
 		if newest {
-			return b.h.Timestamp.Compare(a.h.Timestamp)
+			return hit(b).Timestamp.Compare(hit(a).Timestamp)
 		}
 		// 1/(k+p) is larger for a smaller p: comparing positions is
 		// comparing scores, exactly.
-		return cmp.Or(cmp.Compare(a.pos, b.pos), b.h.Timestamp.Compare(a.h.Timestamp), cmp.Compare(a.which, b.which))
+		return cmp.Or(cmp.Compare(a.Pos, b.Pos), hit(b).Timestamp.Compare(hit(a).Timestamp), cmp.Compare(a.List, b.List))
 	})
-	out := make([]Hit, 0, min(len(all), limit))
-	for _, s := range all {
-		if len(out) == limit {
-			break
-		}
-		out = append(out, s.h)
-	}
-	return out
+	return all[:min(len(all), limit)]
 }

@@ -45,6 +45,11 @@ type Query struct {
 	Limit int
 	// Newest orders hits by time, newest first, rather than by relevance.
 	Newest bool
+	// NoSnippets leaves the hits' snippets empty, for a caller that keeps
+	// some of them only (a merge of several indexes' hits keeps a third
+	// of them) and cuts those (DB.Snippets): a snippet reads its entry
+	// from the session file, most of a search's time.
+	NoSnippets bool
 }
 
 // DefaultLimit is how many hits a query returns unless told.
@@ -212,9 +217,24 @@ func (db *DB) search(ctx context.Context, q Query) ([]Hit, error) {
 				return nil, err
 			}
 		}
-		hits[i].Snippet, hits[i].Highlights = db.snippetOf(&hits[i], p.phrases)
+		if !q.NoSnippets {
+			hits[i].Snippet, hits[i].Highlights = db.snippetOf(&hits[i], p.phrases)
+		}
 	}
 	return hits, nil
+}
+
+// Snippets cuts the snippets of hits this index's Search returned for q
+// with q.NoSnippets.
+func (db *DB) Snippets(q Query, hits []*Hit) error {
+	p, err := parseQuery(q.Text)
+	if err != nil {
+		return err
+	}
+	for _, h := range hits {
+		h.Snippet, h.Highlights = db.snippetOf(h, p.phrases)
+	}
+	return nil
 }
 
 // from is the FROM and WHERE of a query: the match and its filters.
