@@ -13,11 +13,10 @@ import (
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
-	"github.com/ncruces/go-sqlite3/ext/fts5"
 	"github.com/xdev/xdev/internal/regularfile"
 )
 
-func init() { sqlite3.AutoExtension(fts5.Register) }
+func init() { sqlite3.AutoExtension(registerFTS5) }
 
 // schemaVersion is PRAGMA user_version of the index this code writes. An
 // index of another version is rebuilt: it is a cache.

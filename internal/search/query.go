@@ -28,6 +28,9 @@ const (
 type parsed struct {
 	expr    string
 	phrases []searchtext.Phrase
+	// rank is how its matches are ranked in SQL: bm25 (FTS5's rank), or
+	// for one phrase alone termRank (rank.go).
+	rank string
 }
 
 // parseQuery reads q by the one query language (searchtext.Parse) and
@@ -54,7 +57,11 @@ func parseQuery(q string) (parsed, error) {
 	for _, n := range p.Not {
 		expr = "(" + expr + ") NOT " + ftsPhrase(n)
 	}
-	return parsed{expr: expr, phrases: p.Highlights()}, nil
+	rank := "rank"
+	if len(p.Groups) == 1 && len(p.Groups[0]) == 1 && len(p.Not) == 0 {
+		rank = termRankFunc + "(docs)"
+	}
+	return parsed{expr: expr, phrases: p.Highlights(), rank: rank}, nil
 }
 
 // ftsPhrase writes a phrase as an FTS5 string.

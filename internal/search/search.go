@@ -88,7 +88,9 @@ type Hit struct {
 	// AlsoIn are the other session files holding the same entry (same id
 	// and text): forks, which copy entries verbatim.
 	AlsoIn []string
-	// Rank orders hits by relevance: lower is better (FTS5's bm25).
+	// Rank orders hits by relevance: lower is better (FTS5's bm25; of a
+	// query of one phrase, bm25 without the phrase's inverse document
+	// frequency, the same factor for every hit: rank.go).
 	Rank float64
 
 	version, headerLine int // to read the entry back (entryAt)
@@ -154,13 +156,13 @@ func (db *DB) search(ctx context.Context, q Query) ([]Hit, error) {
 	from, args := q.from(p)
 	// Ties (a fork's copies of an entry score alike) go to the oldest
 	// session, the one the others were forked from.
-	order := "rank, f.created, f.path"
+	order := p.rank + ", f.created, f.path"
 	if q.Newest {
 		order = "e.ts DESC, f.created, f.path, e.id DESC"
 	}
 	const cols = `e.id, e.entry_id, e.role, e.tool, e.model, e.ts, e.off, e.line, e.digest, e.on_branch, e.in_context,
 		f.path, f.harness, f.session_id, f.title, f.cwd, f.subagent, f.mtime, f.version, f.header_line`
-	sql := `SELECT ` + cols + `, rank ` + from + " ORDER BY " + order + " LIMIT ?"
+	sql := `SELECT ` + cols + `, ` + p.rank + ` ` + from + " ORDER BY " + order + " LIMIT ?"
 	// Forks hold the same entries: ask for more rows than hits, to fill
 	// the limit once copies are folded.
 	rows := limit*4 + 16
@@ -169,7 +171,7 @@ func (db *DB) search(ctx context.Context, q Query) ([]Hit, error) {
 		// RankedMatches matches (FTS5 walks a word's matches by rowid
 		// without scoring them): bm25 of every match of a word in most
 		// sessions took seconds for a page of 20.
-		sql = `SELECT ` + cols + `, m.rk FROM (SELECT docs.rowid AS r, rank AS rk ` + from +
+		sql = `SELECT ` + cols + `, m.rk FROM (SELECT docs.rowid AS r, ` + p.rank + ` AS rk ` + from +
 			` ORDER BY docs.rowid DESC LIMIT ` + strconv.Itoa(rankedMatches) + `) m
 			JOIN entries e ON e.id = m.r JOIN files f ON f.id = e.file
 			ORDER BY m.rk, f.created, f.path LIMIT ?`
