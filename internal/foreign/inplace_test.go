@@ -184,8 +184,8 @@ func readAt(t *testing.T, path string, off int64, n int) []byte {
 	return b[:k]
 }
 
-// spoilTranscripts changes the transcripts under dir at random: junk,
-// blank and torn lines between records, a line with text after it.
+// spoilTranscripts spoils the transcripts under dir as spoilLines does
+// (junk, blank, torn, trailed and repeated lines).
 func spoilTranscripts(t *testing.T, rng *rand.Rand, dir string) {
 	t.Helper()
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
@@ -196,21 +196,7 @@ func spoilTranscripts(t *testing.T, rng *rand.Rand, dir string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out []byte
-		for _, l := range bytes.SplitAfter(data, []byte("\n")) {
-			switch rng.IntN(10) {
-			case 0:
-				out = append(out, "not json\n"...)
-			case 1:
-				out = append(out, "\n\n"...)
-			case 2:
-				if len(l) > 3 {
-					out = append(out, l[:rng.IntN(len(l)-1)]...)
-					out = append(out, '\n')
-				}
-			}
-			out = append(out, l...)
-		}
+		out := spoilLines(rng, data)
 		if err := os.WriteFile(p, out, 0o600); err != nil {
 			t.Fatal(err)
 		}
