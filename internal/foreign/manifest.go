@@ -234,9 +234,9 @@ func newManifestLines(data []byte) *manifestLines {
 // key is the mirror name line i starts with, or nil.
 func (ml *manifestLines) key(i int) []byte { return lineKey(ml.data[ml.starts[i]:]) }
 
-// findStamp decodes what a refresh compares of the row of the mirror
-// file named name: all but the listing's title and first message, which
-// a check of every row would otherwise allocate for nothing.
+// findStamp decodes the row of the mirror file named name but for the
+// listing's title and first message, which naming every hit of a common
+// word would otherwise allocate for nothing.
 func (ml *manifestLines) findStamp(name string) (mirrorRow, bool) {
 	line, ok := ml.line(name)
 	if !ok {

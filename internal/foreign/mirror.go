@@ -174,8 +174,8 @@ func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error)
 	m.byPath, m.walked = nil, nil
 	if !rebuild {
 		if n, errs, ok := m.unchanged(); ok {
-			// Hits are named from the manifest's lines, which unchanged
-			// read or left to be read (SourcePath, Listed).
+			// Hits are named from the manifest's lines, read when a hit
+			// is named (SourcePath, Listed).
 			m.sources, m.listed = nil, nil
 			st.Sessions, st.Errors = n, errs
 			return st, nil

@@ -28,26 +28,21 @@ import (
 // So a complete refresh leaves beside the manifest its listing's stamp
 // (listing.json): the stat of each file the listing read besides the
 // transcripts (Claude Code's history.jsonl, whence first prompts and
-// times; Codex's session_index.jsonl, whence titles), and each
-// transcript the manifest has no row of (one the listing left out or
-// could not read, with what it said). The next refresh of a source that
-// names its transcripts without opening them (a transcriptWalker) first
-// walks its directories and stats each transcript: when each one has its
-// row, current as the slow path judges it (the same source stat, the
-// mirror file as written), or is an unlisted one unchanged, and the
-// manifest has no other row, and the listing's own files are as
-// stamped, nothing can have changed and the refresh ends there.
-//
-// Of a source read in place (its rows the transcripts' stats; a mirror
-// file made when a person opened a session is checked by Ensure when it
-// is opened again), the stamp also keeps the sum of a hash of each row's
-// path and stat (statSum): the walk sums the stats it finds and compares,
-// reading no manifest at all (at 10,000 Claude Code transcripts, finding
-// and decoding each row was 80 of a search's 225 ms), and what it found
-// is what the index in place reads next (Transcripts). Of any other
-// source, the walk decodes the manifest's rows one at a time into their
-// stamps, keeping only its bytes, which name a search's hits
-// (manifestLines).
+// times; Codex's session_index.jsonl, whence titles), each transcript
+// the manifest has no row of (one the listing left out or could not
+// read, with what it said), and the sum of a hash of each row's path and
+// stat (statSum). The next refresh of a source that names its
+// transcripts without opening them (a transcriptWalker: Claude Code and
+// Codex, whose transcripts are read in place) walks its directories and
+// stats each transcript (on several goroutines, statAll): when the stats
+// of those with a row sum to the stamp's, each unlisted one is
+// unchanged, and the listing's own files are as stamped, nothing can
+// have changed and the refresh ends there, having read no manifest (at
+// 10,000 Claude Code transcripts, finding and decoding each row was 80
+// of a search's 225 ms). What it found is what the index in place reads
+// next (Transcripts). The mirror file made when a person opened a
+// session is not the refresh's to check: Ensure checks it before it is
+// read again.
 //
 // The stamp is only ever written by a refresh that listed the harness
 // whole and reached every session, after the manifest; any other
@@ -73,9 +68,8 @@ type listingStamp struct {
 	Rows         int            `json:"rows"`     // the manifest's rows
 	Inputs       []fileStamp    `json:"inputs"`   // the listing's own files
 	Unlisted     []unlistedFile `json:"unlisted"` // transcripts with no row
-	// Digest is the statSum of the rows of a source read in place: a
-	// refresh then reads no manifest.
-	Digest string `json:"digest,omitempty"`
+	// Digest is the statSum of the rows.
+	Digest string `json:"digest"`
 }
 
 // statSum is a sum of a hash of each transcript's path and stat, in any
@@ -175,83 +169,9 @@ func (m *Mirror) unchanged() (int, []error, bool) {
 			return 0, nil, false
 		}
 	}
-	m.manifest = nil // read now, under the refresh's lock, if need be
-	if stamp.Digest != "" {
-		return m.unchangedInPlace(w, stamp)
-	}
-	ml := m.lines()
-	if ml == nil || len(ml.starts) != stamp.Rows {
-		return 0, nil, false
-	}
-	unlisted := make(map[string]unlistedFile, len(stamp.Unlisted))
-	for _, u := range stamp.Unlisted {
-		unlisted[u.Path] = u
-	}
-	files := filepath.Join(session.SessionsDir(m.Dir), mirrorSub)
-	same, rows, seen := true, 0, 0
-	w.walkTranscripts(func(path string) {
-		if !same {
-			return
-		}
-		if u, ok := unlisted[path]; ok {
-			seen++
-			same = stampFile(path) == u.fileStamp
-			return
-		}
-		name := mirrorName(path)
-		var prev mirrorRow
-		if prev, ok = ml.findStamp(name); !ok || prev.Source != path {
-			same = false
-			return
-		}
-		fi, err := os.Lstat(path)
-		if err != nil || !fi.Mode().IsRegular() {
-			same = false
-			return
-		}
-		// The row's id is read from the transcript (or its name), whose
-		// stat is the row's: it is the row's still.
-		now := mirrorRow{Source: path, ID: prev.ID, Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
-		same = prev.current(now, filepath.Join(files, name))
-		rows++
-	})
-	if !same || rows != stamp.Rows || seen != len(stamp.Unlisted) {
-		return 0, nil, false
-	}
-	var errs []error
-	n := rows
-	for _, u := range stamp.Unlisted {
-		if u.Err != "" {
-			errs = append(errs, errors.New(u.Err))
-			n++ // listed, with its error
-		}
-	}
-	return n, errs, true
-}
-
-// unchangedInPlace is unchanged of a source read in place: the stats
-// the walk finds, summed, are the stamp's, and no transcript is unlisted
-// but those it names, as they were. What the walk found is then what
-// Transcripts answers (m.walked).
-func (m *Mirror) unchangedInPlace(w transcriptWalker, stamp listingStamp) (int, []error, bool) {
-	unlisted := make(map[string]unlistedFile, len(stamp.Unlisted))
-	for _, u := range stamp.Unlisted {
-		unlisted[u.Path] = u
-	}
-	var paths []string
-	same, seen := true, 0
-	w.walkTranscripts(func(path string) {
-		if !same {
-			return
-		}
-		if u, ok := unlisted[path]; ok {
-			seen++
-			same = stampFile(path) == u.fileStamp
-			return
-		}
-		paths = append(paths, path)
-	})
-	if !same || len(paths) != stamp.Rows || seen != len(stamp.Unlisted) {
+	m.manifest = nil // read again when a hit is named
+	paths, same := stamp.walk(w)
+	if !same || len(paths) != stamp.Rows {
 		return 0, nil, false
 	}
 	var sum statSum
@@ -269,10 +189,37 @@ func (m *Mirror) unchangedInPlace(w transcriptWalker, stamp listingStamp) (int, 
 		return 0, nil, false
 	}
 	m.walked = files
-	rows := len(paths)
+	return stamp.sessions(len(paths))
+}
+
+// walk names w's transcripts but those the stamp names unlisted,
+// each of which it checks against its stamp: false when one differs or
+// is not there.
+func (s listingStamp) walk(w transcriptWalker) ([]string, bool) {
+	unlisted := make(map[string]unlistedFile, len(s.Unlisted))
+	for _, u := range s.Unlisted {
+		unlisted[u.Path] = u
+	}
+	var paths []string
+	same, seen := true, 0
+	w.walkTranscripts(func(path string) {
+		if u, ok := unlisted[path]; ok {
+			seen++
+			same = same && stampFile(path) == u.fileStamp
+			return
+		}
+		paths = append(paths, path)
+	})
+	return paths, same && seen == len(s.Unlisted)
+}
+
+// sessions is what a refresh that found nothing changed says: the
+// sessions listed (the rows, and each unlisted transcript the listing
+// gave an error of) and those errors.
+func (s listingStamp) sessions(rows int) (int, []error, bool) {
 	var errs []error
 	n := rows
-	for _, u := range stamp.Unlisted {
+	for _, u := range s.Unlisted {
 		if u.Err != "" {
 			errs = append(errs, errors.New(u.Err))
 			n++ // listed, with its error
@@ -286,7 +233,7 @@ func (m *Mirror) unchangedInPlace(w transcriptWalker, stamp listingStamp) (int, 
 func (m *Mirror) readListingStamp() (listingStamp, bool) {
 	data, err := regularfile.ReadFile(m.listingStampPath(), 1<<20)
 	var s listingStamp
-	if err != nil || json.Unmarshal(data, &s) != nil || s.Format != listingStampFormat || s.MirrorFormat != mirrorFormat || s.Inputs == nil {
+	if err != nil || json.Unmarshal(data, &s) != nil || s.Format != listingStampFormat || s.MirrorFormat != mirrorFormat || s.Inputs == nil || s.Digest == "" {
 		return listingStamp{}, false
 	}
 	return s, true
@@ -306,9 +253,9 @@ func (m *Mirror) writeListingStamp(inputs []fileStamp, rows []mirrorRow, errs ma
 	for _, r := range rows {
 		have[r.Source] = true
 	}
-	stamp := listingStamp{Format: listingStampFormat, MirrorFormat: mirrorFormat, Rows: len(rows), Inputs: inputs}
-	if m.InPlace() {
-		stamp.Digest = rowsDigest(rows)
+	stamp := listingStamp{Format: listingStampFormat, MirrorFormat: mirrorFormat, Rows: len(rows), Inputs: inputs, Digest: rowsDigest(rows)}
+	if stamp.Digest == "" {
+		return
 	}
 	racy := false
 	w.walkTranscripts(func(path string) {
@@ -329,12 +276,10 @@ func (m *Mirror) writeListingStamp(inputs []fileStamp, rows []mirrorRow, errs ma
 	})
 }
 
-// rowsDigest is the statSum of the rows of a source read in place; ""
-// when a row is of another format or failed (a conversion's error, which
-// a source read in place does not make: its rows are each a transcript
-// the index reads, as Transcripts says). The mirror file of a session a
-// person opened is not the refresh's to check: Ensure checks it before
-// it is read again.
+// rowsDigest is the statSum of rows; "" (no stamp) when a row is of
+// another format or failed: a conversion's error, which a source read in
+// place does not make (its rows are each a transcript the index reads,
+// as Transcripts says).
 func rowsDigest(rows []mirrorRow) string {
 	var sum statSum
 	for _, r := range rows {

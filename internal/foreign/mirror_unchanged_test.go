@@ -66,9 +66,10 @@ var mirrorHarnesses = []mirrorHarness{
 // sources' stats alone (Mirror.unchanged) leaves exactly the mirror a
 // refresh that lists the harness leaves, whatever changed between two
 // refreshes. Seeded rounds of random changes (a transcript appended to,
-// touched, added, removed; a file that is no transcript; the listing's
-// own file appended to; a mirror file edited; a transcript grown and
-// read through Ensure; nothing at all) are each followed by a refresh of a mirror
+// touched, added, removed; a file that is no transcript, added and
+// removed; the listing's own file appended to; a mirror file edited; a
+// transcript grown and read through Ensure; nothing at all) are each
+// followed by a refresh of a mirror
 // that keeps its stamp and of one that never has a stamp: the manifests'
 // rows (but for the mirror files' own stats), the sessions counted and
 // the errors reported are the same. A round that changed nothing never
@@ -143,7 +144,7 @@ func mirrorUnchangedRounds(t *testing.T, h mirrorHarness, seed uint64) {
 		for range 1 + rng.IntN(2) {
 			all := transcripts()
 			pick := func() string { return all[rng.IntN(len(all))] }
-			switch k := rng.IntN(9); {
+			switch k := rng.IntN(10); {
 			case k == 0 && len(all) > 0:
 				p := pick()
 				grow(p)
@@ -182,6 +183,15 @@ func mirrorUnchangedRounds(t *testing.T, h mirrorHarness, seed uint64) {
 				if s, err := src.At(p); err == nil {
 					stamped.Ensure(ctx, s)
 					did, changed = append(did, "ensure "+filepath.Base(p)), true
+				}
+			case k == 8:
+				// A file the listing could not list, gone.
+				for _, p := range all {
+					if strings.Contains(p, "junk") {
+						os.Remove(p)
+						did, changed = append(did, "remove junk "+filepath.Base(p)), true
+						break
+					}
 				}
 			default:
 				did = append(did, "nothing")
