@@ -35,15 +35,7 @@ func TestHitsNameSessionsAsTheListDoes(t *testing.T) {
 	for _, r := range rows {
 		byPath[r.Path] = r
 	}
-	places, err := c.PlacesIn(catalog.Every)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, _, err := c.OpenIndexes(t.Context(), places, catalog.IndexOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := openEveryIndex(t, c)
 	checked := map[string]bool{}
 	for _, word := range []string{"file", "the", "untitled", "a", "code", "test"} {
 		hits, err := ix.Search(t.Context(), search.Query{Text: word, Limit: 500, Subagents: true})

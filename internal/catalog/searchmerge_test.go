@@ -23,16 +23,7 @@ import (
 func TestSearchFinishesTheHitsMerged(t *testing.T) {
 	p := testplace.New(t)
 	testplace.CopyRealFixtures(t, p.Roots)
-	c := p.Catalog(t)
-	places, err := c.PlacesIn(catalog.Every)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, _, err := c.OpenIndexes(t.Context(), places, catalog.IndexOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := openEveryIndex(t, p.Catalog(t))
 	// The words: those of the snippets of a few common words' hits.
 	var words []string
 	seen := map[string]bool{}
@@ -103,4 +94,20 @@ func brief(hits []search.Hit) string {
 		fmt.Fprintf(&b, "  %s %s:%d %q %q\n", h.Harness, h.Path, h.Line, h.Title, h.Snippet)
 	}
 	return b.String()
+}
+
+// openEveryIndex opens and refreshes the index of every harness's place
+// of c, closed when the test ends.
+func openEveryIndex(t *testing.T, c *catalog.Catalog) *catalog.Indexes {
+	t.Helper()
+	places, err := c.PlacesIn(catalog.Every)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, _, err := c.OpenIndexes(t.Context(), places, catalog.IndexOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ix.Close)
+	return ix
 }
