@@ -405,10 +405,6 @@ func (p SearchPlace) source(path string) (src string, modified time.Time, ok boo
 	return src, modified, true
 }
 
-// toSource makes a hit in a mirror file name what the person has: the
-// source transcript, the line of it the entry came from (read from the
-// first bytes of the mirror's line, foreign.SourceLine), and the
-// source's modification time.
 // nameUntitled gives the hits (those a merge kept) what the place's
 // listing calls their sessions:
 // a mirror's, the harness listing's title (which the conversion's need
@@ -443,6 +439,10 @@ func (p SearchPlace) nameUntitled(hits []*search.Hit) {
 	}
 }
 
+// toSource makes a hit in a mirror file name what the person has: the
+// source transcript, the line of it the entry came from (read from the
+// first bytes of the mirror's line, foreign.SourceLine), and the
+// source's modification time.
 func (p SearchPlace) toSource(h *search.Hit) {
 	for j, a := range h.AlsoIn {
 		h.AlsoIn[j], _, _ = p.source(a)
