@@ -61,17 +61,10 @@ func (s *Server) buildUsage(ctx context.Context) *usageView {
 	v.err = stats.Unread
 	loc := s.cfg.Location
 	own := ownStrings{}
-	bySession := usage.NewReport(groups, usage.ReportOptions{View: usage.BySession, Location: loc})
-	v.costs = make(map[string]sessionCost, len(bySession.Rows))
-	for _, r := range bySession.Rows {
-		if r.Session == nil {
-			continue
-		}
-		c := sessionCost{Cost: r.Cost, Unpriced: r.Unpriced, Calls: r.Calls}
-		if len(r.Models) > 0 {
-			c.Model = own.of(r.Models[0].Model)
-		}
-		v.costs[strings.Clone(r.Session.Path)] = c
+	bySession := usage.SessionCosts(groups, usage.Auto)
+	v.costs = make(map[string]sessionCost, len(bySession))
+	for _, r := range bySession {
+		v.costs[strings.Clone(r.Session.Path)] = sessionCost{Cost: r.Cost, Unpriced: r.Unpriced, Calls: r.Calls, Model: own.of(r.Model)}
 	}
 	v.daily = own.report(usage.NewReport(groups, usage.ReportOptions{View: usage.Daily, Location: loc}))
 	v.models = own.report(usage.NewReport(groups, usage.ReportOptions{View: usage.ByModel, Location: loc}))
