@@ -133,13 +133,17 @@ func xdevMain() int {
 		case len(os.Args) == 1 || os.Args[1] == "pick":
 			policy = pickMemory // xdev alone is the picker, on a terminal
 		}
-		guardMemoryLimit(policy)
+		memoryGuard = guardMemoryLimit(policy)
 	}
 	stop := startProfile()
 	code := run(osEnv(), os.Args[1:])
 	stop()
 	return code
 }
+
+// memoryGuard is the process's soft memory limit's guard, nil where
+// GOMEMLIMIT sets the limit (or in a test's process).
+var memoryGuard *limitGuard
 
 // osEnv is the env of the process: its standard streams and terminal.
 func osEnv() *env { return &env{term.System()} }

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 	"sync/atomic"
 )
 
@@ -21,12 +22,12 @@ import (
 // looked at then, from a cleanup the collector runs, and never between:
 // a server at rest, which collects nothing, wakes for nothing (a ticker
 // that polled every 20 ms was most of an idle server's CPU).
-// It returns what stops the guard (the limit stays as it is).
-func guardMemoryLimit(p memoryPolicy) (stop func()) {
+// It returns the guard; Stop stops it (the limit stays as it is).
+func guardMemoryLimit(p memoryPolicy) *limitGuard {
 	debug.SetMemoryLimit(p.base)
 	g := &limitGuard{policy: p, limit: p.base, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
 	g.arm()
-	return func() { g.stopped.Store(true) }
+	return g
 }
 
 // A memoryPolicy is the soft limit a process runs under: base while the
@@ -44,12 +45,22 @@ var (
 	// MiB, or twice the live heap, a listing of 25,000 sessions (25 MB
 	// live) took 74 MiB; with this, 60.
 	commandMemory = memoryPolicy{base: 44 << 20, room: func(live int64) int64 { return max(live/2, 16<<20) }}
-	// serverMemory is xdev serve's: 64 MiB, or twice the live heap (GOGC's
-	// own room). The server holds its listing and usage view (60 MB live
-	// at 25,000 sessions) and makes a listing anew at each change: with
-	// half the live heap for room, collections took half its CPU per
-	// append (430 ms an append, against 160 with this).
+	// serverMemory is xdev serve's at rest: 64 MiB, or twice the live
+	// heap (GOGC's own room). The server holds its listing and usage view
+	// (40 MB live at 25,000 sessions) and serves pages that make tens of
+	// MB of garbage: with a quarter of the live heap for room, a search
+	// page took 10–20% longer. While it builds it takes serverBuildMemory.
 	serverMemory = memoryPolicy{base: 64 << 20, room: func(live int64) int64 { return live }}
+	// serverBuildMemory is xdev serve's while it builds a view of every
+	// session (a listing made whole, a usage ledger): 64 MiB, or the live
+	// heap and a quarter again (at least 8 MiB). A build holds what the
+	// server holds at rest and as much again (a ledger of 25,000 sessions
+	// read back from the usage cache beside the library), and with its
+	// whole live heap for room the server's start on a built cache took
+	// 166–175 MiB; with this, 134, for 1.3 CPU-seconds more. At rest the
+	// server's pages keep serverMemory's room (with this one a search
+	// page took 10–20% longer).
+	serverBuildMemory = memoryPolicy{base: 64 << 20, room: func(live int64) int64 { return max(live/4, 8<<20) }}
 	// pickMemory is the picker's: 24 MiB, or the live heap and a quarter
 	// again (at least 6 MiB). It holds 25,000 rows (15 MB live) while it
 	// lists every place again in the background, whose garbage the
@@ -58,12 +69,40 @@ var (
 	pickMemory = memoryPolicy{base: 24 << 20, room: func(live int64) int64 { return max(live/4, 6<<20) }}
 )
 
+// buildingMemory is xdev serve's Building: the process's guard takes
+// serverBuildMemory while the server builds a view of every session,
+// serverMemory otherwise.
+func buildingMemory(on bool) {
+	if memoryGuard == nil {
+		return
+	}
+	if on {
+		memoryGuard.use(serverBuildMemory)
+	} else {
+		memoryGuard.use(serverMemory)
+	}
+}
+
 // A limitGuard moves the soft limit with the live heap (guardMemoryLimit).
 type limitGuard struct {
+	mu      sync.Mutex
 	policy  memoryPolicy
 	limit   int64
+	live    int64 // as the last collection found it
 	sample  []metrics.Sample
 	stopped atomic.Bool
+}
+
+// Stop stops the guard: the limit stays as it is.
+func (g *limitGuard) Stop() { g.stopped.Store(true) }
+
+// use makes p the guard's policy, the limit set from it at once (from
+// the live heap the last collection found).
+func (g *limitGuard) use(p memoryPolicy) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.policy = p
+	g.set(max(p.base, g.live+p.room(g.live)))
 }
 
 // gcSentinel is garbage from the moment it is made: its cleanup runs
@@ -88,10 +127,17 @@ func (g *limitGuard) adjust() {
 	if g.sample[0].Value.Kind() != metrics.KindUint64 {
 		return
 	}
-	live := int64(g.sample[0].Value.Uint64())
-	want := max(g.policy.base, live+g.policy.room(live))
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.live = int64(g.sample[0].Value.Uint64())
+	want := max(g.policy.base, g.live+g.policy.room(g.live))
 	if want > g.limit*5/4 || want < g.limit*3/4 {
-		g.limit = want
-		debug.SetMemoryLimit(g.limit)
+		g.set(want)
 	}
+}
+
+// set sets the limit. The caller holds mu.
+func (g *limitGuard) set(limit int64) {
+	g.limit = limit
+	debug.SetMemoryLimit(limit)
 }

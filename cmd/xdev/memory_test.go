@@ -22,10 +22,11 @@ func TestMemoryLimitFollowsLiveHeap(t *testing.T) {
 	}{
 		{"command", memoryPolicy{base: base, room: commandMemory.room}, 144 << 20},
 		{"server", serverMemory, 192 << 20},
+		{"server building", serverBuildMemory, 120 << 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
-			defer guardMemoryLimit(tc.policy)()
+			defer guardMemoryLimit(tc.policy).Stop()
 			limit := func() int64 { return debug.SetMemoryLimit(-1) }
 			// waitFor collects until the limit is as want says, or fails.
 			waitFor := func(what string, want func(int64) bool) {
@@ -54,4 +55,40 @@ func TestMemoryLimitFollowsLiveHeap(t *testing.T) {
 			waitFor("the heap let go", func(l int64) bool { return l == tc.policy.base })
 		})
 	}
+}
+
+// TestGuardTakesANewPolicyAtOnce: a policy the guard is given (as xdev
+// serve's builds switch it) sets the limit at once from the live heap
+// the last collection found, not at the next collection.
+func TestGuardTakesANewPolicyAtOnce(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	g := guardMemoryLimit(serverMemory)
+	defer g.Stop()
+	limit := func() int64 { return debug.SetMemoryLimit(-1) }
+	live := make([][]byte, 96)
+	for i := range live {
+		live[i] = make([]byte, 1<<20)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for limit() < 150<<20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a live heap of 96 MiB: the limit is %d MiB", limit()>>20)
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, tc := range []struct {
+		policy   memoryPolicy
+		min, max int64
+	}{
+		{serverBuildMemory, 116 << 20, 160 << 20}, // 96 MiB and more (what else the tests hold), and a quarter again
+		{serverMemory, 188 << 20, 260 << 20},
+		{serverBuildMemory, 116 << 20, 160 << 20},
+	} {
+		g.use(tc.policy)
+		if l := limit(); l < tc.min || l > tc.max {
+			t.Errorf("after use: the limit is %d MiB, want %d–%d", l>>20, tc.min>>20, tc.max>>20)
+		}
+	}
+	runtime.KeepAlive(live)
 }

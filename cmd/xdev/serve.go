@@ -78,7 +78,7 @@ func (o *serveOptions) run(e *env) error {
 		e.Flush()
 	}
 	token := serve.NewToken()
-	srv, err := serve.New(serve.Config{Catalog: c, Token: token, Addr: addr, UsageCache: catalog.UsageCacheDir(), Logf: logf})
+	srv, err := serve.New(serve.Config{Catalog: c, Token: token, Addr: addr, UsageCache: catalog.UsageCacheDir(), Logf: logf, Building: buildingMemory})
 	if err != nil {
 		ln.Close()
 		return err

@@ -20,7 +20,8 @@ import (
 type place struct {
 	home, cache, data string
 	roots             map[catalog.Harness]string
-	limits            Limits // of the servers serve starts
+	limits            Limits        // of the servers serve starts
+	building          func(on bool) // the servers' Config.Building
 }
 
 // newPlace makes an empty machine and points the process at it
@@ -105,7 +106,7 @@ func (p *place) serve(t testing.TB) *running {
 	}
 	token := NewToken()
 	s, err := New(Config{Catalog: c, Token: token, Addr: ln.Addr().String(), UsageCache: filepath.Join(p.cache, "usage"),
-		Logf: func(f string, a ...any) { t.Logf("serve: "+f, a...) }, Limits: p.limits})
+		Logf: func(f string, a ...any) { t.Logf("serve: "+f, a...) }, Limits: p.limits, Building: p.building})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,12 @@ type Config struct {
 	// Logf is told of what a person running the server should know (a
 	// place that cannot be watched or indexed); nil discards it.
 	Logf func(format string, args ...any)
+	// Building, when set, is told (true) as the server starts to build a
+	// view of every session (a listing made whole, a usage ledger) and
+	// (false) once it is built: a process may collect harder meanwhile,
+	// since a build holds about as much again as the server holds at
+	// rest, and a page is rarely asked for then.
+	Building func(on bool)
 	// Location is the time zone of days (time.Local when nil).
 	Location *time.Location
 	// Limits bound the HTTP server (Serve); the zero value is the
@@ -149,6 +155,7 @@ func (s *Server) relist(due map[catalog.Harness]*pending) {
 	opts := catalog.ListOptions{Subagents: true}
 	whole := map[catalog.Harness][]catalog.Row{}
 	reread := map[catalog.Harness]map[string]*catalog.Row{}
+	building := false
 	for _, h := range catalog.Every {
 		p := due[h]
 		switch {
@@ -168,6 +175,11 @@ func (s *Server) relist(due map[catalog.Harness]*pending) {
 				s.relisted.Add(1)
 				continue
 			}
+		}
+		if !building {
+			building = true
+			s.building(true)
+			defer s.building(false)
 		}
 		rows, err := s.cat.ListHarness(h, opts)
 		if err != nil {
@@ -189,6 +201,14 @@ func (s *Server) relist(due map[catalog.Harness]*pending) {
 	}
 	for _, k := range changed {
 		s.events.publish(event{name: "session", data: k})
+	}
+}
+
+// building tells Config.Building that a build of a view of every
+// session starts (on) or ends.
+func (s *Server) building(on bool) {
+	if s.cfg.Building != nil {
+		s.cfg.Building(on)
 	}
 }
 

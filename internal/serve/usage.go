@@ -41,7 +41,9 @@ type sessionCost struct {
 // the generation of changes it began at.
 func (s *Server) rebuildUsage(ctx context.Context) (*usageView, uint64) {
 	gen, asks := s.usageLive.starting()
+	s.building(true)
 	v := s.buildUsage(ctx)
+	s.building(false)
 	s.use.Store(v)
 	s.usageLive.built(gen, v.err == nil && len(v.failed) == 0, asks)
 	s.events.publish(event{name: "usage", data: "1"})
