@@ -51,3 +51,14 @@ func BenchmarkKeywords(b *testing.B) {
 		d.words.each(text, func(int, int) { n++ })
 	}
 }
+
+// BenchmarkDefault makes the default detector, as the first masked text
+// of every command does: the rule set read, the keyword tables made
+// (each rule's expression is compiled later, when a text holds one of
+// its keywords).
+func BenchmarkDefault(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		New(loadRules())
+	}
+}

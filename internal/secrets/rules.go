@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"io"
 	"regexp"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
 )
 
 // gitleaksRules is gitleaks' default configuration as genrules wrote it.
