@@ -57,7 +57,8 @@ var (
 	// server holds at rest and as much again (a ledger of 25,000 sessions
 	// read back from the usage cache beside the library), and with its
 	// whole live heap for room the server's start on a built cache took
-	// 166–175 MiB; with this, 134, for 1.3 CPU-seconds more. At rest the
+	// 128–139 MiB, and 168–180 where it built the ledger again; with this,
+	// 100–101 and 134–141, for 0.2–1.3 CPU-seconds more. At rest the
 	// server's pages keep serverMemory's room (with this one a search
 	// page took 10–20% longer).
 	serverBuildMemory = memoryPolicy{base: 64 << 20, room: func(live int64) int64 { return max(live/4, 8<<20) }}
