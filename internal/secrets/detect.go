@@ -23,23 +23,35 @@ type Finding struct {
 // Default is the detector of gitleaks' default rules and xdev's own. A
 // Detector is safe for use by several goroutines.
 type Detector struct {
-	rules  []*Rule
-	global []*Allowlist
 	words  *keywords
 	byWord [][]int // keyword → the rules it asks for
+	// set is the rule set, asked for when a text first holds a keyword:
+	// Default's is read then (a text with none, a status line, reads no
+	// rule).
+	set func() *ruleSet
 }
 
 // Default is the detector every way out of xdev masks with, made on first
-// use (the keyword tables, well under a millisecond; each rule's expression
-// is compiled when a text first holds one of its keywords).
-var Default = sync.OnceValue(func() *Detector { return New(loadRules()) })
+// use from the default rule set's keywords (defaultKeywords, well under a
+// millisecond): the rules are read when a text first holds one of them
+// (0.8 ms), each rule's expression compiled when a text first holds one
+// of its own.
+var Default = sync.OnceValue(func() *Detector {
+	return &Detector{words: newKeywords(defaultKeywords), byWord: defaultByWord, set: sync.OnceValue(loadRules)}
+})
 
 // New makes a detector of a rule set.
 func New(set *ruleSet) *Detector {
-	d := &Detector{rules: set.Rules, global: set.Allowlists}
+	words, byWord := keywordIndex(set.Rules)
+	return &Detector{words: newKeywords(words), byWord: byWord, set: func() *ruleSet { return set }}
+}
+
+// keywordIndex are the keywords of rules (lowercase, each once, in the
+// order the rules first name them) and the rules each asks for, by their
+// places in rules.
+func keywordIndex(rules []*Rule) (words []string, byWord [][]int) {
 	index := map[string]int{}
-	var words []string
-	for r, rule := range d.rules {
+	for r, rule := range rules {
 		for _, w := range rule.Keywords {
 			w = strings.ToLower(w)
 			k, ok := index[w]
@@ -47,13 +59,12 @@ func New(set *ruleSet) *Detector {
 				k = len(words)
 				index[w] = k
 				words = append(words, w)
-				d.byWord = append(d.byWord, nil)
+				byWord = append(byWord, nil)
 			}
-			d.byWord[k] = append(d.byWord[k], r)
+			byWord[k] = append(byWord[k], r)
 		}
 	}
-	d.words = newKeywords(words)
-	return d
+	return words, byWord
 }
 
 // Bounds of the text a rule's expression is asked to read around one of
@@ -92,10 +103,14 @@ func (d *Detector) Find(text string) []Finding {
 		return nil
 	}
 	var spans map[int][]span // rule → the parts it reads, in order, joined
+	var set *ruleSet         // asked for at the first keyword
 	d.words.each(text, func(w, end int) {
 		start := end - len(d.words.words[w])
+		if set == nil {
+			set = d.set()
+		}
 		for _, r := range d.byWord[w] {
-			rule := d.rules[r]
+			rule := set.Rules[r]
 			rule.compile()
 			if rule.anchored != nil && rule.boundary && start > 0 && isWord(text[start-1]) && isWord(text[start]) {
 				// Every match starts at a keyword, with \b: none starts
@@ -155,7 +170,7 @@ func (d *Detector) Find(text string) []Finding {
 	memo := map[allowKey]bool{}
 	for r, ss := range spans {
 		for _, s := range ss {
-			out = d.rules[r].find(d, text, s, out, memo)
+			out = set.Rules[r].find(set, text, s, out, memo)
 		}
 	}
 	slices.SortFunc(out, func(a, b Finding) int {
@@ -171,7 +186,7 @@ type allowKey struct {
 }
 
 // find appends the rule's findings in the span s of text.
-func (r *Rule) find(d *Detector, text string, s span, out []Finding, memo map[allowKey]bool) []Finding {
+func (r *Rule) find(set *ruleSet, text string, s span, out []Finding, memo map[allowKey]bool) []Finding {
 	part := text[s.lo:s.hi]
 	if r.needs != nil && !holdsAll(part, r.needs) {
 		return out
@@ -225,7 +240,7 @@ func (r *Rule) find(d *Detector, text string, s span, out []Finding, memo map[al
 		k := allowKey{r, secret, match, line}
 		allow, ok := memo[k]
 		if !ok {
-			allow = allowed(d.global, secret, match, line) || allowed(r.Allowlists, secret, match, line)
+			allow = allowed(set.Allowlists, secret, match, line) || allowed(r.Allowlists, secret, match, line)
 			memo[k] = allow
 		}
 		if allow {

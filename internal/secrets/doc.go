@@ -37,7 +37,10 @@
 //     follows the operator, and without their lazy 50-character prefix,
 //     which made Go's regexp carry 50 threads through every byte;
 //   - each rule's expression is compiled the first time a text holds one
-//     of its keywords.
+//     of its keywords, and Default reads the rule set itself only then:
+//     until a text holds a keyword it has the keywords' tables alone,
+//     made from defaultkeywords.go (the rule set's keywords, which
+//     TestDefaultKeywords checks and writes anew).
 //
 // Each of these only leaves out text where no match of the expression can
 // be, so Find finds what gitleaks finds; where a bound cuts a line, it may

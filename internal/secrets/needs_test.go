@@ -32,7 +32,7 @@ func TestIndexFold(t *testing.T) {
 // keywords, for the rules whose spans are widest.
 func TestNecessary(t *testing.T) {
 	for _, id := range []string{"curl-auth-header", "curl-auth-user"} {
-		for _, r := range Default().rules {
+		for _, r := range Default().set().Rules {
 			if r.ID == id {
 				r.compile()
 				if len(r.needs) == 0 {

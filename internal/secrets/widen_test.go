@@ -11,7 +11,7 @@ import (
 // whose end was widened is covered (the rewrite applies to its text).
 func TestSecretsEndInText(t *testing.T) {
 	widened := 0
-	for _, r := range Default().rules {
+	for _, r := range Default().set().Rules {
 		if strings.Contains(r.Regex, gitleaksEnd) {
 			widened++
 			if !strings.Contains(widenEnd(r.Regex), endsInText) {
