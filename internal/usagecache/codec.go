@@ -279,6 +279,16 @@ func (r *usageReader) fixed64() uint64 {
 	return v
 }
 
+func (r *usageReader) fixed32() uint32 {
+	if len(r.b) < 4 {
+		r.fail()
+		return 0
+	}
+	v := uint32(r.b[0]) | uint32(r.b[1])<<8 | uint32(r.b[2])<<16 | uint32(r.b[3])<<24
+	r.b = r.b[4:]
+	return v
+}
+
 func (r *usageReader) num() float64 {
 	v := r.uvarint()
 	if v > 0 {

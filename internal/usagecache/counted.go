@@ -1,12 +1,14 @@
 package usagecache
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"hash/fnv"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -92,32 +94,39 @@ func CountedPath(cache string) string { return cache + ".counted" }
 // calls and the last blocks' wherever the reader's day begins.
 const RecentSpan = 24 * time.Hour
 
-const countedMagic = "xdev usage counted 2\n"
+const countedMagic = "xdev usage counted 3\n"
 
 // maxCounted bounds the file read: past it, it is not read (and a
-// ledger is built). A file is about 250 bytes a session (6 MB at
-// 25,000): this is ten times the largest archive reported.
+// ledger is built). A file is about 400 bytes a session (10 MB at
+// 25,000): this is six times the largest archive reported.
 const maxCounted = 64 << 20
 
-// countedTrailer is the size of the trailer: where the status and the
-// groups begin (8 bytes each), and the CRC-32 of each part (4 each).
-const countedTrailer = 8 + 8 + 3*4
+// countedTrailer is the size of the trailer: where the sums, the status
+// and the groups begin (8 bytes each), and the CRC-32 of the head, the
+// status and the groups (4 each).
+const countedTrailer = 3*8 + 3*4
 
-// The bytes of a counted file: its magic, three parts, and a trailer.
-// The parts are in varints but where said, and each is checksummed on
-// its own, so that a status line reads the first two and a report the
-// first and the last:
+// The bytes of a counted file: its magic, four parts, and a trailer.
+// The parts are in varints but where said, and each is checksummed, so
+// that a status line reads the head, the status and a page or two of
+// the sums, and a report the head and the groups:
 //
 //   - the head: Racy, Server, Sessions, Skipped; the files' sum (N, then
 //     Lo and Hi in 8 bytes each); the models (a count, then three
 //     strings each: provider, model, API);
-//   - the status (usage.Status): Since; the sessions' sums (a count,
-//     then for each the hashes of its path and id (hashName) and its last
-//     call's time, 8 bytes each, and its sum's bucket as a string), which
-//     a reader looking for one session steps over by their lengths,
-//     decoding none but it; a table
-//     of sessions, and the recent groups (a count, then each one's
-//     session and rollup, as their places in the table, and its bucket);
+//   - the sums (usage.Status.Sessions), in pages by the hashes of the
+//     sessions' names (hashName of the path, then of the id; pageOf): a
+//     session is in the page of each of its names, so that a reader
+//     looking for one reads the pages of the names it is given and
+//     decodes nothing else. A sum is its place among the status's
+//     sessions, the hashes of its path and id and its last call's time
+//     (8 bytes each), and its bucket as a string. Each page is
+//     checksummed on its own (the status says how);
+//   - the status: Since; the count of sums, and the latest call's
+//     (usage.Status.Latest) as a sum is written; the pages (a count, then
+//     each one's length and CRC-32, 4 bytes); a table of sessions, and
+//     the recent groups (a count, then each one's session and rollup, as
+//     their places in the table, and its bucket);
 //   - the groups: a table of sessions, and the groups, as the recent
 //     ones.
 //
@@ -125,9 +134,18 @@ const countedTrailer = 8 + 8 + 3*4
 // parent, project, title, import origin's harness and id, flags (1: a
 // subagent's; 2: an import) and Skipped. A bucket is as the usage cache
 // writes a digest's, its model a place in the head's models. A string
-// is its length, then its bytes. The trailer is where the status and the
-// groups begin (8 bytes each, little-endian), and the CRC-32 of the head
-// (magic included), the status and the groups (4 bytes each).
+// is its length, then its bytes. The trailer is where the sums, the
+// status and the groups begin (8 bytes each, little-endian), and the
+// CRC-32 of the head (magic included), the status and the groups (4
+// bytes each).
+
+// pagesFor is how many pages the sums of n sessions are in: about √n·4,
+// so that the status's list of them and a page (of about √n/2 sessions,
+// each in one page or two) are a few KB each at any n.
+func pagesFor(n int) int { return max(1, int(math.Sqrt(float64(n))*4)) }
+
+// pageOf is the page of pages that a name of hash h is in.
+func pageOf(h uint64, pages int) int { return int((h >> 1) % uint64(pages)) }
 
 // WriteCounted writes c to the file at path, atomically: a reader finds
 // the old file or the new one whole. Its status is made from its groups
@@ -153,18 +171,78 @@ func WriteCounted(path string, c Counted) error {
 		}
 	}
 	modelAt := func(m usage.ModelRef) uint64 { return uint64(numbers[m]) }
+	// Each session's names' hashes, its path's and its id's.
+	names := make([][2]uint64, len(status.Sessions))
+	for k, g := range status.Sessions {
+		names[k] = [2]uint64{hashName(g.Rollup.Path), hashName(g.Rollup.ID)}
+	}
+	// appendSum encodes the k'th session's sum.
+	var rec []byte
+	appendSum := func(b []byte, k int) []byte {
+		g := status.Sessions[k]
+		b = binary.AppendUvarint(b, uint64(k))
+		b = binary.LittleEndian.AppendUint64(b, names[k][0])
+		b = binary.LittleEndian.AppendUint64(b, names[k][1])
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(g.Last))
+		rec = appendBucket(rec[:0], g.Bucket, modelAt(g.Model))
+		b = binary.AppendUvarint(b, uint64(len(rec)))
+		return append(b, rec...)
+	}
+	// The sessions in each page, in their order: each in the page of each
+	// of its names (pageSessions[pageStart[p]:pageStart[p+1]]).
+	pages := pagesFor(len(status.Sessions))
+	pagesOf := func(k int) (a, b int) {
+		a, b = -1, -1
+		if h := names[k][0]; h != 0 {
+			a = pageOf(h, pages)
+		}
+		if h := names[k][1]; h != 0 && pageOf(h, pages) != a {
+			b = pageOf(h, pages)
+		}
+		return a, b
+	}
+	// A counting sort: pageStart[p+2] counts page p's, then sums them,
+	// then is where page p's next goes, which leaves page p from
+	// pageStart[p] to pageStart[p+1].
+	pageStart := make([]int, pages+2)
+	for k := range status.Sessions {
+		a, b := pagesOf(k)
+		for _, p := range [2]int{a, b} {
+			if p >= 0 {
+				pageStart[p+2]++
+			}
+		}
+	}
+	for p := 2; p < len(pageStart); p++ {
+		pageStart[p] += pageStart[p-1]
+	}
+	pageSessions := make([]int32, pageStart[pages+1])
+	for k := range status.Sessions {
+		a, b := pagesOf(k)
+		for _, p := range [2]int{a, b} {
+			if p >= 0 {
+				pageSessions[pageStart[p+1]] = int32(k)
+				pageStart[p+1]++
+			}
+		}
+	}
 	return atomicfile.ReplaceCache(path, func(w io.Writer) error {
 		var at int64
-		var crcs [3]uint32
-		var offs [2]int64
-		part := 0
+		var crc uint32 // of the part being written
 		var b []byte
 		flush := func() error {
-			crcs[part] = crc32.Update(crcs[part], crc32.IEEETable, b)
+			crc = crc32.Update(crc, crc32.IEEETable, b)
 			n, err := w.Write(b)
 			at += int64(n)
 			b = b[:0]
 			return err
+		}
+		// end ends a part: its CRC-32, and where the next begins.
+		end := func() (uint32, int64, error) {
+			err := flush()
+			sum := crc
+			crc = 0
+			return sum, at, err
 		}
 		// grouped writes a table of the groups' sessions, and the groups.
 		grouped := func(gs []usage.Group) error {
@@ -227,45 +305,65 @@ func WriteCounted(path string, c Counted) error {
 			n := m.Name()
 			b = appendString(appendString(appendString(b, n.Provider), n.Model), n.API)
 		}
-		if err := flush(); err != nil {
+		headCRC, sumsAt, err := end()
+		if err != nil {
 			return err
 		}
-		part, offs[0] = 1, at
+		// The sums, page by page: each page's length and CRC-32 for the
+		// status.
+		type page struct {
+			n   int64
+			crc uint32
+		}
+		dir := make([]page, pages)
+		for p := range dir {
+			from := at
+			for _, k := range pageSessions[pageStart[p]:pageStart[p+1]] {
+				b = appendSum(b, int(k))
+			}
+			crc, to, err := end()
+			if err != nil {
+				return err
+			}
+			dir[p] = page{to - from, crc}
+		}
+		// A page no name falls in is empty, its CRC-32 that of no bytes, 0.
+		statusAt := at
 		b = appendNum(b, status.Since)
 		b = binary.AppendUvarint(b, uint64(len(status.Sessions)))
-		var rec []byte
-		for _, g := range status.Sessions {
-			b = binary.LittleEndian.AppendUint64(b, hashName(g.Rollup.Path))
-			b = binary.LittleEndian.AppendUint64(b, hashName(g.Rollup.ID))
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(g.Last))
-			rec = appendBucket(rec[:0], g.Bucket, modelAt(g.Model))
-			b = binary.AppendUvarint(b, uint64(len(rec)))
-			b = append(b, rec...)
-			if len(b) >= 64<<10 {
-				if err := flush(); err != nil {
-					return err
-				}
+		latest := status.Latest()
+		for k := range status.Sessions {
+			if &status.Sessions[k] == latest {
+				b = appendSum(b, k)
 			}
+		}
+		b = binary.AppendUvarint(b, uint64(len(dir)))
+		for _, p := range dir {
+			b = binary.AppendUvarint(b, uint64(p.n))
+			b = binary.LittleEndian.AppendUint32(b, p.crc)
 		}
 		if err := grouped(status.Recent); err != nil {
 			return err
 		}
-		if err := flush(); err != nil {
+		statusCRC, groupsAt, err := end()
+		if err != nil {
 			return err
 		}
-		part, offs[1] = 2, at
 		if err := grouped(c.Groups); err != nil {
 			return err
 		}
-		if err := flush(); err != nil {
+		groupsCRC, _, err := end()
+		if err != nil {
 			return err
 		}
-		t := binary.LittleEndian.AppendUint64(nil, uint64(offs[0]))
-		t = binary.LittleEndian.AppendUint64(t, uint64(offs[1]))
-		for _, crc := range crcs {
+		t := make([]byte, 0, countedTrailer)
+		for _, off := range []int64{sumsAt, statusAt, groupsAt} {
+			t = binary.LittleEndian.AppendUint64(t, uint64(off))
+		}
+		for _, crc := range []uint32{headCRC, statusCRC, groupsCRC} {
 			t = binary.LittleEndian.AppendUint32(t, crc)
 		}
-		_, err := w.Write(t)
+		_, err = w.Write(t)
 		return err
 	})
 }
@@ -325,11 +423,14 @@ func hashName(s string) uint64 {
 	return h | 1
 }
 
+// errNotCounted is what a file that is not one whole counted file of
+// this version is, read.
+var errNotCounted = errors.New("not a whole counted usage file of this version")
+
 // readCounted reads the head and groups of the counted file at path, or
 // with q its head and status.
 func readCounted(path string, q *StatusQuery) (Counted, error) {
-	status := q != nil
-	f, fi, err := regularfile.Open(path, 0)
+	f, fi, err := regularfile.OpenRaw(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return Counted{}, ErrNoCounted
 	}
@@ -337,39 +438,82 @@ func readCounted(path string, q *StatusQuery) (Counted, error) {
 		return Counted{}, err
 	}
 	defer f.Close()
-	size := fi.Size()
-	bad := fmt.Errorf("%s: not a whole counted usage file of this version", path)
-	if size > maxCounted || size < int64(len(countedMagic))+countedTrailer {
-		return Counted{}, bad
-	}
-	var t [countedTrailer]byte
-	if _, err := f.ReadAt(t[:], size-countedTrailer); err != nil {
+	c, err := readCountedAt(f, fi.Size(), q)
+	if err != nil {
 		return Counted{}, fmt.Errorf("%s: %w", path, err)
-	}
-	p := partsOf(t[:], size)
-	if p == nil {
-		return Counted{}, bad
-	}
-	k := 2
-	if status {
-		k = 1
-	}
-	head := make([]byte, p[0].n)
-	body := make([]byte, p[k].n)
-	if _, err := f.ReadAt(head, p[0].off); err != nil {
-		return Counted{}, fmt.Errorf("%s: %w", path, err)
-	}
-	if _, err := f.ReadAt(body, p[k].off); err != nil {
-		return Counted{}, fmt.Errorf("%s: %w", path, err)
-	}
-	if crc32.ChecksumIEEE(head) != p[0].crc || crc32.ChecksumIEEE(body) != p[k].crc {
-		return Counted{}, bad
-	}
-	c, ok := decodeCounted(head, body, q)
-	if !ok {
-		return Counted{}, bad
 	}
 	return c, nil
+}
+
+// decodeCountedFile reads a whole counted file's bytes as readCountedAt
+// does; ok is false where it is not one.
+func decodeCountedFile(b []byte, q *StatusQuery) (Counted, bool) {
+	c, err := readCountedAt(bytes.NewReader(b), int64(len(b)), q)
+	return c, err == nil
+}
+
+// readCountedAt reads a counted file of size bytes from r: its head and
+// groups, or with q its head and status. It reads the trailer, then the
+// parts it needs, each checked against its CRC-32 before it is decoded;
+// for a status, the pages of the sums that hold q's names. The sessions'
+// strings are substrings of what it read, once.
+func readCountedAt(r io.ReaderAt, size int64, q *StatusQuery) (Counted, error) {
+	if size > maxCounted || size < int64(len(countedMagic))+countedTrailer {
+		return Counted{}, errNotCounted
+	}
+	read := func(off, n int64, crc uint32) ([]byte, error) {
+		b := make([]byte, n)
+		if _, err := r.ReadAt(b, off); err != nil {
+			return nil, err
+		}
+		if crc32.ChecksumIEEE(b) != crc {
+			return nil, errNotCounted
+		}
+		return b, nil
+	}
+	var t [countedTrailer]byte
+	if _, err := r.ReadAt(t[:], size-countedTrailer); err != nil {
+		return Counted{}, err
+	}
+	p, ok := partsOf(t[:], size)
+	if !ok {
+		return Counted{}, errNotCounted
+	}
+	head, err := read(p.head.off, p.head.n, p.head.crc)
+	if err != nil {
+		return Counted{}, err
+	}
+	c, models, ok := decodeCountedHead(head)
+	if !ok {
+		return Counted{}, errNotCounted
+	}
+	if q == nil {
+		body, err := read(p.groups.off, p.groups.n, p.groups.crc)
+		if err != nil {
+			return Counted{}, err
+		}
+		r := &usageReader{b: unsafeString(body)}
+		c.Groups = r.grouped(models)
+		if r.bad || len(r.b) != 0 {
+			return Counted{}, errNotCounted
+		}
+		return c, nil
+	}
+	body, err := read(p.status.off, p.status.n, p.status.crc)
+	if err != nil {
+		return Counted{}, err
+	}
+	page := func(off, n int64, crc uint32) ([]byte, error) { return read(p.sums.off+off, n, crc) }
+	if c.Status, err = readStatus(body, p.sums.n, models, q, page); err != nil {
+		return Counted{}, err
+	}
+	return c, nil
+}
+
+// countedParts are where a counted file's parts are, and their
+// checksums (the sums' are the status's to give, page by page).
+type countedParts struct {
+	head, sums, status, groups countedPart
 }
 
 // A countedPart is where a part of a counted file is, and its checksum.
@@ -379,52 +523,28 @@ type countedPart struct {
 }
 
 // partsOf are the parts of a counted file of size bytes that ends in
-// trailer t, nil where they do not fit in it.
-func partsOf(t []byte, size int64) []countedPart {
-	status, groups := int64(binary.LittleEndian.Uint64(t[0:])), int64(binary.LittleEndian.Uint64(t[8:]))
+// trailer t; ok is false where they do not fit in it.
+func partsOf(t []byte, size int64) (p countedParts, ok bool) {
+	sums, status, groups := int64(binary.LittleEndian.Uint64(t[0:])), int64(binary.LittleEndian.Uint64(t[8:])), int64(binary.LittleEndian.Uint64(t[16:]))
 	end := size - countedTrailer
-	if status < int64(len(countedMagic)) || status > groups || groups > end {
-		return nil
+	if sums < int64(len(countedMagic)) || sums > status || status > groups || groups > end {
+		return p, false
 	}
-	return []countedPart{
-		{0, status, binary.LittleEndian.Uint32(t[16:])},
-		{status, groups - status, binary.LittleEndian.Uint32(t[20:])},
-		{groups, end - groups, binary.LittleEndian.Uint32(t[24:])},
-	}
+	return countedParts{
+		head:   countedPart{0, sums, binary.LittleEndian.Uint32(t[24:])},
+		sums:   countedPart{sums, status - sums, 0},
+		status: countedPart{status, groups - status, binary.LittleEndian.Uint32(t[28:])},
+		groups: countedPart{groups, end - groups, binary.LittleEndian.Uint32(t[32:])},
+	}, true
 }
 
-// decodeCountedFile reads a whole counted file's bytes: its head and its
-// groups, or with q its status (ReadCountedStatus). The sessions' strings
-// are substrings of b from then on (the caller must not change it); ok
-// is false where b is not one whole file of this version.
-func decodeCountedFile(b []byte, q *StatusQuery) (Counted, bool) {
-	status := q != nil
-	if len(b) < len(countedMagic)+countedTrailer {
-		return Counted{}, false
+// decodeCountedHead reads a counted file's head (its magic first): the
+// head's numbers, and the models the buckets name by place.
+func decodeCountedHead(b []byte) (Counted, []usage.ModelRef, bool) {
+	if len(b) < len(countedMagic) || string(b[:len(countedMagic)]) != countedMagic {
+		return Counted{}, nil, false
 	}
-	size := int64(len(b))
-	p := partsOf(b[size-countedTrailer:], size)
-	if p == nil {
-		return Counted{}, false
-	}
-	k := 2
-	if status {
-		k = 1
-	}
-	part := func(p countedPart) []byte { return b[p.off : p.off+p.n] }
-	if crc32.ChecksumIEEE(part(p[0])) != p[0].crc || crc32.ChecksumIEEE(part(p[k])) != p[k].crc {
-		return Counted{}, false
-	}
-	return decodeCounted(part(p[0]), part(p[k]), q)
-}
-
-// decodeCounted reads a counted file's head (its magic first) and its
-// groups, or with q its status.
-func decodeCounted(headBytes, body []byte, q *StatusQuery) (Counted, bool) {
-	if len(headBytes) < len(countedMagic) || string(headBytes[:len(countedMagic)]) != countedMagic {
-		return Counted{}, false
-	}
-	r := &usageReader{b: unsafeString(headBytes[len(countedMagic):])}
+	r := &usageReader{b: unsafeString(b[len(countedMagic):])}
 	var c Counted
 	for _, n := range []*int{&c.Racy, &c.Server, &c.Sessions, &c.Skipped, &c.Files.N} {
 		*n = int(r.uvarint())
@@ -435,75 +555,110 @@ func decodeCounted(headBytes, body []byte, q *StatusQuery) (Counted, bool) {
 		models[k] = usage.RefModel(r.str(), r.str(), r.str())
 	}
 	if r.bad || len(r.b) != 0 {
-		return Counted{}, false
+		return Counted{}, nil, false
 	}
-	r = &usageReader{b: unsafeString(body)}
-	if q != nil {
-		c.Status.Since = r.num()
-		c.Status.Sessions = r.sums(models, q)
-		c.Status.Recent = r.grouped(models)
-	} else {
-		c.Groups = r.grouped(models)
-	}
-	if r.bad || len(r.b) != 0 {
-		return Counted{}, false
-	}
-	return c, true
+	return c, models, true
 }
 
-// sums reads a status's sessions' sums, keeping those q names and that
-// of the latest call (the first of them, as usage.Status.Latest finds
-// it), in the file's order, decoding no other. The file knows a session by the hashes of its
-// names: one q names has the name q gives it (its Path or ID), the
-// latest none.
-func (r *usageReader) sums(models []usage.ModelRef, q *StatusQuery) []usage.Group {
-	want := map[uint64]string{}
-	for _, p := range q.Paths {
-		want[hashName(p)] = p
+// A countedSum is a session's sum as the status's pages hold it: its
+// place among the status's sessions, its names' hashes, its last call's
+// time, and its bucket, not yet decoded.
+type countedSum struct {
+	k      uint64
+	ph, ih uint64
+	last   float64
+	rec    string
+}
+
+// sum reads a countedSum.
+func (r *usageReader) sum() countedSum {
+	return countedSum{k: r.uvarint(), ph: r.fixed64(), ih: r.fixed64(), last: math.Float64frombits(r.fixed64()), rec: r.str()}
+}
+
+// readStatus reads a counted file's status from its status part (body)
+// and the pages of its sums (sumsBytes long, read by page) that hold
+// the names q gives: the recent groups, and the sums of the sessions q
+// names and of the latest call's, in the status's order (as
+// usage.Status.Latest takes the first of those tied), decoding no other.
+// One q names has the name q gives it (its Path or ID), the latest none.
+func readStatus(body []byte, sumsBytes int64, models []usage.ModelRef, q *StatusQuery, page func(off, n int64, crc uint32) ([]byte, error)) (usage.Status, error) {
+	r := &usageReader{b: unsafeString(body)}
+	var st usage.Status
+	st.Since = r.num()
+	n := r.uvarint()
+	var latest countedSum
+	if n > 0 {
+		latest = r.sum()
 	}
+	offs := make([]int64, r.countOf(1+4)+1)
+	crcs := make([]uint32, len(offs)-1)
+	for i := range crcs {
+		offs[i+1] = offs[i] + int64(r.uvarint())
+		crcs[i] = r.fixed32()
+	}
+	st.Recent = r.grouped(models)
+	if r.bad || len(r.b) != 0 || len(crcs) == 0 || offs[len(offs)-1] != sumsBytes || n > 0 && latest.k >= n {
+		return usage.Status{}, errNotCounted
+	}
+	// The sums q names, by place, from the pages of its names.
+	found := map[uint64]countedSum{}
+	names := map[uint64]usage.Session{} // the names q gives them, by place
 	id := hashName(q.ID)
-	type sum struct {
-		k    int
-		rec  string
-		name usage.Session
+	paths := map[uint64]string{}
+	hashes := []uint64{id}
+	for _, p := range q.Paths {
+		h := hashName(p)
+		paths[h] = p
+		hashes = append(hashes, h)
 	}
-	var recs []sum
-	var latest sum
-	last := 0.0
-	for k := range r.countOf(3*8 + 1) {
-		ph, ih, l := r.fixed64(), r.fixed64(), math.Float64frombits(r.fixed64())
-		rec := r.str()
-		path, ok := want[ph]
-		if ok || id != 0 && ih == id {
-			s := usage.Session{Path: path}
-			if id != 0 && ih == id {
-				s.ID = q.ID
+	read := map[int]bool{}
+	for _, h := range hashes {
+		i := pageOf(h, len(crcs))
+		if h == 0 || read[i] {
+			continue
+		}
+		read[i] = true
+		b, err := page(offs[i], offs[i+1]-offs[i], crcs[i])
+		if err != nil {
+			return usage.Status{}, err
+		}
+		pr := &usageReader{b: unsafeString(b)}
+		for len(pr.b) > 0 {
+			s := pr.sum()
+			if pr.bad || s.k >= n {
+				return usage.Status{}, errNotCounted
 			}
-			recs = append(recs, sum{k, rec, s})
-		}
-		if k == 0 || l > last {
-			latest, last = sum{k: k, rec: rec}, l
+			path, byPath := paths[s.ph]
+			byID := id != 0 && s.ih == id
+			if !byPath && !byID {
+				continue
+			}
+			name := usage.Session{Path: path}
+			if byID {
+				name.ID = q.ID
+			}
+			found[s.k], names[s.k] = s, name
 		}
 	}
-	if latest.rec != "" && !slices.ContainsFunc(recs, func(s sum) bool { return s.k == latest.k }) {
-		// In the file's order, as Status.Latest takes the first of those
-		// tied.
-		i, _ := slices.BinarySearchFunc(recs, latest.k, func(s sum, k int) int { return s.k - k })
-		recs = slices.Insert(recs, i, latest)
+	if n > 0 {
+		if _, ok := found[latest.k]; !ok {
+			found[latest.k] = latest
+		}
 	}
-	out := make([]usage.Group, 0, len(recs))
-	for _, rec := range recs {
-		rr := &usageReader{b: rec.rec}
-		s, b := &rec.name, &usage.Bucket{}
+	places := slices.Sorted(maps.Keys(found))
+	st.Sessions = make([]usage.Group, 0, len(places))
+	for _, k := range places {
+		rr := &usageReader{b: found[k].rec}
+		s, b := new(usage.Session), &usage.Bucket{}
+		*s = names[k]
 		m := rr.bucket(b)
 		if rr.bad || len(rr.b) != 0 || m >= uint64(len(models)) {
-			r.fail()
-			return nil
+			return usage.Status{}, errNotCounted
 		}
 		b.Model = models[m]
-		out = append(out, usage.Group{Session: s, Rollup: s, Bucket: b})
+		st.Sessions = append(st.Sessions, usage.Group{Session: s, Rollup: s, Bucket: b})
 	}
-	return out
+	return st, nil
 }
 
 // session reads a session of a table into s, its import's origin into
@@ -553,18 +708,18 @@ func (r *usageReader) grouped(models []usage.ModelRef) []usage.Group {
 }
 
 // ClaimCounted rewrites the counted file at path as one the server of
-// pid wrote (Counted.Server): its head written anew, its status and
-// groups copied as they are, never decoded (a server starting on another
-// server's groups vouches for them with no second copy of them in
-// memory). Atomic, as WriteCounted.
+// pid wrote (Counted.Server): its head written anew, its sums, status
+// and groups copied as they are, never decoded (a server starting on
+// another server's groups vouches for them with no second copy of them
+// in memory). Atomic, as WriteCounted.
 func ClaimCounted(path string, pid int) error {
-	f, fi, err := regularfile.Open(path, 0)
+	f, fi, err := regularfile.OpenRaw(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	size := fi.Size()
-	bad := fmt.Errorf("%s: not a whole counted usage file of this version", path)
+	bad := fmt.Errorf("%s: %w", path, errNotCounted)
 	if size > maxCounted || size < int64(len(countedMagic))+countedTrailer {
 		return bad
 	}
@@ -572,15 +727,15 @@ func ClaimCounted(path string, pid int) error {
 	if _, err := f.ReadAt(t[:], size-countedTrailer); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	p := partsOf(t[:], size)
-	if p == nil {
+	p, ok := partsOf(t[:], size)
+	if !ok {
 		return bad
 	}
-	head := make([]byte, p[0].n)
+	head := make([]byte, p.head.n)
 	if _, err := f.ReadAt(head, 0); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if crc32.ChecksumIEEE(head) != p[0].crc || string(head[:min(len(head), len(countedMagic))]) != countedMagic {
+	if crc32.ChecksumIEEE(head) != p.head.crc || string(head[:min(len(head), len(countedMagic))]) != countedMagic {
 		return bad
 	}
 	// Racy, then Server: the second number after the magic.
@@ -593,23 +748,26 @@ func ClaimCounted(path string, pid int) error {
 	next := append([]byte(countedMagic), binary.AppendUvarint(nil, racy)...)
 	next = binary.AppendUvarint(next, uint64(pid))
 	next = append(next, r.b...)
+	rest := size - countedTrailer - p.sums.off // the sums, the status and the groups
 	return atomicfile.ReplaceCache(path, func(w io.Writer) error {
 		if _, err := w.Write(next); err != nil {
 			return err
 		}
-		n, err := io.Copy(w, io.NewSectionReader(f, p[1].off, p[1].n+p[2].n))
+		n, err := io.Copy(w, io.NewSectionReader(f, p.sums.off, rest))
 		if err != nil {
 			return err
 		}
-		if n != p[1].n+p[2].n {
+		if n != rest {
 			return io.ErrUnexpectedEOF
 		}
-		status := int64(len(next))
-		nt := binary.LittleEndian.AppendUint64(nil, uint64(status))
-		nt = binary.LittleEndian.AppendUint64(nt, uint64(status+p[1].n))
-		nt = binary.LittleEndian.AppendUint32(nt, crc32.ChecksumIEEE(next))
-		nt = binary.LittleEndian.AppendUint32(nt, p[1].crc)
-		nt = binary.LittleEndian.AppendUint32(nt, p[2].crc)
+		moved := int64(len(next)) - p.sums.off
+		nt := make([]byte, 0, countedTrailer)
+		for _, off := range []int64{p.sums.off, p.status.off, p.groups.off} {
+			nt = binary.LittleEndian.AppendUint64(nt, uint64(off+moved))
+		}
+		for _, crc := range []uint32{crc32.ChecksumIEEE(next), p.status.crc, p.groups.crc} {
+			nt = binary.LittleEndian.AppendUint32(nt, crc)
+		}
 		_, err = w.Write(nt)
 		return err
 	})

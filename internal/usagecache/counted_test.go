@@ -1,6 +1,7 @@
 package usagecache
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -138,6 +139,78 @@ func TestCountedRoundTrips(t *testing.T) {
 	}
 }
 
+// TestCountedStatusFindsEverySession: a status read for any session, by
+// its path, its id, both, or with names of none beside, holds that
+// session's sum as usage.NewStatus makes it, and the latest call's, and
+// no session not named; over ledgers of 0 to 3,000 sessions (pages of
+// one session to hundreds), ties of the latest call included.
+func TestCountedStatusFindsEverySession(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(11, 12))
+	for round, n := range []int{0, 1, 2, 3, 7, 60, 400, 3000} {
+		groups := randomGroups(r, n)
+		if round%2 == 1 {
+			for _, g := range groups {
+				g.Last = 1e12 // every session's latest call at once
+			}
+		}
+		path := filepath.Join(dir, fmt.Sprint(round))
+		if err := WriteCounted(path, Counted{Groups: groups}); err != nil {
+			t.Fatal(err)
+		}
+		want := usage.NewStatus(groups, 0)
+		sum := func(g *usage.Group) string {
+			b := *g.Bucket
+			b.Quarter, b.Model = 0, 0
+			return fmt.Sprintf("%+v %v", b, g.Model.Name())
+		}
+		wantLatest := "none"
+		if l := want.Latest(); l != nil {
+			wantLatest = sum(l)
+		}
+		for k, w := range want.Sessions {
+			if k > 300 && r.IntN(10) > 0 {
+				continue
+			}
+			s := w.Rollup
+			for _, q := range []StatusQuery{
+				{Paths: []string{s.Path}},
+				{ID: s.ID},
+				{Paths: []string{"/elsewhere", s.Path}, ID: s.ID},
+				{Paths: []string{s.Path}, ID: "not-an-id"},
+			} {
+				got, err := ReadCountedStatus(path, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var named []usage.Group
+				for _, g := range got.Status.Sessions {
+					if g.Rollup.Path != "" || g.Rollup.ID != "" {
+						named = append(named, g)
+					}
+				}
+				if len(named) != 1 || sum(&named[0]) != sum(&want.Sessions[k]) ||
+					named[0].Rollup.Path != "" && named[0].Rollup.Path != s.Path || named[0].Rollup.ID != "" && named[0].Rollup.ID != s.ID {
+					t.Fatalf("round %d, session %d, %+v: named %+v", round, k, q, named)
+				}
+				if l := got.Status.Latest(); l == nil || sum(l) != wantLatest {
+					t.Fatalf("round %d, session %d: latest %+v, want %s", round, k, l, wantLatest)
+				}
+				if len(got.Status.Sessions) > 2 {
+					t.Fatalf("round %d: %d sums read", round, len(got.Status.Sessions))
+				}
+			}
+		}
+		got, err := ReadCountedStatus(path, StatusQuery{Paths: []string{"/none"}, ID: "none"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gl := got.Status.Latest(); (gl == nil) != (n == 0 || len(want.Sessions) == 0) || gl != nil && sum(gl) != wantLatest {
+			t.Fatalf("round %d: unnamed, latest %+v, want %s", round, gl, wantLatest)
+		}
+	}
+}
+
 // TestCountedDamaged: a counted file cut anywhere or with any byte
 // flipped reads as none (an error naming it), never as other groups; no
 // file is ErrNoCounted.
@@ -165,7 +238,7 @@ func TestCountedDamaged(t *testing.T) {
 				}
 				if err == nil {
 					// A flipped byte in the part not read is not seen.
-					if len(b) == len(good) && !partRead(good, k, q != nil) {
+					if len(b) == len(good) && !partRead(good, k, q) {
 						continue
 					}
 					t.Fatalf("%d bytes, byte %d flipped: read", len(b), k)
@@ -176,22 +249,42 @@ func TestCountedDamaged(t *testing.T) {
 }
 
 // partRead reports whether byte k of a counted file is in what a read
-// of its groups (or status) reads: the head, that part, the trailer.
-func partRead(file []byte, k int, status bool) bool {
+// of its groups (or with q its status) checks: the ranges it reads (the
+// head, that part, a status's pages of q's names), and of the trailer
+// the offsets and checksums it goes by.
+func partRead(file []byte, k int, q *StatusQuery) bool {
 	size := int64(len(file))
-	p := partsOf(file[size-countedTrailer:], size)
-	at := int64(k)
-	in := func(c countedPart) bool { return at >= c.off && at < c.off+c.n }
-	t := size - countedTrailer
-	// The trailer's offsets and the head's checksum, then the status's
-	// and the groups'.
-	if at >= t && at < t+20 {
-		return true
+	at, t := int64(k), size-countedTrailer
+	if at >= t {
+		rel := at - t
+		if q != nil {
+			return rel < 32 // the offsets, the head's and the status's CRC-32s
+		}
+		// The sums' offset (where the head ends), the groups', the head's
+		// and the groups' CRC-32s.
+		return rel < 8 || rel >= 16 && rel < 28 || rel >= 32
 	}
-	if status {
-		return in(p[0]) || in(p[1]) || at >= t+20 && at < t+24
+	rec := &recordingReader{b: file}
+	if _, err := readCountedAt(rec, size, q); err != nil {
+		panic(err)
 	}
-	return in(p[0]) || in(p[2]) || at >= t+24
+	for _, r := range rec.read {
+		if at >= r[0] && at < r[1] && r[0] < t {
+			return true
+		}
+	}
+	return false
+}
+
+// recordingReader reads b, recording the ranges read.
+type recordingReader struct {
+	b    []byte
+	read [][2]int64
+}
+
+func (r *recordingReader) ReadAt(p []byte, off int64) (int, error) {
+	r.read = append(r.read, [2]int64{off, off + int64(len(p))})
+	return bytes.NewReader(r.b).ReadAt(p, off)
 }
 
 func flip(b []byte, k int) []byte {
@@ -225,34 +318,39 @@ func TestStampSum(t *testing.T) {
 	}
 }
 
-// FuzzReadCounted: any bytes, cut into a counted file's three parts under
+// FuzzReadCounted: any bytes, cut into a counted file's four parts under
 // valid checksums (so that they are decoded), give groups and a status
 // or none; never a panic, nor an allocation the bytes cannot hold.
 func FuzzReadCounted(f *testing.F) {
 	dir := f.TempDir()
 	path := filepath.Join(dir, "c")
-	WriteCounted(path, Counted{Groups: randomGroups(rand.New(rand.NewPCG(5, 6)), 4)})
-	good, _ := os.ReadFile(path)
-	p := partsOf(good[len(good)-countedTrailer:], int64(len(good)))
-	f.Add(byte(p[1].off), byte(p[2].off-p[1].off), good[len(countedMagic):len(good)-countedTrailer])
-	f.Add(byte(0), byte(0), []byte{1, 2, 3})
-	f.Fuzz(func(t *testing.T, a, b byte, body []byte) {
+	for _, n := range []int{4, 40} {
+		WriteCounted(path, Counted{Groups: randomGroups(rand.New(rand.NewPCG(5, 6)), n)})
+		good, _ := os.ReadFile(path)
+		p, _ := partsOf(good[len(good)-countedTrailer:], int64(len(good)))
+		f.Add(uint16(p.sums.off-int64(len(countedMagic))), uint16(p.sums.n), uint16(p.status.n), good[len(countedMagic):len(good)-countedTrailer])
+	}
+	f.Add(uint16(0), uint16(0), uint16(0), []byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, a, b, c uint16, body []byte) {
 		i := min(int(a), len(body))
 		j := min(i+int(b), len(body))
+		k := min(j+int(c), len(body))
 		head := append([]byte(countedMagic), body[:i]...)
 		file := append(append([]byte(nil), head...), body[i:]...)
+		m := int64(len(countedMagic))
 		t2 := binary.LittleEndian.AppendUint64(nil, uint64(len(head)))
-		t2 = binary.LittleEndian.AppendUint64(t2, uint64(len(countedMagic)+j))
+		t2 = binary.LittleEndian.AppendUint64(t2, uint64(m+int64(j)))
+		t2 = binary.LittleEndian.AppendUint64(t2, uint64(m+int64(k)))
 		t2 = binary.LittleEndian.AppendUint32(t2, crc32.ChecksumIEEE(head))
-		t2 = binary.LittleEndian.AppendUint32(t2, crc32.ChecksumIEEE(body[i:j]))
-		t2 = binary.LittleEndian.AppendUint32(t2, crc32.ChecksumIEEE(body[j:]))
+		t2 = binary.LittleEndian.AppendUint32(t2, crc32.ChecksumIEEE(body[j:k]))
+		t2 = binary.LittleEndian.AppendUint32(t2, crc32.ChecksumIEEE(body[k:]))
 		file = append(file, t2...)
 		if c, ok := decodeCountedFile(file, nil); ok {
 			for _, g := range c.Groups {
 				_ = groupText(g)
 			}
 		}
-		if c, ok := decodeCountedFile(file, &StatusQuery{Paths: []string{"/a"}, ID: "x"}); ok {
+		if c, ok := decodeCountedFile(file, &StatusQuery{Paths: []string{"/a", "/h/p0/s1.jsonl"}, ID: "id-2"}); ok {
 			c.Status.Latest()
 		}
 	})

@@ -21,6 +21,7 @@
 // report takes with no ledger built while no file changed, known by the
 // sum of the files' stamps (StampSum), or on the word of the server that
 // wrote them (Counted.Server); and their status (usage.Status), a part
-// of the file a status line reads alone, which finds the sessions asked
-// for by hashes of their names without decoding the others.
+// of the file a status line reads alone, with the pages of the sessions'
+// sums that hold the names it asks for (by their hashes), decoding no
+// other.
 package usagecache
