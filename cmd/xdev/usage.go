@@ -165,8 +165,10 @@ func (o *usageOptions) run(e *env) error {
 		uo.ModifiedSince = time.Date(s.Year(), s.Month(), s.Day(), 0, 0, 0, 0, loc)
 	}
 	// A status line reads a status (usage.Status) in place of the
-	// groups: where the groups are kept, a few KB of what is recent.
-	var groups []usage.Group
+	// groups: where the groups are kept, a few KB of what is recent; a
+	// report reads them one at a time into itself.
+	opts := usage.ReportOptions{View: o.view, Since: since, Until: until, Location: loc, Mode: mode}
+	var r usage.Report
 	var status usage.Status
 	var stats catalog.UsageStats
 	if o.db.on() {
@@ -181,9 +183,12 @@ func (o *usageOptions) run(e *env) error {
 			return err
 		}
 		stats = st
-		groups, stats.Unread = ledger.Groups(nil)
+		groups, unread := ledger.Groups(nil)
+		stats.Unread = unread
 		if o.statusline {
 			status = usage.NewStatus(groups, float64(uo.ModifiedSince.UnixMilli()))
+		} else {
+			r = usage.NewReport(groups, opts)
 		}
 	} else {
 		c, err := o.sources.catalog(e, o.store)
@@ -193,7 +198,7 @@ func (o *usageOptions) run(e *env) error {
 		if o.statusline {
 			status, stats, err = c.UsageStatus(ctx, uo, uo.ModifiedSince, in.query())
 		} else {
-			groups, stats, err = c.UsageGroups(ctx, uo)
+			r, stats, err = c.UsageReport(ctx, uo, opts)
 		}
 		if err != nil {
 			return err
@@ -211,11 +216,9 @@ func (o *usageOptions) run(e *env) error {
 	if err != nil {
 		fmt.Fprintf(e.ErrOut, "xdev usage: %v\n", err)
 	}
-	opts := usage.ReportOptions{View: o.view, Since: since, Until: until, Location: loc, Mode: mode}
 	if o.statusline {
 		return printStatusline(e, status, in, opts, now)
 	}
-	r := usage.NewReport(groups, opts)
 	if o.asJSON {
 		err = writeJSON(e, usageJSON(r))
 	} else {

@@ -79,6 +79,16 @@ func TestUsageGroupsKept(t *testing.T) {
 					if g != w {
 						t.Fatalf("run %d, %v view:\n%s\nwant (a ledger anew):\n%s", run, v, g, w)
 					}
+					// The report of the groups read one at a time: kept
+					// wherever the groups were (and after a ledger that
+					// kept them).
+					r, rst, err := c.UsageReport(context.Background(), UsageOptions{Harnesses: hs, Cache: cache}, usage.ReportOptions{View: v, Location: time.UTC})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if g := reportText(r); g != w || st.Counted && !rst.Counted || rst.Sessions != wst.Sessions {
+						t.Fatalf("run %d, %v view, kept %v (groups %v):\n%s\nwant (a ledger anew):\n%s", run, v, rst.Counted, st.Counted, g, w)
+					}
 				}
 				// A status line's status: of a day ago (read alone where
 				// kept), and of the world's day (before the kept status's
@@ -104,7 +114,11 @@ func TestUsageGroupsKept(t *testing.T) {
 
 // reportLines is a report of groups in view, as lines of text.
 func reportLines(groups []usage.Group, v usage.View) string {
-	r := usage.NewReport(groups, usage.ReportOptions{View: v, Location: time.UTC})
+	return reportText(usage.NewReport(groups, usage.ReportOptions{View: v, Location: time.UTC}))
+}
+
+// reportText is a report as lines of text.
+func reportText(r usage.Report) string {
 	var b strings.Builder
 	for _, row := range append(r.Rows, r.Total) {
 		fmt.Fprintf(&b, "%s %d calls %.9g$ %d unpriced %+v %v first %v last %v", row.Key, row.Calls, row.Cost, row.Unpriced, row.Tokens, row.Harnesses, row.First, row.Last)

@@ -80,7 +80,7 @@ func (s *server) usage(ctx context.Context, a UsageArgs) (UsageResult, string, e
 		s := since.Local()
 		uo.ModifiedSince = time.Date(s.Year(), s.Month(), s.Day(), 0, 0, 0, 0, time.Local)
 	}
-	groups, stats, err := s.cat.UsageGroups(ctx, uo)
+	r, stats, err := s.cat.UsageReport(ctx, uo, usage.ReportOptions{View: view, Since: since, Until: until})
 	if err != nil {
 		return out, "", err
 	}
@@ -90,7 +90,6 @@ func (s *server) usage(ctx context.Context, a UsageArgs) (UsageResult, string, e
 	if stats.Unread != nil {
 		return out, "", stats.Unread
 	}
-	r := usage.NewReport(groups, usage.ReportOptions{View: view, Since: since, Until: until})
 	out.Total = usageRow(r.Total)
 	b.reserve(frame + sizeOf(out))
 	var text strings.Builder

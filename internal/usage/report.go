@@ -163,60 +163,89 @@ func (p *Pricer) Cost(c Call) (float64, bool) {
 // exact, its day that of the call's quarter hour (the same in every
 // zone).
 func NewReport(groups []Group, opts ReportOptions) Report {
+	rp := NewReporter(opts)
+	for k := range groups {
+		rp.Add(&groups[k])
+	}
+	return rp.Report()
+}
+
+// A Reporter makes NewReport's report of groups added one at a time, so
+// that groups read one by one need never be held together: it keeps of
+// a group only its sessions' names (and in a report by session its
+// Rollup), never its Bucket.
+type Reporter struct {
+	opts         ReportOptions
+	loc          *time.Location
+	since, until string
+	periods      periodNames
+	rows         map[string]*Row
+	models       map[rowModel]*ModelRow
+	r            Report
+}
+
+// rowModel is a model's part of a row.
+type rowModel struct {
+	row   string
+	model ModelRef
+}
+
+// NewReporter makes a reporter of opts.
+func NewReporter(opts ReportOptions) *Reporter {
 	loc := opts.Location
 	if loc == nil {
 		loc = time.Local
 	}
-	since, until := dayOf(opts.Since, loc), dayOf(opts.Until, loc)
-	periods := periodNames{loc: loc}
-	type rowModel struct {
-		row   string
-		model ModelRef
+	return &Reporter{opts: opts, loc: loc, since: dayOf(opts.Since, loc), until: dayOf(opts.Until, loc),
+		periods: periodNames{loc: loc}, rows: map[string]*Row{}, models: map[rowModel]*ModelRow{}, r: Report{View: opts.View}}
+}
+
+// Add adds a group to the report.
+func (rp *Reporter) Add(g *Group) {
+	p := rp.periods.of(g.Quarter)
+	if rp.since != "" && p.day < rp.since || rp.until != "" && p.day > rp.until {
+		return
 	}
-	rows := map[string]*Row{}
-	models := map[rowModel]*ModelRow{}
-	r := Report{View: opts.View}
-	for k := range groups {
-		g := &groups[k]
-		p := periods.of(g.Quarter)
-		if since != "" && p.day < since || until != "" && p.day > until {
-			continue
+	t := g.totals(cmp.Or(rp.opts.Mode, Auto))
+	key := rowKey(rp.opts.View, g, p)
+	row := rp.rows[key]
+	first, last := time.UnixMilli(int64(g.First)).In(rp.loc), time.UnixMilli(int64(g.Last)).In(rp.loc)
+	if row == nil {
+		row = &Row{Key: key, First: first, Last: last}
+		if rp.opts.View == BySession {
+			row.Session = g.Rollup
 		}
-		t := g.totals(cmp.Or(opts.Mode, Auto))
-		key := rowKey(opts.View, g, p)
-		row := rows[key]
-		first, last := time.UnixMilli(int64(g.First)).In(loc), time.UnixMilli(int64(g.Last)).In(loc)
-		if row == nil {
-			row = &Row{Key: key, First: first, Last: last}
-			if opts.View == BySession {
-				row.Session = g.Rollup
-			}
-			rows[key] = row
-		}
-		row.add(t)
-		if first.Before(row.First) {
-			row.First = first
-		}
-		if last.After(row.Last) {
-			row.Last = last
-		}
-		if !slices.Contains(row.Harnesses, g.Session.Harness) {
-			row.Harnesses = append(row.Harnesses, g.Session.Harness)
-		}
-		mk := rowModel{key, g.Model}
-		m := models[mk]
-		if m == nil {
-			m = &ModelRow{Model: g.Model.ID()}
-			models[mk] = m
-		}
-		m.add(t)
-		r.Total.add(t)
+		rp.rows[key] = row
 	}
-	for mk, m := range models {
-		row := rows[mk.row]
+	row.add(t)
+	if first.Before(row.First) {
+		row.First = first
+	}
+	if last.After(row.Last) {
+		row.Last = last
+	}
+	if !slices.Contains(row.Harnesses, g.Session.Harness) {
+		row.Harnesses = append(row.Harnesses, g.Session.Harness)
+	}
+	mk := rowModel{key, g.Model}
+	m := rp.models[mk]
+	if m == nil {
+		m = &ModelRow{Model: g.Model.ID()}
+		rp.models[mk] = m
+	}
+	m.add(t)
+	rp.r.Total.add(t)
+}
+
+// Report is the report of the groups added, its rows in the view's
+// order. The reporter is not to be used after.
+func (rp *Reporter) Report() Report {
+	r := rp.r
+	for mk, m := range rp.models {
+		row := rp.rows[mk.row]
 		row.Models = append(row.Models, *m)
 	}
-	for _, row := range rows {
+	for _, row := range rp.rows {
 		// Two providers' models of one id are one model to a person.
 		row.Models = mergeModels(row.Models)
 		slices.SortFunc(row.Models, func(a, b ModelRow) int { return cmp.Or(cmp.Compare(b.Cost, a.Cost), cmp.Compare(a.Model, b.Model)) })
@@ -224,7 +253,7 @@ func NewReport(groups []Group, opts ReportOptions) Report {
 		r.Rows = append(r.Rows, *row)
 	}
 	slices.SortFunc(r.Rows, func(a, b Row) int {
-		if opts.View.Periodic() {
+		if rp.opts.View.Periodic() {
 			return cmp.Compare(a.Key, b.Key)
 		}
 		return cmp.Or(cmp.Compare(b.Cost, a.Cost), cmp.Compare(b.Tokens.Sum(), a.Tokens.Sum()), cmp.Compare(a.Key, b.Key))

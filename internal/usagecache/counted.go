@@ -438,7 +438,7 @@ func readCounted(path string, q *StatusQuery) (Counted, error) {
 		return Counted{}, err
 	}
 	defer f.Close()
-	c, err := readCountedAt(f, fi.Size(), q)
+	c, err := readCountedAt(f, fi.Size(), countedRead{q: q})
 	if err != nil {
 		return Counted{}, fmt.Errorf("%s: %w", path, err)
 	}
@@ -448,16 +448,25 @@ func readCounted(path string, q *StatusQuery) (Counted, error) {
 // decodeCountedFile reads a whole counted file's bytes as readCountedAt
 // does; ok is false where it is not one.
 func decodeCountedFile(b []byte, q *StatusQuery) (Counted, bool) {
-	c, err := readCountedAt(bytes.NewReader(b), int64(len(b)), q)
+	c, err := readCountedAt(bytes.NewReader(b), int64(len(b)), countedRead{q: q})
 	return c, err == nil
 }
 
+// countedRead says what readCountedAt reads of a counted file: its
+// groups; with q, its status; with each, its groups one at a time, once
+// accept (where set) took its head.
+type countedRead struct {
+	q      *StatusQuery
+	accept func(Counted) bool
+	each   func(*usage.Group)
+}
+
 // readCountedAt reads a counted file of size bytes from r: its head and
-// groups, or with q its head and status. It reads the trailer, then the
-// parts it needs, each checked against its CRC-32 before it is decoded;
-// for a status, the pages of the sums that hold q's names. The sessions'
-// strings are substrings of what it read, once.
-func readCountedAt(r io.ReaderAt, size int64, q *StatusQuery) (Counted, error) {
+// what how asks for. It reads the trailer, then the parts it needs, each
+// checked against its CRC-32 before it is decoded; for a status, the
+// pages of the sums that hold q's names. The sessions' strings are
+// substrings of what it read, once.
+func readCountedAt(r io.ReaderAt, size int64, how countedRead) (Counted, error) {
 	if size > maxCounted || size < int64(len(countedMagic))+countedTrailer {
 		return Counted{}, errNotCounted
 	}
@@ -487,13 +496,21 @@ func readCountedAt(r io.ReaderAt, size int64, q *StatusQuery) (Counted, error) {
 	if !ok {
 		return Counted{}, errNotCounted
 	}
+	if how.accept != nil && !how.accept(c) {
+		return c, ErrNotTaken
+	}
+	q := how.q
 	if q == nil {
 		body, err := read(p.groups.off, p.groups.n, p.groups.crc)
 		if err != nil {
 			return Counted{}, err
 		}
 		r := &usageReader{b: unsafeString(body)}
-		c.Groups = r.grouped(models)
+		if how.each != nil {
+			r.eachGroup(models, how.each)
+		} else {
+			c.Groups = r.grouped(models)
+		}
 		if r.bad || len(r.b) != 0 {
 			return Counted{}, errNotCounted
 		}
@@ -674,8 +691,8 @@ func (r *usageReader) session(s *usage.Session, origin *usage.Origin) {
 	s.Skipped = int(r.uvarint())
 }
 
-// grouped reads a table of sessions and the groups after it.
-func (r *usageReader) grouped(models []usage.ModelRef) []usage.Group {
+// table reads a table of sessions.
+func (r *usageReader) table() []usage.Session {
 	// 10 bytes: the least a session takes, a length for each string and
 	// its two numbers.
 	sessions := make([]usage.Session, r.countOf(10))
@@ -683,6 +700,12 @@ func (r *usageReader) grouped(models []usage.ModelRef) []usage.Group {
 	for k := range sessions {
 		r.session(&sessions[k], &origins[k])
 	}
+	return sessions
+}
+
+// group reads a group of the sessions of a table into g, its bucket
+// into g.Bucket.
+func (r *usageReader) group(sessions []usage.Session, models []usage.ModelRef, g *usage.Group) {
 	session := func() *usage.Session {
 		k := r.uvarint()
 		if k >= uint64(len(sessions)) {
@@ -691,20 +714,70 @@ func (r *usageReader) grouped(models []usage.ModelRef) []usage.Group {
 		}
 		return &sessions[k]
 	}
+	g.Session, g.Rollup = session(), session()
+	m := r.bucket(g.Bucket)
+	if m >= uint64(len(models)) {
+		r.fail()
+		return
+	}
+	g.Model = models[m]
+}
+
+// grouped reads a table of sessions and the groups after it.
+func (r *usageReader) grouped(models []usage.ModelRef) []usage.Group {
+	sessions := r.table()
 	buckets := make([]usage.Bucket, r.countOf(2+bucketMinBytes))
 	groups := make([]usage.Group, len(buckets))
-	for k := range buckets {
-		g := &groups[k]
-		g.Session, g.Rollup = session(), session()
-		g.Bucket = &buckets[k]
-		m := r.bucket(g.Bucket)
-		if m >= uint64(len(models)) {
-			r.fail()
+	for k := range groups {
+		groups[k].Bucket = &buckets[k]
+		if r.group(sessions, models, &groups[k]); r.bad {
 			return nil
 		}
-		g.Model = models[m]
 	}
 	return groups
+}
+
+// eachGroup reads a table of sessions and the groups after it as
+// grouped does, handing each to each, in one Bucket.
+func (r *usageReader) eachGroup(models []usage.ModelRef, each func(*usage.Group)) {
+	sessions := r.table()
+	n := r.countOf(2 + bucketMinBytes)
+	g := usage.Group{Bucket: new(usage.Bucket)}
+	for range n {
+		if r.group(sessions, models, &g); r.bad {
+			return
+		}
+		each(&g)
+	}
+}
+
+// ErrNotTaken is EachCounted's error when its accept does not take the
+// file's head.
+var ErrNotTaken = errors.New("counted usage not taken")
+
+// EachCounted reads the groups WriteCounted wrote at path one at a time,
+// as ReadCounted reads them, and hands each to each, holding none: the
+// group and its Bucket are each's only until it returns (the next is
+// read into them; its sessions are kept). accept is handed the file's
+// head (Counted with no groups) first: where it does not take it, no
+// group is read, and the error is ErrNotTaken. The groups are checked
+// against their CRC-32 before the first is handed, but damage the
+// checksum missed may end the read with an error after some were: a
+// caller then drops what it was handed.
+func EachCounted(path string, accept func(Counted) bool, each func(*usage.Group)) (Counted, error) {
+	f, fi, err := regularfile.OpenRaw(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return Counted{}, ErrNoCounted
+	}
+	if err != nil {
+		return Counted{}, err
+	}
+	defer f.Close()
+	c, err := readCountedAt(f, fi.Size(), countedRead{accept: accept, each: each})
+	if err != nil && err != ErrNotTaken {
+		return Counted{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, err
 }
 
 // ClaimCounted rewrites the counted file at path as one the server of

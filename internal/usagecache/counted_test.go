@@ -94,6 +94,21 @@ func TestCountedRoundTrips(t *testing.T) {
 				t.Fatalf("round %d, group %d:\n%s\nwant\n%s", round, k, g, w)
 			}
 		}
+		// One at a time, the same groups; none where the head is not
+		// taken.
+		k := 0
+		head, err := EachCounted(path, func(c Counted) bool { return c.Server == in.Server && c.Groups == nil }, func(g *usage.Group) {
+			if k >= len(groups) || groupText(*g) != groupText(groups[k]) {
+				t.Fatalf("round %d: group %d handed as %s", round, k, groupText(*g))
+			}
+			k++
+		})
+		if err != nil || k != len(groups) || head.Files != in.Files || head.Sessions != in.Sessions {
+			t.Fatalf("round %d: %d of %d groups handed, head %+v, %v", round, k, len(groups), head, err)
+		}
+		if _, err := EachCounted(path, func(Counted) bool { return false }, func(*usage.Group) { t.Fatal("handed a group not taken") }); err != ErrNotTaken {
+			t.Fatalf("round %d: not taken: %v", round, err)
+		}
 		// The status, for one session by path, another by id, and the
 		// latest call's.
 		want := usage.NewStatus(groups, float64(time.Now().Add(-RecentSpan).UnixMilli()))
@@ -233,6 +248,9 @@ func TestCountedDamaged(t *testing.T) {
 				var err error
 				if q == nil {
 					_, err = ReadCounted(bad)
+					if _, err2 := EachCounted(bad, nil, func(*usage.Group) {}); (err == nil) != (err2 == nil) {
+						t.Fatalf("%d bytes, byte %d flipped: read %v, one at a time %v", len(b), k, err, err2)
+					}
 				} else {
 					_, err = ReadCountedStatus(bad, *q)
 				}
@@ -265,7 +283,7 @@ func partRead(file []byte, k int, q *StatusQuery) bool {
 		return rel < 8 || rel >= 16 && rel < 28 || rel >= 32
 	}
 	rec := &recordingReader{b: file}
-	if _, err := readCountedAt(rec, size, q); err != nil {
+	if _, err := readCountedAt(rec, size, countedRead{q: q}); err != nil {
 		panic(err)
 	}
 	for _, r := range rec.read {
