@@ -120,17 +120,38 @@ type Indexes struct {
 func (c *Catalog) OpenIndexes(ctx context.Context, places []SearchPlace, opts IndexOptions) (*Indexes, []search.RefreshStats, error) {
 	ix := &Indexes{opts: opts}
 	var stats []search.RefreshStats
-	for _, p := range places {
+	// The indexes a running xdev serve keeps fresh need no stat walk:
+	// they are asked for and opened at once (each asks the server and
+	// waits for its answer, and opens its own connection), the others
+	// then in turn.
+	served := make([]*search.DB, len(places))
+	servedErr := make([]error, len(places))
+	if !opts.Reindex && !opts.NoLive {
+		var wg sync.WaitGroup
+		for k, p := range places {
+			wg.Go(func() {
+				path, err := search.DefaultPath(p.Dir)
+				if err == nil && live.Fresh(live.MarkerPath(path), liveWait) {
+					served[k], servedErr[k] = search.Open(path, p.Dir, &search.OpenOptions{Source: p.indexSource()})
+				}
+			})
+		}
+		wg.Wait()
+	}
+	for k, p := range places {
 		path, err := search.DefaultPath(p.Dir)
+		if err == nil {
+			err = servedErr[k]
+		}
 		if err != nil {
+			for _, db := range served[k:] {
+				if db != nil {
+					db.Close()
+				}
+			}
 			return ix, stats, err
 		}
-		if !opts.Reindex && !opts.NoLive && live.Fresh(live.MarkerPath(path), liveWait) {
-			// A running xdev serve keeps this index fresh: no stat walk.
-			db, err := search.Open(path, p.Dir, &search.OpenOptions{Source: p.indexSource()})
-			if err != nil {
-				return ix, stats, err
-			}
+		if db := served[k]; db != nil {
 			ix.places, ix.dbs = append(ix.places, p), append(ix.dbs, db)
 			tell(opts.Live, p)
 			stats = append(stats, search.RefreshStats{})
@@ -332,15 +353,17 @@ func (ix *Indexes) SearchIn(ctx context.Context, q search.Query, keep func(Searc
 	var from []int // the index of each list
 	raw := q
 	raw.NoSnippets = true
-	for i, db := range ix.dbs {
-		if keep != nil && !keep(ix.places[i]) {
-			continue
+	per := make([][]search.Hit, len(ix.dbs))
+	if err := ix.each(keep, func(i int, db *search.DB) (err error) {
+		per[i], err = db.Search(ctx, raw)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	for i := range ix.dbs {
+		if keep == nil || keep(ix.places[i]) {
+			lists, from = append(lists, per[i]), append(from, i)
 		}
-		hits, err := db.Search(ctx, raw)
-		if err != nil {
-			return nil, err
-		}
-		lists, from = append(lists, hits), append(from, i)
 	}
 	limit := q.Limit
 	if limit <= 0 {
@@ -377,19 +400,48 @@ func (ix *Indexes) SearchIn(ctx context.Context, q search.Query, keep func(Searc
 // Sessions returns every session with a hit for q, of every index, as
 // what a person has, newest first.
 func (ix *Indexes) Sessions(ctx context.Context, q search.Query) ([]search.Session, error) {
-	var all []search.Session
-	for i, db := range ix.dbs {
-		ss, err := db.Sessions(ctx, q)
-		if err != nil {
-			return nil, err
+	per := make([][]search.Session, len(ix.dbs))
+	if err := ix.each(nil, func(i int, db *search.DB) (err error) {
+		per[i], err = db.Sessions(ctx, q)
+		for k := range per[i] {
+			ix.places[i].sessionToSource(&per[i][k])
 		}
-		for k := range ss {
-			ix.places[i].sessionToSource(&ss[k])
-		}
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, ss := range per {
+		n += len(ss)
+	}
+	all := make([]search.Session, 0, n)
+	for _, ss := range per {
 		all = append(all, ss...)
 	}
 	slices.SortStableFunc(all, func(a, b search.Session) int { return b.Modified.Compare(a.Modified) })
 	return all, nil
+}
+
+// each calls fn for each index keep keeps (every one when keep is nil),
+// the indexes at once: each is its own connection, and a query of a
+// common word spends tens of ms in each. The error is the first index's
+// that failed, in their order.
+func (ix *Indexes) each(keep func(SearchPlace) bool, fn func(i int, db *search.DB) error) error {
+	errs := make([]error, len(ix.dbs))
+	var wg sync.WaitGroup
+	for i, db := range ix.dbs {
+		if keep != nil && !keep(ix.places[i]) {
+			continue
+		}
+		wg.Go(func() { errs[i] = fn(i, db) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // source is the session file a path in p's index stands for: a mirror
