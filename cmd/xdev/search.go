@@ -399,6 +399,7 @@ func (o *searchOptions) run(e *env) error {
 		return nil
 	}
 	if o.sessionsOnly {
+		q.PathsOnly = !o.asJSON
 		return o.printSessions(e, ctx, ix, q)
 	}
 	hits, err := ix.Search(ctx, q)

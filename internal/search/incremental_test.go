@@ -344,6 +344,19 @@ func TestIncrementalEqualsRebuilt(t *testing.T) {
 				if a, b := sessionsListed(t, inc, q), sessionsJoined(t, inc, q); !slices.Equal(a, b) {
 					t.Errorf("%+v: sessions %v, through entries %v", q, a, b)
 				}
+				// Paths alone: the same sessions, in the same order,
+				// with no id, title or cwd.
+				p := q
+				p.PathsOnly = true
+				if a, b := sessionsListed(t, inc, p), sessionsListed(t, inc, q); !slices.Equal(a, b) {
+					t.Errorf("%+v: paths only %v, sessions %v", q, a, b)
+				}
+				ss, _ := inc.Sessions(context.Background(), p)
+				for _, s := range ss {
+					if s.SessionID != "" || s.Title != "" || s.Cwd != "" || s.Path == "" {
+						t.Fatalf("%+v: paths only gives %+v", q, s)
+					}
+				}
 			}
 		})
 	}

@@ -51,6 +51,10 @@ type Query struct {
 	// of them) and cuts those (DB.Snippets): a snippet reads its entry
 	// from the session file, most of a search's time.
 	NoSnippets bool
+	// PathsOnly leaves Sessions' id, title and cwd empty, for a caller
+	// that shows the paths alone (`search -l`): a word in every session
+	// read and masked 25,000 titles for nothing.
+	PathsOnly bool
 }
 
 // DefaultLimit is how many hits a query returns unless told.
@@ -339,9 +343,12 @@ func (db *DB) sessions(ctx context.Context, q Query) ([]Session, error) {
 	}
 	var out []Session
 	for st.Step() {
-		out = append(out, Session{Harness: st.ColumnText(0), Path: st.ColumnText(1), SessionID: st.ColumnText(2),
-			Title: secrets.Mask(st.ColumnText(3)), Cwd: st.ColumnText(4), Subagent: st.ColumnBool(5),
-			Modified: time.Unix(0, st.ColumnInt64(6)), Hits: st.ColumnInt(7)})
+		s := Session{Harness: st.ColumnText(0), Path: st.ColumnText(1), Subagent: st.ColumnBool(5),
+			Modified: time.Unix(0, st.ColumnInt64(6)), Hits: st.ColumnInt(7)}
+		if !q.PathsOnly {
+			s.SessionID, s.Title, s.Cwd = st.ColumnText(2), secrets.Mask(st.ColumnText(3)), st.ColumnText(4)
+		}
+		out = append(out, s)
 	}
 	if err := st.Err(); err != nil {
 		return nil, queryErr(q.Text, err)
