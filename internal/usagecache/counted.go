@@ -610,7 +610,14 @@ func readStatus(body []byte, sumsBytes int64, models []usage.ModelRef, q *Status
 	offs := make([]int64, r.countOf(1+4)+1)
 	crcs := make([]uint32, len(offs)-1)
 	for i := range crcs {
-		offs[i+1] = offs[i] + int64(r.uvarint())
+		// Each page within the sums: a length past them, or that wraps
+		// the sum of those before it, is damage.
+		if n := r.uvarint(); n <= uint64(sumsBytes-offs[i]) {
+			offs[i+1] = offs[i] + int64(n)
+		} else {
+			r.fail()
+			break
+		}
 		crcs[i] = r.fixed32()
 	}
 	st.Recent = r.grouped(models)

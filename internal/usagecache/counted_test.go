@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -222,6 +223,33 @@ func TestCountedStatusFindsEverySession(t *testing.T) {
 		}
 		if gl := got.Status.Latest(); (gl == nil) != (n == 0 || len(want.Sessions) == 0) || gl != nil && sum(gl) != wantLatest {
 			t.Fatalf("round %d: unnamed, latest %+v, want %s", round, gl, wantLatest)
+		}
+	}
+}
+
+// TestCountedPagesWithinSums: a status whose list of pages (under a
+// valid checksum) gives a page past the sums, or lengths whose sum wraps
+// to theirs, is damage, never a read out of bounds or a huge allocation.
+func TestCountedPagesWithinSums(t *testing.T) {
+	const sums = 100
+	for _, lengths := range [][]uint64{{sums + 1}, {1 << 63, 1<<63 + sums}, {math.MaxUint64, sums + 1}, {60, 60}, {sums, 0, 1}} {
+		body := appendNum(nil, 1)
+		body = binary.AppendUvarint(body, 0) // no sums, so no latest
+		body = binary.AppendUvarint(body, uint64(len(lengths)))
+		for _, n := range lengths {
+			body = binary.AppendUvarint(body, n)
+			body = binary.LittleEndian.AppendUint32(body, 0)
+		}
+		body = binary.AppendUvarint(body, 0) // a table of no sessions
+		body = binary.AppendUvarint(body, 0) // and no recent groups
+		page := func(off, n int64, crc uint32) ([]byte, error) {
+			if off < 0 || n < 0 || off+n > sums {
+				t.Fatalf("%v: page %d+%d read", lengths, off, n)
+			}
+			return make([]byte, n), nil
+		}
+		if _, err := readStatus(body, sums, nil, &StatusQuery{ID: "x", Paths: []string{"/a", "/b", "/c"}}, page); err == nil {
+			t.Errorf("%v: read", lengths)
 		}
 	}
 }
