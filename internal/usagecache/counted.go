@@ -394,7 +394,7 @@ var ErrNoCounted = errors.New("no counted usage")
 // another version, or larger than any it writes) is an error naming it;
 // none is ErrNoCounted. The groups' sessions' strings are substrings of
 // the file's bytes, read once.
-func ReadCounted(path string) (Counted, error) { return readCounted(path, nil) }
+func ReadCounted(path string) (Counted, error) { return readCounted(path, countedRead{}) }
 
 // A StatusQuery names the sessions a status is read for: by their
 // files' paths (as a walk names them: absolute, clean) or id.
@@ -406,7 +406,9 @@ type StatusQuery struct {
 // ReadCountedStatus reads the status WriteCounted wrote at path (and its
 // head; not its groups), as ReadCounted reads them: its recent groups,
 // and of its sessions' sums those q names and that of the latest call.
-func ReadCountedStatus(path string, q StatusQuery) (Counted, error) { return readCounted(path, &q) }
+func ReadCountedStatus(path string, q StatusQuery) (Counted, error) {
+	return readCounted(path, countedRead{q: &q})
+}
 
 // hashName is the hash a counted file's status knows a session's path or
 // id by.
@@ -427,9 +429,9 @@ func hashName(s string) uint64 {
 // this version is, read.
 var errNotCounted = errors.New("not a whole counted usage file of this version")
 
-// readCounted reads the head and groups of the counted file at path, or
-// with q its head and status.
-func readCounted(path string, q *StatusQuery) (Counted, error) {
+// readCounted reads the head of the counted file at path and what how
+// asks for (readCountedAt).
+func readCounted(path string, how countedRead) (Counted, error) {
 	f, fi, err := regularfile.OpenRaw(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return Counted{}, ErrNoCounted
@@ -438,9 +440,9 @@ func readCounted(path string, q *StatusQuery) (Counted, error) {
 		return Counted{}, err
 	}
 	defer f.Close()
-	c, err := readCountedAt(f, fi.Size(), countedRead{q: q})
+	c, err := readCountedAt(f, fi.Size(), how)
 	if err != nil {
-		return Counted{}, fmt.Errorf("%s: %w", path, err)
+		return c, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, nil
 }
@@ -767,24 +769,12 @@ var ErrNotTaken = errors.New("counted usage not taken")
 // group and its Bucket are each's only until it returns (the next is
 // read into them; its sessions are kept). accept is handed the file's
 // head (Counted with no groups) first: where it does not take it, no
-// group is read, and the error is ErrNotTaken. The groups are checked
+// group is read, and the error is ErrNotTaken (errors.Is). The groups are checked
 // against their CRC-32 before the first is handed, but damage the
 // checksum missed may end the read with an error after some were: a
 // caller then drops what it was handed.
 func EachCounted(path string, accept func(Counted) bool, each func(*usage.Group)) (Counted, error) {
-	f, fi, err := regularfile.OpenRaw(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return Counted{}, ErrNoCounted
-	}
-	if err != nil {
-		return Counted{}, err
-	}
-	defer f.Close()
-	c, err := readCountedAt(f, fi.Size(), countedRead{accept: accept, each: each})
-	if err != nil && err != ErrNotTaken {
-		return Counted{}, fmt.Errorf("%s: %w", path, err)
-	}
-	return c, err
+	return readCounted(path, countedRead{accept: accept, each: each})
 }
 
 // ClaimCounted rewrites the counted file at path as one the server of

@@ -107,7 +107,7 @@ func TestCountedRoundTrips(t *testing.T) {
 		if err != nil || k != len(groups) || head.Files != in.Files || head.Sessions != in.Sessions {
 			t.Fatalf("round %d: %d of %d groups handed, head %+v, %v", round, k, len(groups), head, err)
 		}
-		if _, err := EachCounted(path, func(Counted) bool { return false }, func(*usage.Group) { t.Fatal("handed a group not taken") }); err != ErrNotTaken {
+		if _, err := EachCounted(path, func(Counted) bool { return false }, func(*usage.Group) { t.Fatal("handed a group not taken") }); !errors.Is(err, ErrNotTaken) {
 			t.Fatalf("round %d: not taken: %v", round, err)
 		}
 		// The status, for one session by path, another by id, and the
