@@ -8,9 +8,10 @@ import (
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/renderer"
 	"github.com/yuin/goldmark/util"
+
+	"github.com/xdev/xdev/internal/gfm"
 )
 
 // What the model wrote in Markdown becomes HTML by goldmark (GitHub's
@@ -40,9 +41,9 @@ const maxMarkdownBytes = 1 << 20
 // markdown is the converter, built on first use.
 var markdown = sync.OnceValue(func() goldmark.Markdown {
 	return goldmark.New(
-		// GitHub's dialect (extension.GFM) with tables aligned by attribute.
-		goldmark.WithExtensions(extension.Linkify, extension.Strikethrough, extension.TaskList,
-			extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute))),
+		// GitHub's dialect with tables aligned by attribute (internal/gfm:
+		// goldmark's extensions, their expressions compiled on first use).
+		goldmark.WithExtensions(gfm.Extensions...),
 		goldmark.WithRendererOptions(markdownImages, markdownLinks))
 })
 

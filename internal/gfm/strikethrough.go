@@ -1,0 +1,78 @@
+package gfm
+
+import (
+	"github.com/yuin/goldmark"
+	gast "github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/renderer/html"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+type strikethroughDelimiterProcessor struct{}
+
+func (p *strikethroughDelimiterProcessor) IsDelimiter(b byte) bool { return b == '~' }
+
+func (p *strikethroughDelimiterProcessor) CanOpenCloser(opener, closer *parser.Delimiter) bool {
+	return opener.Char == closer.Char
+}
+
+func (p *strikethroughDelimiterProcessor) OnMatch(consumes int) gast.Node {
+	return ast.NewStrikethrough()
+}
+
+var defaultStrikethroughDelimiterProcessor = &strikethroughDelimiterProcessor{}
+
+// strikethroughParser parses ~~text~~ (and ~text~).
+type strikethroughParser struct{}
+
+func (s *strikethroughParser) Trigger() []byte { return []byte{'~'} }
+
+func (s *strikethroughParser) Parse(parent gast.Node, block text.Reader, pc parser.Context) gast.Node {
+	before := block.PrecendingCharacter()
+	line, segment := block.PeekLine()
+	node := parser.ScanDelimiter(line, before, 1, defaultStrikethroughDelimiterProcessor)
+	if node == nil || node.OriginalLength > 2 || before == '~' {
+		return nil
+	}
+	node.Segment = segment.WithStop(segment.Start + node.OriginalLength)
+	block.Advance(node.OriginalLength)
+	pc.PushDelimiter(node)
+	return node
+}
+
+func (s *strikethroughParser) CloseBlock(parent gast.Node, pc parser.Context) {}
+
+// strikethroughRenderer renders a Strikethrough node as <del>.
+type strikethroughRenderer struct{}
+
+func (r strikethroughRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
+	reg.Register(ast.KindStrikethrough, r.render)
+}
+
+func (r strikethroughRenderer) render(w util.BufWriter, source []byte, n gast.Node, entering bool) (gast.WalkStatus, error) {
+	if entering {
+		if n.Attributes() != nil {
+			_, _ = w.WriteString("<del")
+			html.RenderAttributes(w, n, html.GlobalAttributeFilter)
+			_ = w.WriteByte('>')
+		} else {
+			_, _ = w.WriteString("<del>")
+		}
+	} else {
+		_, _ = w.WriteString("</del>")
+	}
+	return gast.WalkContinue, nil
+}
+
+type strikethrough struct{}
+
+// Strikethrough renders ~~text~~ struck through.
+var Strikethrough goldmark.Extender = strikethrough{}
+
+func (strikethrough) Extend(m goldmark.Markdown) {
+	m.Parser().AddOptions(parser.WithInlineParsers(util.Prioritized(&strikethroughParser{}, 500)))
+	m.Renderer().AddOptions(renderer.WithNodeRenderers(util.Prioritized(strikethroughRenderer{}, 500)))
+}
