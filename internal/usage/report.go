@@ -176,18 +176,23 @@ func NewReport(groups []Group, opts ReportOptions) Report {
 // Rollup), never its Bucket.
 type Reporter struct {
 	opts         ReportOptions
+	mode         Mode
 	loc          *time.Location
 	since, until string
 	periods      periodNames
-	rows         map[string]*Row
-	models       map[rowModel]*ModelRow
-	r            Report
+	rows         map[string]*reportRow
+	total        Row
+	// The last group's rollup and row key: a session's groups come
+	// together, and a report by session would make its key for each.
+	lastRollup *Session
+	lastKey    string
 }
 
-// rowModel is a model's part of a row.
-type rowModel struct {
-	row   string
-	model ModelRef
+// reportRow is a row being made: refs are the models of its Models, one
+// each (two providers' models of one id are merged by Report).
+type reportRow struct {
+	Row
+	refs []ModelRef
 }
 
 // NewReporter makes a reporter of opts.
@@ -196,8 +201,8 @@ func NewReporter(opts ReportOptions) *Reporter {
 	if loc == nil {
 		loc = time.Local
 	}
-	return &Reporter{opts: opts, loc: loc, since: dayOf(opts.Since, loc), until: dayOf(opts.Until, loc),
-		periods: periodNames{loc: loc}, rows: map[string]*Row{}, models: map[rowModel]*ModelRow{}, r: Report{View: opts.View}}
+	return &Reporter{opts: opts, mode: cmp.Or(opts.Mode, Auto), loc: loc, since: dayOf(opts.Since, loc), until: dayOf(opts.Until, loc),
+		periods: periodNames{loc: loc}, rows: map[string]*reportRow{}}
 }
 
 // Add adds a group to the report.
@@ -206,12 +211,18 @@ func (rp *Reporter) Add(g *Group) {
 	if rp.since != "" && p.day < rp.since || rp.until != "" && p.day > rp.until {
 		return
 	}
-	t := g.totals(cmp.Or(rp.opts.Mode, Auto))
-	key := rowKey(rp.opts.View, g, p)
+	t := g.totals(rp.mode)
+	var key string
+	if rp.opts.View == BySession && g.Rollup == rp.lastRollup {
+		key = rp.lastKey
+	} else {
+		key = rowKey(rp.opts.View, g, p)
+		rp.lastRollup, rp.lastKey = g.Rollup, key
+	}
 	row := rp.rows[key]
 	first, last := time.UnixMilli(int64(g.First)).In(rp.loc), time.UnixMilli(int64(g.Last)).In(rp.loc)
 	if row == nil {
-		row = &Row{Key: key, First: first, Last: last}
+		row = &reportRow{Row: Row{Key: key, First: first, Last: last}}
 		if rp.opts.View == BySession {
 			row.Session = g.Rollup
 		}
@@ -227,30 +238,27 @@ func (rp *Reporter) Add(g *Group) {
 	if !slices.Contains(row.Harnesses, g.Session.Harness) {
 		row.Harnesses = append(row.Harnesses, g.Session.Harness)
 	}
-	mk := rowModel{key, g.Model}
-	m := rp.models[mk]
-	if m == nil {
-		m = &ModelRow{Model: g.Model.ID()}
-		rp.models[mk] = m
+	m := slices.Index(row.refs, g.Model)
+	if m < 0 {
+		m = len(row.refs)
+		row.refs = append(row.refs, g.Model)
+		row.Models = append(row.Models, ModelRow{Model: g.Model.ID()})
 	}
-	m.add(t)
-	rp.r.Total.add(t)
+	row.Models[m].add(t)
+	rp.total.add(t)
 }
 
 // Report is the report of the groups added, its rows in the view's
 // order. The reporter is not to be used after.
 func (rp *Reporter) Report() Report {
-	r := rp.r
-	for mk, m := range rp.models {
-		row := rp.rows[mk.row]
-		row.Models = append(row.Models, *m)
-	}
-	for _, row := range rp.rows {
+	r := Report{View: rp.opts.View, Total: rp.total, Rows: make([]Row, 0, len(rp.rows))}
+	for key, row := range rp.rows {
 		// Two providers' models of one id are one model to a person.
 		row.Models = mergeModels(row.Models)
 		slices.SortFunc(row.Models, func(a, b ModelRow) int { return cmp.Or(cmp.Compare(b.Cost, a.Cost), cmp.Compare(a.Model, b.Model)) })
 		slices.Sort(row.Harnesses)
-		r.Rows = append(r.Rows, *row)
+		r.Rows = append(r.Rows, row.Row)
+		delete(rp.rows, key) // the copy is the report's
 	}
 	slices.SortFunc(r.Rows, func(a, b Row) int {
 		if rp.opts.View.Periodic() {
