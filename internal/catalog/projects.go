@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/xdev/xdev/internal/foreign"
@@ -34,8 +35,34 @@ const ProjectsEnv = "XDEV_PROJECTS"
 type projectDirs struct {
 	mu     sync.Mutex
 	listed map[Harness][]string // the cwds of each place's whole listing
-	known  map[string]bool      // every cwd noted
-	gen    uint64               // moves when a cwd is first noted
+	// known is every cwd noted, by itself: the copy every note of it
+	// keeps. A listing's cwds are substrings of its list cache, read
+	// whole (8 MB at 10,000 omp sessions), which a note that kept one
+	// would keep all of, for the catalog's life: `xdev usage`'s walk
+	// held two listings' caches to the end for Aider's and Crush's
+	// projects.
+	known map[string]string
+	gen   uint64 // moves when a cwd is first noted
+}
+
+// own is the copy of cwd the notes keep, made at its first note. The
+// caller holds mu.
+func (p *projectDirs) own(cwd string) (owned string, first bool) {
+	p.init()
+	if c, ok := p.known[cwd]; ok {
+		return c, false
+	}
+	c := strings.Clone(cwd)
+	p.known[c] = c
+	p.gen++
+	return c, true
+}
+
+// init makes the maps. The caller holds mu.
+func (p *projectDirs) init() {
+	if p.listed == nil {
+		p.listed, p.known = map[Harness][]string{}, map[string]string{}
+	}
 }
 
 // ProjectsSeen is a generation that moves whenever a listing this
@@ -63,16 +90,11 @@ func (c *Catalog) noteCwdsOf(h Harness, n int, cwd func(k int) string) {
 	}
 	c.projectDirs.mu.Lock()
 	defer c.projectDirs.mu.Unlock()
-	if c.projectDirs.listed == nil {
-		c.projectDirs.listed, c.projectDirs.known = map[Harness][]string{}, map[string]bool{}
+	c.projectDirs.init()
+	for k, d := range cwds {
+		cwds[k], _ = c.projectDirs.own(d)
 	}
 	c.projectDirs.listed[h] = cwds
-	for _, d := range cwds {
-		if !c.projectDirs.known[d] {
-			c.projectDirs.known[d] = true
-			c.projectDirs.gen++
-		}
-	}
 }
 
 // addCwds notes the working directories of rows, sessions of place h
@@ -81,14 +103,12 @@ func (c *Catalog) noteCwdsOf(h Harness, n int, cwd func(k int) string) {
 func (c *Catalog) addCwds(h Harness, rows []Row) {
 	c.projectDirs.mu.Lock()
 	defer c.projectDirs.mu.Unlock()
-	if c.projectDirs.listed == nil {
-		c.projectDirs.listed, c.projectDirs.known = map[Harness][]string{}, map[string]bool{}
-	}
 	for _, r := range rows {
-		if d := r.Cwd; d != "" && !c.projectDirs.known[d] {
-			c.projectDirs.known[d] = true
+		if r.Cwd == "" {
+			continue
+		}
+		if d, first := c.projectDirs.own(r.Cwd); first {
 			c.projectDirs.listed[h] = append(slices.Clip(c.projectDirs.listed[h]), d)
-			c.projectDirs.gen++
 		}
 	}
 }
