@@ -301,9 +301,13 @@ func (r *usageReader) tokens() usage.Tokens {
 	return usage.Tokens{Input: r.num(), Output: r.num(), CacheRead: r.num(), CacheWrite: r.num(), CacheWrite1h: r.num(), Reasoning: r.num()}
 }
 
-// The least a bucket and a call take: a byte for each of their numbers.
+// The least a bucket and a call take: a byte for each of their numbers
+// (a bucket's 18: its quarter, first and last times, model, six token
+// counts, calls, malformed, and a cost and unpriced count in each of
+// three modes; it said 20, and a file of buckets that small, calls of
+// no time and no price, did not read back).
 const (
-	bucketMinBytes = 20
+	bucketMinBytes = 18
 	callMinBytes   = 12
 )
 

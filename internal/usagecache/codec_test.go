@@ -157,3 +157,27 @@ func TestUsageCacheCallsApart(t *testing.T) {
 		}
 	}
 }
+
+// TestTinyBucketsReadBack: buckets of a byte a number (calls of no time
+// and no price, whole token counts) read back from a counted file and a
+// cache record: the least a bucket takes is 18 bytes.
+func TestTinyBucketsReadBack(t *testing.T) {
+	m := usage.RefModel("anthropic", "claude-sonnet-4-5", "anthropic-messages")
+	s := &usage.Session{Harness: "claude", Path: "/a"}
+	var groups []usage.Group
+	var digest []usage.Bucket
+	for range 3 {
+		groups = append(groups, usage.Group{Session: s, Rollup: s, Bucket: &usage.Bucket{Model: m}})
+		digest = append(digest, usage.Bucket{Model: m})
+	}
+	path := filepath.Join(t.TempDir(), "c")
+	if err := WriteCounted(path, Counted{Groups: groups}); err != nil {
+		t.Fatal(err)
+	}
+	if k, err := ReadCounted(path); err != nil || len(k.Groups) != 3 {
+		t.Errorf("counted: read back %d groups: %v", len(k.Groups), err)
+	}
+	if d, ok := Decode(string(encodeSession(s, digest))); !ok || len(d.Digest) != 3 {
+		t.Errorf("record: read back %d buckets, %v", len(d.Digest), ok)
+	}
+}
