@@ -32,7 +32,17 @@ type Session struct {
 	digest   []Bucket               // for a session added by its digest
 	load     func() ([]Call, error) // reads its calls
 	involved bool                   // its calls must be counted one by one
+	alone    bool                   // Groups counted it by its digest alone
 }
+
+// Alone reports whether the ledger's last Groups counted s by its digest
+// alone: it was added by its digest, and the ledger has no session of
+// its lineage (parent or child), no session that may hold one of its
+// calls (Involve), no import of it, nor the source it was imported from.
+// Another session read again with the same lineage and requests of its
+// own is counted so too, by its own digest: what a ledger kept across
+// changes (internal/catalog) replaces it by.
+func (s *Session) Alone() bool { return s.alone }
 
 // Origin names a session of a harness.
 type Origin struct{ Harness, ID string }
@@ -151,7 +161,8 @@ func (l *Ledger) Groups(prices *Table) ([]Group, error) {
 	for _, s := range l.sessions {
 		c := chains[s]
 		imported := s.ImportOf != nil && l.byOrigin[*s.ImportOf] != nil
-		if s.digest != nil && !s.involved && roots[c[len(c)-1]] == 1 && !imported && !l.isSource(s) {
+		s.alone = s.digest != nil && !s.involved && roots[c[len(c)-1]] == 1 && !imported && !l.isSource(s)
+		if s.alone {
 			rollup := rollupOf(c)
 			for k := range s.digest {
 				out = append(out, Group{Session: s, Rollup: rollup, Bucket: &s.digest[k]})

@@ -1,5 +1,7 @@
 package usage
 
+import "iter"
+
 // A Status is what a status line says of a ledger's groups, small enough
 // to be read in a moment however many sessions there are: each session's
 // calls summed, and the groups of the recent calls.
@@ -18,14 +20,28 @@ type Status struct {
 // NewStatus is the status of groups, with the groups since since (Unix
 // ms) as its recent ones.
 func NewStatus(groups []Group, since float64) Status {
+	return StatusOf(func(yield func(*Group) bool) {
+		for k := range groups {
+			if !yield(&groups[k]) {
+				return
+			}
+		}
+	}, since)
+}
+
+// StatusOf is NewStatus of the groups seq hands out one at a time: a
+// group and its Bucket need only last until the next is asked for (the
+// recent ones are copied), its sessions as long as the status.
+func StatusOf(groups iter.Seq[*Group], since float64) Status {
 	st := Status{Since: since}
 	at := map[*Session]int{}
 	sums := []Bucket{}
 	var rollups []*Session
 	k := -1
-	for _, g := range groups {
+	for g := range groups {
 		if g.Last >= since {
-			st.Recent = append(st.Recent, g)
+			b := *g.Bucket
+			st.Recent = append(st.Recent, Group{Session: g.Session, Rollup: g.Rollup, Bucket: &b})
 		}
 		// A session's groups come together: its rollup is looked up
 		// once for them.
