@@ -87,7 +87,7 @@ type Entry struct {
 	ID     string // the session's id (its header's, which its file's name need not say)
 	Parent string // its Parent
 	// tail is the hash of the file's last bytes when it was read, ending
-	// in a newline (tailHash); 0 when it is not to be read on from there.
+	// in a newline (TailHash); 0 when it is not to be read on from there.
 	tail uint64
 	// record is the encoding of what was read anew (encodeSession); an
 	// entry of the file read has its head instead (a substring of it),
@@ -121,15 +121,15 @@ func (c *Cache) callsFile(e Entry) *os.File {
 	return c.file
 }
 
-// tailBytes is how much of a file's end tailHash reads.
+// tailBytes is how much of a file's end TailHash reads.
 const tailBytes = 4096
 
-// tailHash is the hash of the up to tailBytes bytes of the file at path
+// TailHash is the hash of the up to tailBytes bytes of the file at path
 // that end at offset size, if they end a line (a writer's torn last line
 // is read whole next time, not from its middle); else 0. A file whose
 // bytes there hash the same later, at the same inode and a larger size,
 // only grew: what came before is what was read.
-func tailHash(path string, size int64) uint64 {
+func TailHash(path string, size int64) uint64 {
 	if size <= 0 {
 		return 0
 	}
@@ -263,7 +263,7 @@ func (c *Cache) Get(key string, stamp Stamp) (Decoded, bool, bool) {
 // before the old end as they were), and where it ended then.
 func (c *Cache) Grown(key, path string, stamp Stamp) (Decoded, int64, bool) {
 	e, ok := c.Old[key]
-	if !ok || key == "" || e.tail == 0 || e.Stamp.Ino != stamp.Ino || stamp.Size <= e.Stamp.Size || tailHash(path, e.Stamp.Size) != e.tail {
+	if !ok || key == "" || e.tail == 0 || e.Stamp.Ino != stamp.Ino || stamp.Size <= e.Stamp.Size || TailHash(path, e.Stamp.Size) != e.tail {
 		return Decoded{}, 0, false
 	}
 	d, ok := c.decode(e)
@@ -328,7 +328,7 @@ func (c *Cache) Put(key string, stamp Stamp, s *usage.Session, digest []usage.Bu
 	}
 	var tail uint64
 	if incremental {
-		tail = tailHash(file, stamp.Size)
+		tail = TailHash(file, stamp.Size)
 	}
 	if racy && tail == 0 && !c.Whole {
 		return Decoded{}, false

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"hash/fnv"
 	"io"
+	"iter"
 	"maps"
 	"math"
 	"os"
@@ -78,6 +79,16 @@ func (s *StampSum) Add(key string, st Stamp) {
 	s.Hi += binary.LittleEndian.Uint64(sum[8:])
 }
 
+// Remove takes a file's key and stamp out of the sum, where Add put them
+// in.
+func (s *StampSum) Remove(key string, st Stamp) {
+	var one StampSum
+	one.Add(key, st)
+	s.N -= one.N
+	s.Lo -= one.Lo
+	s.Hi -= one.Hi
+}
+
 // Merge adds the files of o to the sum.
 func (s *StampSum) Merge(o StampSum) {
 	s.N += o.N
@@ -95,6 +106,10 @@ func CountedPath(cache string) string { return cache + ".counted" }
 const RecentSpan = 24 * time.Hour
 
 const countedMagic = "xdev usage counted 3\n"
+
+// countedNow is the clock a counted file's status is written by (a test
+// stops it, to compare two files byte for byte).
+var countedNow = time.Now
 
 // maxCounted bounds the file read: past it, it is not read (and a
 // ledger is built). A file is about 400 bytes a session (10 MB at
@@ -151,16 +166,41 @@ func pageOf(h uint64, pages int) int { return int((h >> 1) % uint64(pages)) }
 // the old file or the new one whole. Its status is made from its groups
 // (those since RecentSpan ago recent).
 func WriteCounted(path string, c Counted) error {
+	return writeCounted(path, c, groupsOf(c.Groups), func() error { return nil })
+}
+
+// groupsOf hands out the groups of a slice.
+func groupsOf(groups []usage.Group) iter.Seq[*usage.Group] {
+	return func(yield func(*usage.Group) bool) {
+		for k := range groups {
+			if !yield(&groups[k]) {
+				return
+			}
+		}
+	}
+}
+
+// writeCounted is WriteCounted of the groups that groups hands out (not
+// c.Groups): it asks for them four times, and is handed the same groups
+// in the same order each time, their sessions the same *usage.Session;
+// a group and its Bucket need last only until the next is asked for, so
+// that the groups of a counted file read again need never be held
+// (ReplaceCounted). failed says, before the file is whole, whether
+// handing them out failed: then nothing is written.
+func writeCounted(path string, c Counted, groups iter.Seq[*usage.Group], failed func() error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	status := usage.NewStatus(c.Groups, float64(time.Now().Add(-RecentSpan).UnixMilli()))
+	status := usage.StatusOf(groups, float64(countedNow().Add(-RecentSpan).UnixMilli()))
+	if err := failed(); err != nil {
+		return err
+	}
 	// The models, numbered as the groups name them: a ModelRef is a small
 	// number (usage's table of models), so their numbers are a slice.
 	var numbers []int32 // by ModelRef, -1 for none yet
 	var models []usage.ModelRef
-	for _, gs := range [][]usage.Group{c.Groups, status.Sessions} {
-		for _, g := range gs {
+	for _, gs := range []iter.Seq[*usage.Group]{groups, groupsOf(status.Sessions)} {
+		for g := range gs {
 			for int(g.Model) >= len(numbers) {
 				numbers = append(numbers, -1)
 			}
@@ -245,7 +285,7 @@ func WriteCounted(path string, c Counted) error {
 			return sum, at, err
 		}
 		// grouped writes a table of the groups' sessions, and the groups.
-		grouped := func(gs []usage.Group) error {
+		grouped := func(gs iter.Seq[*usage.Group]) error {
 			sessionAt := map[*usage.Session]uint64{}
 			var sessions []*usage.Session
 			var last *usage.Session // a session's groups come together
@@ -258,10 +298,12 @@ func WriteCounted(path string, c Counted) error {
 					sessions = append(sessions, s)
 				}
 			}
-			for _, g := range gs {
+			n := 0
+			for g := range gs {
 				add(g.Session)
 				add(g.Rollup)
 				last = g.Session
+				n++
 			}
 			b = binary.AppendUvarint(b, uint64(len(sessions)))
 			for _, s := range sessions {
@@ -272,10 +314,10 @@ func WriteCounted(path string, c Counted) error {
 					}
 				}
 			}
-			b = binary.AppendUvarint(b, uint64(len(gs)))
+			b = binary.AppendUvarint(b, uint64(n))
 			last = nil
 			var place uint64 // last's
-			for _, g := range gs {
+			for g := range gs {
 				if g.Session != last {
 					last, place = g.Session, sessionAt[g.Session]
 				}
@@ -342,18 +384,21 @@ func WriteCounted(path string, c Counted) error {
 			b = binary.AppendUvarint(b, uint64(p.n))
 			b = binary.LittleEndian.AppendUint32(b, p.crc)
 		}
-		if err := grouped(status.Recent); err != nil {
+		if err := grouped(groupsOf(status.Recent)); err != nil {
 			return err
 		}
 		statusCRC, groupsAt, err := end()
 		if err != nil {
 			return err
 		}
-		if err := grouped(c.Groups); err != nil {
+		if err := grouped(groups); err != nil {
 			return err
 		}
 		groupsCRC, _, err := end()
 		if err != nil {
+			return err
+		}
+		if err := failed(); err != nil {
 			return err
 		}
 		t := make([]byte, 0, countedTrailer)

@@ -1,0 +1,173 @@
+package usagecache
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+
+	"github.com/xdev/xdev/internal/regularfile"
+	"github.com/xdev/xdev/internal/usage"
+)
+
+// A Recount is a session of a counted file counted again by its digest
+// alone (usage.Session.Alone): the session as it was read now (known in
+// the file by its harness and path), and its digest.
+type Recount struct {
+	Session *usage.Session
+	Digest  []usage.Bucket
+}
+
+// ReplaceCounted writes the counted file at path anew, atomically, with
+// the groups of each session rs names replaced by its digest's, where
+// its groups were: what a ledger built again would count where those
+// sessions alone changed, each counted by its digest alone before and
+// after. The file read must be one whole (its Files were, none Racy),
+// and each session of rs one of its groups' and its own rollup alone
+// (no group of another rolls up to it); where not, nothing is written
+// and the error says why. The head written is k's Files, Racy and
+// Server, the file's Sessions, and its Skipped moved by what each
+// session's moved; it is returned, with no groups.
+//
+// The groups read are never held: the file's groups part is read once
+// (its bytes, about 400 a session) and decoded again each time the
+// writer asks for them (writeCounted), so that a session's change costs
+// what a read of the file costs, not a ledger of every session.
+func ReplaceCounted(path string, was StampSum, k Counted, rs []Recount) (Counted, error) {
+	fail := func(format string, args ...any) (Counted, error) {
+		return Counted{}, fmt.Errorf("%s: "+format, append([]any{path}, args...)...)
+	}
+	f, fi, err := regularfile.OpenRaw(path)
+	if err != nil {
+		return Counted{}, err
+	}
+	defer f.Close()
+	size := fi.Size()
+	if size > maxCounted || size < int64(len(countedMagic))+countedTrailer {
+		return fail("%w", errNotCounted)
+	}
+	read := func(p countedPart) ([]byte, error) {
+		b := make([]byte, p.n)
+		if _, err := f.ReadAt(b, p.off); err != nil {
+			return nil, err
+		}
+		if crc32.ChecksumIEEE(b) != p.crc {
+			return nil, errNotCounted
+		}
+		return b, nil
+	}
+	var t [countedTrailer]byte
+	if _, err := f.ReadAt(t[:], size-countedTrailer); err != nil {
+		return fail("%w", err)
+	}
+	p, ok := partsOf(t[:], size)
+	if !ok {
+		return fail("%w", errNotCounted)
+	}
+	headBytes, err := read(p.head)
+	if err != nil {
+		return fail("%w", err)
+	}
+	old, models, ok := decodeCountedHead(headBytes)
+	switch {
+	case !ok:
+		return fail("%w", errNotCounted)
+	case old.Files != was:
+		return fail("not the files expected")
+	case old.Racy != 0:
+		return fail("counted from files too recent to be known by their stamps")
+	}
+	body, err := read(p.groups)
+	if err != nil {
+		return fail("%w", err)
+	}
+	r := &usageReader{b: unsafeString(body)}
+	sessions := r.table()
+	if r.bad {
+		return fail("%w", errNotCounted)
+	}
+	groupsAt := r.b // the count of groups, then the groups
+	// Each recount's session in the table: replaced there, by value, so
+	// that the groups that name it name the session as read now.
+	recount := map[*usage.Session][]usage.Bucket{}
+	skipped := old.Skipped
+	for _, rc := range rs {
+		at := -1
+		for i := range sessions {
+			if sessions[i].Harness == rc.Session.Harness && sessions[i].Path == rc.Session.Path {
+				if at >= 0 {
+					return fail("two sessions of %s", rc.Session.Path)
+				}
+				at = i
+			}
+		}
+		if at < 0 {
+			return fail("no groups of %s", rc.Session.Path)
+		}
+		s := &sessions[at]
+		if _, ok := recount[s]; ok {
+			return fail("%s recounted twice", rc.Session.Path)
+		}
+		skipped += rc.Session.Skipped - s.Skipped
+		*s = *rc.Session
+		s.Calls = nil
+		recount[s] = rc.Digest
+	}
+	// groups hands out the groups read, a recount's in place of the
+	// first of its session's; failed is what stopped it.
+	var failed error
+	groups := func(yield func(*usage.Group) bool) {
+		r := &usageReader{b: groupsAt}
+		n := r.countOf(2 + bucketMinBytes)
+		g := usage.Group{Bucket: new(usage.Bucket)}
+		done := map[*usage.Session]bool{} // the recounts handed out
+		var prev *usage.Session           // the last group's session
+		for range n {
+			if r.group(sessions, models, &g); r.bad {
+				failed = errNotCounted
+				return
+			}
+			last := prev
+			prev = g.Session
+			digest, ok := recount[g.Session]
+			if !ok {
+				if _, ok := recount[g.Rollup]; ok {
+					failed = errors.New("a session recounted is another's rollup")
+					return
+				}
+				if !yield(&g) {
+					return
+				}
+				continue
+			}
+			if g.Rollup != g.Session {
+				failed = errors.New("a session recounted rolls up to another")
+				return
+			}
+			if done[g.Session] {
+				if last != g.Session {
+					// A ledger's groups of a session come together: these
+					// are not one's alone.
+					failed = errors.New("the groups of a session recounted are not together")
+					return
+				}
+				continue // its other groups, replaced already
+			}
+			done[g.Session] = true
+			for k := range digest {
+				if !yield(&usage.Group{Session: g.Session, Rollup: g.Session, Bucket: &digest[k]}) {
+					return
+				}
+			}
+		}
+		if len(r.b) != 0 {
+			failed = errNotCounted
+		}
+	}
+	head := Counted{Files: k.Files, Racy: k.Racy, Server: k.Server, Sessions: old.Sessions, Skipped: skipped}
+	// writeCounted asks failed after its first pass over the groups,
+	// before it writes anything, and once more before the file is whole.
+	if err := writeCounted(path, head, groups, func() error { return failed }); err != nil {
+		return fail("%w", err)
+	}
+	return head, nil
+}

@@ -1,0 +1,209 @@
+package usagecache
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/xdev/xdev/internal/testscale"
+	"github.com/xdev/xdev/internal/usage"
+)
+
+// TestReplaceCounted: over random ledgers' groups, a counted file with
+// some sessions counted alone recounted (their groups replaced, their
+// table entries read anew: title, skipped) is, byte for byte, the file
+// WriteCounted writes of the groups with those sessions' replaced where
+// they were; and a recount that is not one session's alone, or of a file
+// not as expected, writes nothing.
+func TestReplaceCounted(t *testing.T) {
+	at := time.Now()
+	defer func(c func() time.Time) { countedNow = c }(countedNow)
+	countedNow = func() time.Time { return at }
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(7, 9))
+	was := StampSum{N: 3, Lo: 4, Hi: 5}
+	now := StampSum{N: 3, Lo: 6, Hi: 7}
+	replaced := 0
+	for round := range testscale.N(300, 60) {
+		groups := randomGroups(r, 1+r.IntN(40))
+		// The sessions counted alone: every group of theirs their own,
+		// and none of another's rolling up to them.
+		var order []*usage.Session
+		alone := map[*usage.Session]bool{}
+		for _, g := range groups {
+			if _, ok := alone[g.Session]; !ok {
+				order = append(order, g.Session)
+				alone[g.Session] = true
+			}
+			if g.Rollup != g.Session {
+				alone[g.Session], alone[g.Rollup] = false, false
+			}
+		}
+		var rs []Recount
+		for _, s := range order {
+			if !alone[s] || r.IntN(3) != 0 {
+				continue
+			}
+			ns := *s
+			ns.Title, ns.Skipped = fmt.Sprint("now ", round), r.IntN(5)
+			var digest []usage.Bucket
+			for _, g := range randomGroups(r, 1)[:] {
+				digest = append(digest, *g.Bucket)
+			}
+			rs = append(rs, Recount{Session: &ns, Digest: digest})
+		}
+		path, want := filepath.Join(dir, "got"), filepath.Join(dir, "want")
+		k := Counted{Groups: groups, Files: was, Sessions: len(order) + 2, Skipped: 10}
+		if err := WriteCounted(path, k); err != nil {
+			t.Fatal(err)
+		}
+		// What a ledger built again would count: the recounts' groups in
+		// place of theirs, their table entries as read now.
+		byPath := map[string]Recount{}
+		for _, rc := range rs {
+			byPath[rc.Session.Path] = rc
+		}
+		var again []usage.Group
+		done := map[string]bool{}
+		skipped := k.Skipped
+		for _, g := range groups {
+			rc, ok := byPath[g.Session.Path]
+			if !ok {
+				again = append(again, g)
+				continue
+			}
+			if !done[g.Session.Path] {
+				done[g.Session.Path] = true
+				skipped += rc.Session.Skipped - g.Session.Skipped
+				for i := range rc.Digest {
+					again = append(again, usage.Group{Session: rc.Session, Rollup: rc.Session, Bucket: &rc.Digest[i]})
+				}
+			}
+		}
+		if err := WriteCounted(want, Counted{Groups: again, Files: now, Sessions: k.Sessions, Skipped: skipped}); err != nil {
+			t.Fatal(err)
+		}
+		head, err := ReplaceCounted(path, was, Counted{Files: now}, rs)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		got, _ := os.ReadFile(path)
+		w, _ := os.ReadFile(want)
+		if !bytes.Equal(got, w) || head.Files != now || head.Skipped != skipped || head.Sessions != k.Sessions {
+			t.Fatalf("round %d: %d recounts: the file replaced is not the one written whole (%d bytes, %d; head %+v)", round, len(rs), len(got), len(w), head)
+		}
+		replaced += len(rs)
+
+		// Refused: a file of other files; a session that is not counted
+		// alone; one with no groups. The file stays as it was.
+		var notAlone *usage.Session
+		for _, s := range order {
+			if !alone[s] {
+				notAlone = s
+			}
+		}
+		bad := [][]Recount{{{Session: &usage.Session{Harness: "xdev", Path: "/none"}}}}
+		if notAlone != nil {
+			bad = append(bad, []Recount{{Session: notAlone}})
+		}
+		for k, rs := range bad {
+			if _, err := ReplaceCounted(path, now, Counted{Files: was}, rs); err == nil {
+				t.Fatalf("round %d: refusal %d taken", round, k)
+			}
+			if b, _ := os.ReadFile(path); !bytes.Equal(b, got) {
+				t.Fatalf("round %d: refusal %d changed the file", round, k)
+			}
+		}
+		if _, err := ReplaceCounted(path, was, Counted{Files: now}, nil); err == nil {
+			t.Fatalf("round %d: a file of other files taken", round)
+		}
+	}
+	if replaced == 0 {
+		t.Fatal("no session was recounted")
+	}
+}
+
+// TestReplaceCountedNotTogether: a session whose groups are not together
+// is not one a ledger counted alone, and is not recounted.
+func TestReplaceCountedNotTogether(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c")
+	m := usage.RefModel("anthropic", "claude-sonnet-4-5", "anthropic-messages")
+	a := &usage.Session{Harness: "claude", Path: "/a"}
+	b := &usage.Session{Harness: "claude", Path: "/b"}
+	bucket := func() *usage.Bucket { return &usage.Bucket{Quarter: 1, First: 1, Last: 2, Model: m, Calls: 1} }
+	groups := []usage.Group{{Session: a, Rollup: a, Bucket: bucket()}, {Session: b, Rollup: b, Bucket: bucket()}, {Session: a, Rollup: a, Bucket: bucket()}}
+	if err := WriteCounted(path, Counted{Groups: groups}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(path)
+	if _, err := ReplaceCounted(path, StampSum{}, Counted{}, []Recount{{Session: a, Digest: []usage.Bucket{*bucket()}}}); err == nil {
+		t.Fatal("recounted")
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Fatal("the file changed")
+	}
+}
+
+// TestLedgerFiles: ledger files read back as written, by owner, with
+// their sum; cut anywhere or with a byte flipped they do not read; a sum
+// with a file removed is the sum without it.
+func TestLedgerFiles(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	path := filepath.Join(t.TempDir(), "files")
+	var fs []LedgerFile
+	var sum StampSum
+	for k := range 50 {
+		f := LedgerFile{Owner: r.Uint64(), Stamp: Stamp{Size: r.Int64N(1 << 40), ModTime: r.Int64(), Ino: r.Uint64()}, Alone: r.IntN(2) == 0,
+			Lineage: LineageOf(&usage.Session{Harness: "claude", ID: fmt.Sprint(k)}), Tail: r.Uint64()}
+		fs = append(fs, f)
+		sum.Add(fmt.Sprint(k), f.Stamp)
+	}
+	if err := WriteLedgerFiles(path, sum, slices.Clone(fs)); err != nil {
+		t.Fatal(err)
+	}
+	got, read, err := ReadLedgerFiles(path)
+	if err != nil || got != sum || len(read) != len(fs) {
+		t.Fatalf("read back %+v, %d files: %v", got, len(read), err)
+	}
+	for _, f := range fs {
+		if k, ok := FindLedgerFile(read, f.Owner); !ok || read[k] != f {
+			t.Fatalf("%+v not read back (%v)", f, ok)
+		}
+	}
+	if _, ok := FindLedgerFile(read, 0); ok {
+		t.Error("a file of no owner found")
+	}
+	b, _ := os.ReadFile(path)
+	for i := range b {
+		bad := bytes.Clone(b)
+		bad[i] ^= 0x10
+		os.WriteFile(path, bad, 0o600)
+		if _, _, err := ReadLedgerFiles(path); err == nil {
+			t.Fatalf("byte %d flipped: read", i)
+		}
+		os.WriteFile(path, b[:i], 0o600)
+		if _, _, err := ReadLedgerFiles(path); err == nil {
+			t.Fatalf("cut at %d: read", i)
+		}
+	}
+	less := sum
+	less.Remove("7", fs[7].Stamp)
+	var want StampSum
+	for k, f := range fs {
+		if k != 7 {
+			want.Add(fmt.Sprint(k), f.Stamp)
+		}
+	}
+	if less != want {
+		t.Errorf("a sum less a file: %+v, want %+v", less, want)
+	}
+	if LineageOf(&usage.Session{ID: "a", Parent: "b"}) == LineageOf(&usage.Session{ID: "a", Parent: "c"}) ||
+		LineageOf(&usage.Session{ID: "a"}) == LineageOf(&usage.Session{ID: "a", ImportOf: &usage.Origin{}}) {
+		t.Error("two lineages alike")
+	}
+}
