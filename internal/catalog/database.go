@@ -295,7 +295,7 @@ func (d *Database) Usage(ctx context.Context, cwd string) (*usage.Ledger, UsageS
 	if err != nil {
 		return nil, st, err
 	}
-	l, err := ledgerOf(ctx, jobs, usagecache.Open(""), UsageOptions{Cwd: cwd}, &st)
+	l, _, err := ledgerOf(ctx, jobs, usagecache.Open(""), UsageOptions{Cwd: cwd}, &st)
 	return l, st, err
 }
 

@@ -73,6 +73,10 @@ type UsageStats struct {
 	// Counted is whether the groups were those a ledger of the same
 	// places counted before (UsageGroups), no ledger built.
 	Counted bool
+	// Recounted is how many sessions were counted again into the groups
+	// a ledger of the same places counted before, where they alone
+	// changed since (UsageGroups), no ledger built.
+	Recounted int
 }
 
 // UsageCacheDir is where usage ledgers keep what they read of each file
@@ -93,14 +97,15 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 	// Asked before the cache is read: the server writes it before it
 	// answers.
 	st.Live = path != "" && !opts.Vouching && !opts.NoLive && live.Fresh(live.MarkerPath(path), liveWait)
-	l, err := c.ledger(ctx, opts, path, &st, nil, false)
+	l, _, err := c.ledger(ctx, opts, path, &st, nil, false)
 	return l, st, err
 }
 
 // ledger builds Usage's ledger from the usage cache at path: of the
 // jobs walked, where walked; else of the cache's sessions with no walk
-// where st.Live, of a walk of every place where not.
-func (c *Catalog) ledger(ctx context.Context, opts UsageOptions, path string, st *UsageStats, jobs []usageJob, walked bool) (*usage.Ledger, error) {
+// where st.Live, of a walk of every place where not. It returns each
+// job's session in it too (ledgerOf).
+func (c *Catalog) ledger(ctx context.Context, opts UsageOptions, path string, st *UsageStats, jobs []usageJob, walked bool) (*usage.Ledger, []*usage.Session, error) {
 	cache := usagecache.Open(path)
 	cache.Whole = opts.Vouching
 	if !walked {
@@ -111,7 +116,7 @@ func (c *Catalog) ledger(ctx context.Context, opts UsageOptions, path string, st
 		jobs = append(jobs, c.walkUsage(ctx, walk, st)...)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return ledgerOf(ctx, jobs, cache, opts, st)
 }
@@ -151,8 +156,10 @@ func (c *Catalog) walkUsage(ctx context.Context, hs []Harness, st *UsageStats) [
 
 // ledgerOf reads the sessions of jobs into a ledger: each from cache
 // where its file is as it was, only those opts asks for (and those they
-// need), counted in st. The rules of Usage, whatever the places.
-func ledgerOf(ctx context.Context, jobs []usageJob, cache *usagecache.Cache, opts UsageOptions, st *UsageStats) (*usage.Ledger, error) {
+// need), counted in st. The rules of Usage, whatever the places. It
+// returns the session of each job in the ledger (nil for none: not read,
+// or left out).
+func ledgerOf(ctx context.Context, jobs []usageJob, cache *usagecache.Cache, opts UsageOptions, st *UsageStats) (*usage.Ledger, []*usage.Session, error) {
 	type result struct {
 		s      *usage.Session
 		cached usagecache.Decoded
@@ -233,7 +240,7 @@ func ledgerOf(ctx context.Context, jobs []usageJob, cache *usagecache.Cache, opt
 		}
 	})
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// A session left out for its age may still be needed: the sessions
 	// read descend from it, were imported from it or hold its requests.
@@ -242,7 +249,7 @@ func ledgerOf(ctx context.Context, jobs []usageJob, cache *usagecache.Cache, opt
 	for len(wanted) > 0 {
 		each(wanted, process)
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if opts.ModifiedSince.IsZero() {
 			break
@@ -287,6 +294,7 @@ func ledgerOf(ctx context.Context, jobs []usageJob, cache *usagecache.Cache, opt
 		wanted = more
 	}
 	l := &usage.Ledger{}
+	byJob := make([]*usage.Session, len(jobs))
 	byOwner := map[uint64]*usage.Session{}
 	held := map[uint64]int{} // how many sessions read anew hold a key
 	for _, r := range out {
@@ -301,6 +309,7 @@ func ledgerOf(ctx context.Context, jobs []usageJob, cache *usagecache.Cache, opt
 		}
 		st.Sessions++
 		st.Skipped += s.Skipped
+		byJob[k] = s
 		if r.read {
 			st.Read++
 		}
@@ -334,14 +343,17 @@ func ledgerOf(ctx context.Context, jobs []usageJob, cache *usagecache.Cache, opt
 	}
 	// A session read anew may hold another's requests (a resumed Claude
 	// Code session, copied lines and all): those sessions are counted
-	// call by call too.
-	for _, r := range out {
+	// call by call too. Not itself: the cache holds its calls as they
+	// were read last, and a session that grew holds them again (which
+	// made every one that grew counted call by call).
+	for k, r := range out {
 		if !r.read || r.s == nil {
 			continue
 		}
+		self := usagecache.OwnerOf(jobs[k].key)
 		for _, key := range r.keys {
 			for _, o := range cache.Sharers(key) {
-				if s := byOwner[o]; s != nil {
+				if s := byOwner[o]; s != nil && o != self {
 					l.Involve(s)
 				}
 			}
@@ -349,7 +361,7 @@ func ledgerOf(ctx context.Context, jobs []usageJob, cache *usagecache.Cache, opt
 	}
 	cache.Save(keys, stamps)
 	st.Racy = cache.Racy
-	return l, nil
+	return l, byJob, nil
 }
 
 // A usageJob is one session to read into a ledger: its cache key, the

@@ -1,0 +1,332 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xdev/xdev/internal/session"
+	"github.com/xdev/xdev/internal/testscale"
+	"github.com/xdev/xdev/internal/usage"
+	"github.com/xdev/xdev/internal/usagecache"
+)
+
+// TestUsageKeptAcrossChanges: over random histories, round after round
+// of sessions going on (Claude Code transcripts, Codex rollouts and omp
+// sessions that grow, resumed ones and subagents' among them) and now
+// and then a new session, a fork, a resume or a file gone, the groups a
+// report takes (counted again where the sessions that changed were
+// counted alone, else a ledger's) are in every view, and in the status a
+// status line reads, those of a ledger built anew with no cache. Sessions
+// are counted again in some rounds and not in others.
+func TestUsageKeptAcrossChanges(t *testing.T) {
+	hs := []Harness{Xdev, Claude, Codex}
+	aged := time.Now().Add(-time.Hour)
+	recounted, built := 0, 0
+	for seed := range uint64(testscale.N(24, 8)) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			w, c, tmp := newUsageWorld(t, seed, 77)
+			cache := filepath.Join(tmp, "cache")
+			opts := UsageOptions{Harnesses: hs, Cache: cache}
+			ageSessionsTo(tmp, aged)
+			if _, _, err := c.UsageGroups(context.Background(), opts); err != nil {
+				t.Fatal(err)
+			}
+			for round := range 10 {
+				for range 1 + w.r.IntN(3) {
+					switch k := w.r.IntN(10); {
+					case k < 4:
+						w.only = []int{7} // a Claude Code session goes on
+						w.step()
+					case k < 6:
+						w.growCodex()
+					case k < 8:
+						w.growOmp()
+					case k == 8 && len(w.claude) > 1:
+						os.Remove(w.claude[w.r.IntN(len(w.claude))].path)
+					default:
+						w.only = nil // a new session, a resume, a subagent, a fork
+						w.step()
+					}
+				}
+				w.only = nil
+				w.flush()
+				ageSessionsTo(tmp, aged)
+				got, st, err := c.UsageGroups(context.Background(), opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Recounted > 0 {
+					recounted++
+				} else if !st.Counted {
+					built++
+				}
+				l, wst, err := c.Usage(context.Background(), UsageOptions{Harnesses: hs})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := l.Groups(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Sessions != wst.Sessions || st.Skipped != wst.Skipped {
+					t.Errorf("round %d (recounted %d): %d sessions, %d skipped; want %d, %d", round, st.Recounted, st.Sessions, st.Skipped, wst.Sessions, wst.Skipped)
+				}
+				for _, v := range []usage.View{usage.Daily, usage.BySession, usage.ByModel, usage.ByProject, usage.ByHarness} {
+					if g, w := reportLines(got, v), reportLines(want, v); g != w {
+						t.Fatalf("round %d (recounted %d), %v view:\n%s\nwant (a ledger anew):\n%s", round, st.Recounted, v, g, w)
+					}
+				}
+				q := StatusQuery{Paths: []string{w.claude[w.r.IntN(len(w.claude))].path}}
+				since := w.now.Add(-48 * time.Hour)
+				status, _, err := c.UsageStatus(context.Background(), opts, since, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ms := float64(since.UnixMilli())
+				if g, w := statusLine(status, q, ms), statusLine(usage.NewStatus(want, ms), q, ms); g != w {
+					t.Fatalf("round %d: status:\n%s\nwant:\n%s", round, g, w)
+				}
+			}
+		})
+	}
+	t.Logf("%d rounds counted again, %d built a ledger", recounted, built)
+	if recounted == 0 || built == 0 {
+		t.Errorf("%d rounds counted again, %d built a ledger: want some of each", recounted, built)
+	}
+}
+
+// TestRecountRefuses: a session that changed is counted again only where
+// a ledger counted it alone and it only grew; a file rewritten in place
+// (the same size), a session of another lineage now, or ledger files of
+// other files build a ledger. Each gives the groups of a ledger anew.
+func TestRecountRefuses(t *testing.T) {
+	hs := []Harness{Xdev, Claude, Codex}
+	w, c, tmp := newUsageWorld(t, 3, 5)
+	cache := filepath.Join(tmp, "cache")
+	opts := UsageOptions{Harnesses: hs, Cache: cache}
+	counted := usagecache.CountedPath(c.UsageCacheFile(cache, hs))
+	aged := time.Now().Add(-time.Hour)
+	check := func(what string, recount bool) {
+		t.Helper()
+		ageSessionsTo(tmp, aged)
+		got, st, err := c.UsageGroups(context.Background(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (st.Recounted > 0) != recount {
+			t.Errorf("%s: recounted %d, want %v", what, st.Recounted, recount)
+		}
+		l, _, err := c.Usage(context.Background(), UsageOptions{Harnesses: hs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := l.Groups(nil)
+		if g, w := reportLines(got, usage.BySession), reportLines(want, usage.BySession); g != w {
+			t.Fatalf("%s:\n%s\nwant:\n%s", what, g, w)
+		}
+	}
+	check("first", false)
+	// An omp session of its own that grows: counted again.
+	path, _, err := session.NewSessionPath(w.dataDir, "/w/q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.Create(path, session.NewOptions{Cwd: "/w/q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.ompCalls(s, 2)
+	s.Close()
+	check("a new session", false)
+	s, err = session.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.ompCalls(s, 1)
+	s.Close()
+	check("grown", true)
+	// Rewritten in place, as long as it was: a ledger.
+	b, _ := os.ReadFile(path)
+	os.WriteFile(path, []byte(strings.Replace(string(b), `"go"`, `"GO"`, 1)), 0o600)
+	os.Chtimes(path, aged.Add(-time.Minute), aged.Add(-time.Minute)) // another stamp, as old
+	check("rewritten in place", false)
+	// Its ledger files of other files: a ledger.
+	s, _ = session.Open(path, nil)
+	w.ompCalls(s, 1)
+	s.Close()
+	files := usagecache.LedgerFilesPath(counted)
+	sum, fs, err := usagecache.ReadLedgerFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum.N++
+	usagecache.WriteLedgerFiles(files, sum, fs)
+	check("ledger files of other files", false)
+	// A fork of it: its source is no longer alone, and grows: a ledger.
+	fork, err := session.ForkSessionInto(path, w.dataDir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fork.Close()
+	check("forked", false)
+	s, _ = session.Open(path, nil)
+	w.ompCalls(s, 1)
+	s.Close()
+	check("a source grown", false)
+	// A session of its own that holds a copy of another's calls (a fork
+	// whose header names no parent) is counted apart; rewritten in
+	// place, larger, with its parent named, it is another lineage: its
+	// copies of its parent's calls are its parent's, which a ledger
+	// counts once.
+	src, err := session.ForkSessionInto(path, w.dataDir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyPath := src.Path()
+	src.Close()
+	whole, _ := os.ReadFile(copyPath)
+	parent := regexp.MustCompile(`,"parentSession":"[^"]*"`)
+	if !parent.Match(whole) {
+		t.Fatal("a fork names no parent")
+	}
+	os.WriteFile(copyPath, parent.ReplaceAll(whole, nil), 0o600)
+	check("a copy of its own", false)
+	f, err := os.OpenFile(copyPath, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(whole)
+	f.Close()
+	check("its parent named", false)
+	// A Codex rollout that goes on as a fork of another (a session_meta
+	// naming the session it was forked from, appended): another lineage.
+	if len(w.codex) < 1 {
+		t.Fatal("no rollout")
+	}
+	w.only = []int{3} // a rollout of its own
+	w.step()
+	w.flush()
+	check("a new rollout", false)
+	x := &w.codex[len(w.codex)-1]
+	w.codexCalls(x, 1)
+	w.write(x.path, x.lines) // grown, written again whole: the same inode, the same bytes first
+	check("a rollout grown", true)
+	n := len(x.lines)
+	x.lines = append(x.lines, line(map[string]any{"timestamp": w.tick(), "type": "session_meta",
+		"payload": map[string]any{"id": x.id, "forked_from_id": w.codex[0].id, "timestamp": w.tick(), "cwd": "/w/p"}}))
+	w.codexCalls(x, 2)
+	a, err := os.OpenFile(x.path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.WriteString(strings.Join(x.lines[n:], "\n") + "\n")
+	a.Close()
+	check("a rollout forked on", false)
+}
+
+// ageSessionsTo makes every session file under dir written after at as
+// old as at, each time the same: a file that did not change keeps its
+// stamp (the one that grew is known by its size).
+func ageSessionsTo(dir string, at time.Time) {
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".jsonl") {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil && fi.ModTime().After(at) {
+			os.Chtimes(p, at, at)
+		}
+		return nil
+	})
+}
+
+// TestRecountClaudeReadAgain: a Claude Code transcript that grew is
+// counted again, and so it is after a ledger read it again: the usage
+// cache holds its calls as they were, and a session is not one that may
+// share a call with another for holding its own calls again.
+func TestRecountClaudeReadAgain(t *testing.T) {
+	hs := []Harness{Xdev, Claude, Codex}
+	w, c, tmp := newUsageWorld(t, 11, 2)
+	opts := UsageOptions{Harnesses: hs, Cache: filepath.Join(tmp, "cache")}
+	aged := time.Now().Add(-time.Hour)
+	run := func(what string, recount bool) {
+		t.Helper()
+		ageSessionsTo(tmp, aged)
+		got, st, err := c.UsageGroups(context.Background(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (st.Recounted > 0) != recount {
+			t.Errorf("%s: recounted %d, want %v", what, st.Recounted, recount)
+		}
+		l, _, err := c.Usage(context.Background(), UsageOptions{Harnesses: hs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := l.Groups(nil)
+		if g, w := reportLines(got, usage.BySession), reportLines(want, usage.BySession); g != w {
+			t.Fatalf("%s:\n%s\nwant:\n%s", what, g, w)
+		}
+	}
+	w.only = []int{0}
+	w.step() // a transcript of its own, its responses streamed
+	w.flush()
+	run("a new transcript", false)
+	grow := func() {
+		f := &w.claude[len(w.claude)-1]
+		n := len(f.lines)
+		w.claudeResponses(f, 2, false, f.id)
+		a, err := os.OpenFile(f.path, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.WriteString(strings.Join(f.lines[n:], "\n") + "\n")
+		a.Close()
+	}
+	grow()
+	run("grown", true)
+	grow()
+	w.only = []int{3}
+	w.step() // and a new rollout: a ledger, which reads the transcript again
+	w.flush()
+	run("grown, beside a new rollout", false)
+	grow()
+	run("grown again", true)
+}
+
+// growCodex appends calls to a Codex rollout on disk.
+func (w *usageWorld) growCodex() {
+	if w.wroteX == 0 {
+		return
+	}
+	f := &w.codex[w.r.IntN(w.wroteX)]
+	if _, err := os.Stat(f.path); err != nil {
+		return
+	}
+	n := len(f.lines)
+	w.codexCalls(f, 1+w.r.IntN(2))
+	file, err := os.OpenFile(f.path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	file.WriteString(strings.Join(f.lines[n:], "\n") + "\n")
+	file.Close()
+}
+
+// growOmp appends calls to an omp session.
+func (w *usageWorld) growOmp() {
+	if len(w.omp) == 0 {
+		return
+	}
+	s, err := session.Open(w.omp[w.r.IntN(len(w.omp))], nil)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.ompCalls(s, 1+w.r.IntN(2))
+	s.Close()
+}
