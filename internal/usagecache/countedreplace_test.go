@@ -2,7 +2,9 @@ package usagecache
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -206,4 +208,75 @@ func TestLedgerFiles(t *testing.T) {
 		LineageOf(&usage.Session{ID: "a"}) == LineageOf(&usage.Session{ID: "a", ImportOf: &usage.Origin{}}) {
 		t.Error("two lineages alike")
 	}
+}
+
+// FuzzReadLedgerFiles: any bytes under a good checksum are read as
+// ledger files or refused, never a panic; what is read writes and reads
+// back the same.
+func FuzzReadLedgerFiles(f *testing.F) {
+	path := filepath.Join(f.TempDir(), "files")
+	WriteLedgerFiles(path, StampSum{N: 2, Lo: 3}, []LedgerFile{{Owner: 9, Stamp: Stamp{Size: 10, ModTime: 11, Ino: 12}, Alone: true, Lineage: 13, Tail: 14}, {Owner: 1}})
+	good, _ := os.ReadFile(path)
+	f.Add(good[len(ledgerFilesMagic) : len(good)-4])
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		b := append([]byte(ledgerFilesMagic), body...)
+		b = binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
+		p := filepath.Join(t.TempDir(), "files")
+		os.WriteFile(p, b, 0o600)
+		sum, fs, err := ReadLedgerFiles(p)
+		if err != nil {
+			return
+		}
+		if err := WriteLedgerFiles(p, sum, slices.Clone(fs)); err != nil {
+			t.Fatal(err)
+		}
+		sum2, fs2, err := ReadLedgerFiles(p)
+		if err != nil || sum2 != sum || !slices.Equal(fs, fs2) {
+			t.Fatalf("read back %+v %v, %v; was %+v %v", sum2, fs2, err, sum, fs)
+		}
+	})
+}
+
+// FuzzReplaceCounted: a counted file of any groups part under good
+// checksums is counted again or refused, never a panic; a file counted
+// again reads back.
+func FuzzReplaceCounted(f *testing.F) {
+	// The files of two random ledgers, of 3 and 30 sessions.
+	type file struct {
+		b     []byte
+		parts countedParts
+		n     int
+	}
+	var files [2]file
+	for k, n := range []int{3, 30} {
+		p := filepath.Join(f.TempDir(), "c")
+		WriteCounted(p, Counted{Groups: randomGroups(rand.New(rand.NewPCG(5, uint64(n))), n)})
+		b, _ := os.ReadFile(p)
+		parts, _ := partsOf(b[len(b)-countedTrailer:], int64(len(b)))
+		files[k] = file{b, parts, n}
+		f.Add(b[parts.groups.off:parts.groups.off+parts.groups.n], k == 1, uint8(1))
+	}
+	f.Fuzz(func(t *testing.T, groups []byte, big bool, which uint8) {
+		// The file of one of them (its head's models), its groups part
+		// the one given.
+		x := files[0]
+		if big {
+			x = files[1]
+		}
+		file := append(x.b[:x.parts.groups.off:x.parts.groups.off], groups...)
+		tr := append([]byte(nil), x.b[len(x.b)-countedTrailer:]...)
+		binary.LittleEndian.PutUint32(tr[32:], crc32.ChecksumIEEE(groups))
+		file = append(file, tr...)
+		p := filepath.Join(t.TempDir(), "c")
+		os.WriteFile(p, file, 0o600)
+		rs := []Recount{{Session: &usage.Session{Harness: []string{"claude", "codex", "xdev"}[which%3], Path: fmt.Sprintf("/h/p%d/s%d.jsonl", which/3%3, int(which)%x.n)},
+			Digest: []usage.Bucket{{Quarter: 1, First: 2, Last: 3, Calls: 1}}}}
+		if _, err := ReplaceCounted(p, StampSum{}, Counted{Files: StampSum{N: 1}}, rs); err != nil {
+			return
+		}
+		if _, err := ReadCounted(p); err != nil {
+			t.Fatalf("counted again, does not read back: %v", err)
+		}
+	})
 }
