@@ -184,15 +184,19 @@ func (c *Catalog) usageGroups(ctx context.Context, opts UsageOptions, want usage
 				return got, st, err
 			}
 			files, fresh, stamped = stampJobs(ctx, jobs)
-		} else if !opts.Vouching && fresh == 0 && len(st.Failed) == 0 {
+		} else if fresh == 0 && len(st.Failed) == 0 {
 			// A few files changed since: their sessions counted again
 			// into the groups kept, where a ledger would count them
-			// alone (usagerecount.go). The jobs are let go first (a
+			// alone (usagerecount.go); a server's put in the usage cache
+			// too, which it keeps whole. The jobs are let go first (a
 			// ledger's walk, 15 MB at 25,001 sessions): a ledger after
 			// all walks again.
-			if plan, ok := planRecount(counted, jobs, files); ok {
+			if plan, ok := planRecount(counted, jobs, files, opts.Vouching); ok {
 				jobs = nil
-				n, ok := plan.apply(counted, files)
+				n, ok := 0, !opts.Vouching || plan.keep(path)
+				if ok {
+					n, ok = plan.apply(counted, files, opts.Vouching)
+				}
 				if ok {
 					if k, got, ok := want.read(counted, func(k usagecache.Counted) bool { return k.Files == files }); ok {
 						st = countedStats(k, st)
@@ -224,6 +228,8 @@ func (c *Catalog) usageGroups(ctx context.Context, opts UsageOptions, want usage
 			// An older file of this server's would be taken for this
 			// ledger's.
 			os.Remove(counted)
+		} else if k.Racy == 0 {
+			writeLedgerFiles(counted, files, jobs, byJob)
 		}
 	case whole && fresh == 0 && st.Racy == 0:
 		if usagecache.WriteCounted(counted, usagecache.Counted{Groups: groups, Files: files, Sessions: st.Sessions, Skipped: st.Skipped}) == nil {

@@ -55,13 +55,25 @@ type recountPlan struct {
 	was      usagecache.StampSum
 	kept     []usagecache.LedgerFile
 	recounts []usagecache.Recount
+	changed  []recounted // of each recount
+	// keys and stamps are every job's, for a server (keep).
+	keys   []string
+	stamps []usagecache.Stamp
+}
+
+// recounted is what the usage cache keeps a session read again by.
+type recounted struct {
+	key, file   string
+	stamp       usagecache.Stamp
+	incremental bool
 }
 
 // planRecount reads again the sessions of the jobs whose files changed
 // since the ledger files beside the counted file at counted were
 // written, where they may be counted again (above), the jobs' files now
-// summing to files; ok is false where they may not.
-func planRecount(counted string, jobs []usageJob, files usagecache.StampSum) (p recountPlan, ok bool) {
+// summing to files, for a server where server (keep); ok is false where
+// they may not.
+func planRecount(counted string, jobs []usageJob, files usagecache.StampSum, server bool) (p recountPlan, ok bool) {
 	p.path = usagecache.LedgerFilesPath(counted)
 	was, kept, err := usagecache.ReadLedgerFiles(p.path)
 	if err != nil || len(kept) != len(jobs) {
@@ -69,7 +81,7 @@ func planRecount(counted string, jobs []usageJob, files usagecache.StampSum) (p 
 	}
 	p.was, p.kept = was, kept
 	type change struct {
-		job  *usageJob
+		job  int
 		at   int // in kept
 		path string
 	}
@@ -93,7 +105,7 @@ func planRecount(counted string, jobs []usageJob, files usagecache.StampSum) (p 
 			f.Tail == 0 || now.Ino != f.Stamp.Ino || now.Size <= f.Stamp.Size || usagecache.TailHash(path, f.Stamp.Size) != f.Tail {
 			return p, false // not one that only grew
 		}
-		changes = append(changes, change{job: j, at: at, path: path})
+		changes = append(changes, change{job: k, at: at, path: path})
 		sum.Remove(j.key, f.Stamp)
 		sum.Add(j.key, now)
 	}
@@ -102,7 +114,8 @@ func planRecount(counted string, jobs []usageJob, files usagecache.StampSum) (p 
 	}
 	held := map[uint64]bool{} // the keys of the calls of the sessions read
 	for _, c := range changes {
-		s, err := c.job.read()
+		j := &jobs[c.job]
+		s, err := j.read()
 		if err != nil || s.Path != c.path || usagecache.LineageOf(&s) != kept[c.at].Lineage {
 			return p, false
 		}
@@ -114,19 +127,56 @@ func planRecount(counted string, jobs []usageJob, files usagecache.StampSum) (p 
 			held[key] = true
 		}
 		p.recounts = append(p.recounts, usagecache.Recount{Session: &s, Digest: usage.DigestSession(&s, usage.Prices())})
-		now := *c.job.known
+		now := *j.known
+		p.changed = append(p.changed, recounted{key: j.key, file: j.file, stamp: now, incremental: j.readFrom != nil})
 		kept[c.at].Stamp, kept[c.at].Tail = now, usagecache.TailHash(c.path, now.Size)
+	}
+	if server {
+		p.keys, p.stamps = make([]string, len(jobs)), make([]usagecache.Stamp, len(jobs))
+		for k, j := range jobs {
+			p.keys[k], p.stamps[k] = j.key, *j.known
+		}
 	}
 	return p, true
 }
 
+// keep puts the plan's sessions, read again, in the usage cache at path,
+// and writes it: what a server does, which vouches for the cache holding
+// every session as it is now (a ledger of a process it vouches to may
+// read the cache, with no walk). ok is false where the cache did not
+// hold every other job's session as it is: then the server builds a
+// ledger.
+func (p recountPlan) keep(path string) (ok bool) {
+	cache := usagecache.Open(path)
+	cache.Whole = true
+	changed := make(map[string]bool, len(p.changed))
+	for _, c := range p.changed {
+		changed[c.key] = true
+	}
+	for k, key := range p.keys {
+		if e, ok := cache.Old[key]; !changed[key] && (!ok || e.Stamp != p.stamps[k] || e.Racy) {
+			return false // not a server's whole cache of these files
+		}
+	}
+	for i, c := range p.changed {
+		s := p.recounts[i].Session
+		cache.Put(c.key, c.stamp, s, p.recounts[i].Digest, usagecache.CallKeys(s.Calls), c.file, c.incremental, c.stamp.Size)
+	}
+	cache.Save(p.keys, p.stamps)
+	return true
+}
+
 // apply counts the plan's sessions again into the groups of the counted
-// file at counted, the files summing to files, and writes the ledger
-// files; it returns how many sessions it counted, or ok false where it
-// wrote nothing (then the ledger files are gone too: a ledger writes
-// them again).
-func (p recountPlan) apply(counted string, files usagecache.StampSum) (n int, ok bool) {
-	if _, err := usagecache.ReplaceCounted(counted, p.was, usagecache.Counted{Files: files}, p.recounts); err != nil {
+// file at counted, the files summing to files (a server's, where server:
+// only where the file is one), and writes the ledger files; it returns
+// how many sessions it counted, or ok false where it wrote nothing (then
+// the ledger files are gone too: a ledger writes them again).
+func (p recountPlan) apply(counted string, files usagecache.StampSum, server bool) (n int, ok bool) {
+	k := usagecache.Counted{Files: files}
+	if server {
+		k.Server = os.Getpid()
+	}
+	if _, err := usagecache.ReplaceCounted(counted, p.was, k, p.recounts); err != nil {
 		return 0, false
 	}
 	if usagecache.WriteLedgerFiles(p.path, files, p.kept) != nil {

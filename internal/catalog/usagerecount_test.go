@@ -330,3 +330,72 @@ func (w *usageWorld) growOmp() {
 	w.ompCalls(s, 1+w.r.IntN(2))
 	s.Close()
 }
+
+// TestRecountVouching: a server counts again too, where the groups are a
+// server's, and puts the sessions it read again in the usage cache,
+// which it vouches for holding every session as it is now; a terminal's
+// groups (whose cache need not hold every session) it does not.
+func TestRecountVouching(t *testing.T) {
+	hs := []Harness{Xdev, Claude, Codex}
+	w, c, tmp := newUsageWorld(t, 5, 9)
+	cache := filepath.Join(tmp, "cache")
+	aged := time.Now().Add(-time.Hour)
+	run := func(what string, vouching, recount bool) {
+		t.Helper()
+		ageSessionsTo(tmp, aged)
+		got, st, err := c.UsageGroups(context.Background(), UsageOptions{Harnesses: hs, Cache: cache, Vouching: vouching, NoLive: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (st.Recounted > 0) != recount {
+			t.Errorf("%s: recounted %d, want %v", what, st.Recounted, recount)
+		}
+		l, _, err := c.Usage(context.Background(), UsageOptions{Harnesses: hs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := l.Groups(nil)
+		if g, w := reportLines(got, usage.BySession), reportLines(want, usage.BySession); g != w {
+			t.Fatalf("%s:\n%s\nwant:\n%s", what, g, w)
+		}
+	}
+	path, _, err := session.NewSessionPath(w.dataDir, "/w/q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.Create(path, session.NewOptions{Cwd: "/w/q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.ompCalls(s, 2)
+	s.Close()
+	grow := func() {
+		s, err := session.Open(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.ompCalls(s, 1)
+		s.Close()
+	}
+	run("a terminal's ledger", false, false)
+	grow()
+	run("a server, on a terminal's groups", true, false)
+	grow()
+	run("a server, on its own", true, true)
+	// The cache holds the session as it is now, as a ledger of a process
+	// the server vouched to would read it with no walk.
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := usagecache.Open(c.UsageCacheFile(cache, hs))
+	if e, ok := u.Old[string(Xdev)+" "+path]; !ok || e.Stamp.Size != fi.Size() {
+		t.Errorf("the usage cache holds %+v (%v) of a file of %d bytes", e.Stamp, ok, fi.Size())
+	}
+	counted := usagecache.CountedPath(c.UsageCacheFile(cache, hs))
+	if k, err := usagecache.ReadCountedStatus(counted, StatusQuery{}); err != nil || k.Server != os.Getpid() {
+		t.Errorf("the groups counted again are the server's %d: %v", k.Server, err)
+	}
+	grow()
+	run("a terminal, on a server's groups", false, true)
+}

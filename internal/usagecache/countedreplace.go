@@ -21,8 +21,9 @@ type Recount struct {
 // the groups of each session rs names replaced by its digest's, where
 // its groups were: what a ledger built again would count where those
 // sessions alone changed, each counted by its digest alone before and
-// after. The file read must be one whole (its Files were, none Racy),
-// and each session of rs one of its groups' and its own rollup alone
+// after. The file read must be one whole (its Files were, none Racy; a
+// server's, where k is: Counted.Server), and each session of rs one of
+// its groups' and its own rollup alone
 // (no group of another rolls up to it); where not, nothing is written
 // and the error says why. The head written is k's Files, Racy and
 // Server, the file's Sessions, and its Skipped moved by what each
@@ -75,6 +76,8 @@ func ReplaceCounted(path string, was StampSum, k Counted, rs []Recount) (Counted
 		return fail("not the files expected")
 	case old.Racy != 0:
 		return fail("counted from files too recent to be known by their stamps")
+	case k.Server != 0 && old.Server == 0:
+		return fail("not a server's: its cache need not hold every session")
 	}
 	body, err := read(p.groups)
 	if err != nil {
