@@ -47,9 +47,9 @@ const maxRecount = 16
 // ledger built, and its end taken then.
 const recountRecent = 7 * 24 * time.Hour
 
-// A recountPlan is what recount found: the sessions of the files that
-// changed, read again, and the ledger files as they are to be written
-// once their groups are.
+// A recountPlan is what planRecount found: the sessions of the files
+// that changed, read again, and the ledger files as they are to be
+// written once their groups are.
 type recountPlan struct {
 	path     string // of the ledger files
 	was      usagecache.StampSum
@@ -119,7 +119,7 @@ func planRecount(counted string, jobs []usageJob, files usagecache.StampSum, ser
 		if err != nil || s.Path != c.path || usagecache.LineageOf(&s) != kept[c.at].Lineage {
 			return p, false
 		}
-		// A session's streamed lines repeat its requests: each once.
+		// Each of its calls' keys once (a call may be known by two).
 		for _, key := range slices.Compact(slices.Sorted(slices.Values(usagecache.CallKeys(s.Calls)))) {
 			if held[key] {
 				return p, false // two sessions read hold one call

@@ -39,9 +39,9 @@ type Session struct {
 // alone: it was added by its digest, and the ledger has no session of
 // its lineage (parent or child), no session that may hold one of its
 // calls (Involve), no import of it, nor the source it was imported from.
-// Another session read again with the same lineage and requests of its
-// own is counted so too, by its own digest: what a ledger kept across
-// changes (internal/catalog) replaces it by.
+// Read again later, of the same lineage and with calls of its own, it
+// would be counted so again, by its new digest: what a ledger kept
+// across changes (internal/catalog) replaces its groups by.
 func (s *Session) Alone() bool { return s.alone }
 
 // Origin names a session of a harness.

@@ -23,11 +23,11 @@ type Recount struct {
 // sessions alone changed, each counted by its digest alone before and
 // after. The file read must be one whole (its Files were, none Racy; a
 // server's, where k is: Counted.Server), and each session of rs one of
-// its groups' and its own rollup alone
-// (no group of another rolls up to it); where not, nothing is written
-// and the error says why. The head written is k's Files, Racy and
-// Server, the file's Sessions, and its Skipped moved by what each
-// session's moved; it is returned, with no groups.
+// its groups' and its own rollup alone (no group of another rolls up to
+// it, its groups together); where not, nothing is written and the error
+// says why. The head written is k's Files, Racy and Server, the file's
+// Sessions, and its Skipped moved by what each session's moved; it is
+// returned, with no groups.
 //
 // The groups read are never held: the file's groups part is read once
 // (its bytes, about 400 a session) and decoded again each time the
