@@ -28,7 +28,7 @@ func TestUsageKeptAcrossChanges(t *testing.T) {
 	hs := []Harness{Xdev, Claude, Codex}
 	aged := time.Now().Add(-time.Hour)
 	recounted, built := 0, 0
-	for seed := range uint64(testscale.N(24, 8)) {
+	for seed := range uint64(testscale.N(8, 24)) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			w, c, tmp := newUsageWorld(t, seed, 77)
 			cache := filepath.Join(tmp, "cache")

@@ -31,7 +31,7 @@ func TestReplaceCounted(t *testing.T) {
 	was := StampSum{N: 3, Lo: 4, Hi: 5}
 	now := StampSum{N: 3, Lo: 6, Hi: 7}
 	replaced := 0
-	for round := range testscale.N(300, 60) {
+	for round := range testscale.N(60, 300) {
 		groups := randomGroups(r, 1+r.IntN(40))
 		// The sessions counted alone: every group of theirs their own,
 		// and none of another's rolling up to them.
