@@ -114,42 +114,13 @@ func TestRecountRefuses(t *testing.T) {
 	aged := time.Now().Add(-time.Hour)
 	check := func(what string, recount bool) {
 		t.Helper()
-		ageSessionsTo(tmp, aged)
-		got, st, err := c.UsageGroups(context.Background(), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if (st.Recounted > 0) != recount {
-			t.Errorf("%s: recounted %d, want %v", what, st.Recounted, recount)
-		}
-		l, _, err := c.Usage(context.Background(), UsageOptions{Harnesses: hs})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, _ := l.Groups(nil)
-		if g, w := reportLines(got, usage.BySession), reportLines(want, usage.BySession); g != w {
-			t.Fatalf("%s:\n%s\nwant:\n%s", what, g, w)
-		}
+		checkRecount(t, c, tmp, aged, opts, what, recount)
 	}
 	check("first", false)
 	// An omp session of its own that grows: counted again.
-	path, _, err := session.NewSessionPath(w.dataDir, "/w/q")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := session.Create(path, session.NewOptions{Cwd: "/w/q"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.ompCalls(s, 2)
-	s.Close()
+	path := w.newOmp("/w/q", 2)
 	check("a new session", false)
-	s, err = session.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.ompCalls(s, 1)
-	s.Close()
+	w.growOmpAt(path, 1)
 	check("grown", true)
 	// Rewritten in place, as long as it was: a ledger.
 	b, _ := os.ReadFile(path)
@@ -157,9 +128,7 @@ func TestRecountRefuses(t *testing.T) {
 	os.Chtimes(path, aged.Add(-time.Minute), aged.Add(-time.Minute)) // another stamp, as old
 	check("rewritten in place", false)
 	// Its ledger files of other files: a ledger.
-	s, _ = session.Open(path, nil)
-	w.ompCalls(s, 1)
-	s.Close()
+	w.growOmpAt(path, 1)
 	files := usagecache.LedgerFilesPath(counted)
 	sum, fs, err := usagecache.ReadLedgerFiles(files)
 	if err != nil {
@@ -175,9 +144,7 @@ func TestRecountRefuses(t *testing.T) {
 	}
 	fork.Close()
 	check("forked", false)
-	s, _ = session.Open(path, nil)
-	w.ompCalls(s, 1)
-	s.Close()
+	w.growOmpAt(path, 1)
 	check("a source grown", false)
 	// A session of its own that holds a copy of another's calls (a fork
 	// whose header names no parent) is counted apart; rewritten in
@@ -230,6 +197,30 @@ func TestRecountRefuses(t *testing.T) {
 	check("a rollout forked on", false)
 }
 
+// checkRecount ages the sessions under tmp to at, takes the groups of a
+// report with opts, and checks that it counted sessions again where
+// recount says, and that its groups are by session those of a ledger
+// built anew with no cache.
+func checkRecount(t *testing.T, c *Catalog, tmp string, at time.Time, opts UsageOptions, what string, recount bool) {
+	t.Helper()
+	ageSessionsTo(tmp, at)
+	got, st, err := c.UsageGroups(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if (st.Recounted > 0) != recount {
+		t.Errorf("%s: recounted %d, want %v", what, st.Recounted, recount)
+	}
+	l, _, err := c.Usage(context.Background(), UsageOptions{Harnesses: opts.Harnesses})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := l.Groups(nil)
+	if g, w := reportLines(got, usage.BySession), reportLines(want, usage.BySession); g != w {
+		t.Fatalf("%s:\n%s\nwant:\n%s", what, g, w)
+	}
+}
+
 // ageSessionsTo makes every session file under dir written after at as
 // old as at, each time the same: a file that did not change keeps its
 // stamp (the one that grew is known by its size).
@@ -256,22 +247,7 @@ func TestRecountClaudeReadAgain(t *testing.T) {
 	aged := time.Now().Add(-time.Hour)
 	run := func(what string, recount bool) {
 		t.Helper()
-		ageSessionsTo(tmp, aged)
-		got, st, err := c.UsageGroups(context.Background(), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if (st.Recounted > 0) != recount {
-			t.Errorf("%s: recounted %d, want %v", what, st.Recounted, recount)
-		}
-		l, _, err := c.Usage(context.Background(), UsageOptions{Harnesses: hs})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, _ := l.Groups(nil)
-		if g, w := reportLines(got, usage.BySession), reportLines(want, usage.BySession); g != w {
-			t.Fatalf("%s:\n%s\nwant:\n%s", what, g, w)
-		}
+		checkRecount(t, c, tmp, aged, opts, what, recount)
 	}
 	w.only = []int{0}
 	w.step() // a transcript of its own, its responses streamed
@@ -323,12 +299,33 @@ func (w *usageWorld) growOmp() {
 	if len(w.omp) == 0 {
 		return
 	}
-	s, err := session.Open(w.omp[w.r.IntN(len(w.omp))], nil)
+	w.growOmpAt(w.omp[w.r.IntN(len(w.omp))], 1+w.r.IntN(2))
+}
+
+// growOmpAt appends n calls to the omp session at path.
+func (w *usageWorld) growOmpAt(path string, n int) {
+	s, err := session.Open(path, nil)
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	w.ompCalls(s, 1+w.r.IntN(2))
+	w.ompCalls(s, n)
 	s.Close()
+}
+
+// newOmp writes an omp session of n calls in the data dir, of the
+// project cwd, and returns its path.
+func (w *usageWorld) newOmp(cwd string, n int) string {
+	path, _, err := session.NewSessionPath(w.dataDir, cwd)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	s, err := session.Create(path, session.NewOptions{Cwd: cwd})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.ompCalls(s, n)
+	s.Close()
+	return path
 }
 
 // TestRecountVouching: a server counts again too, where the groups are a
@@ -342,41 +339,10 @@ func TestRecountVouching(t *testing.T) {
 	aged := time.Now().Add(-time.Hour)
 	run := func(what string, vouching, recount bool) {
 		t.Helper()
-		ageSessionsTo(tmp, aged)
-		got, st, err := c.UsageGroups(context.Background(), UsageOptions{Harnesses: hs, Cache: cache, Vouching: vouching, NoLive: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if (st.Recounted > 0) != recount {
-			t.Errorf("%s: recounted %d, want %v", what, st.Recounted, recount)
-		}
-		l, _, err := c.Usage(context.Background(), UsageOptions{Harnesses: hs})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, _ := l.Groups(nil)
-		if g, w := reportLines(got, usage.BySession), reportLines(want, usage.BySession); g != w {
-			t.Fatalf("%s:\n%s\nwant:\n%s", what, g, w)
-		}
+		checkRecount(t, c, tmp, aged, UsageOptions{Harnesses: hs, Cache: cache, Vouching: vouching, NoLive: true}, what, recount)
 	}
-	path, _, err := session.NewSessionPath(w.dataDir, "/w/q")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := session.Create(path, session.NewOptions{Cwd: "/w/q"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.ompCalls(s, 2)
-	s.Close()
-	grow := func() {
-		s, err := session.Open(path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.ompCalls(s, 1)
-		s.Close()
-	}
+	path := w.newOmp("/w/q", 2)
+	grow := func() { w.growOmpAt(path, 1) }
 	run("a terminal's ledger", false, false)
 	grow()
 	run("a server, on a terminal's groups", true, false)
