@@ -50,7 +50,8 @@ cache=${XDEV_BENCH_CACHE:-$bin/cache}
 env=(env -i PATH=/usr/bin:/bin HOME="$home" XDG_CACHE_HOME="$cache")
 dirs=("$home/.omp/agent/sessions" "$home/.claude/projects" "$home/.codex/sessions")
 bytes=$(du -sb "${dirs[@]}" | awk '{s += $1} END {print s}')
-large=$(find "$home/.omp/agent/sessions/--work-project-large--" -name '*.jsonl' | head -1)
+# A home written without -largest has none: the large rows then say so.
+large=$(find "$home/.omp/agent/sessions/--work-project-large--" -name '*.jsonl' 2>/dev/null | head -1 || true)
 rare=$("$bin/xdev-corpus" -vocabulary 30000) # in a few sessions
 mid=$("$bin/xdev-corpus" -vocabulary 300)    # in about a tenth
 common=session                               # in every one
@@ -81,7 +82,7 @@ statusline_row() {
 met() { awk "BEGIN {exit !($1)}" && echo yes || echo "**no**"; }
 pct() { sort -g | awk -v q="$1" '{a[NR]=$1} END {i=int(NR*q+0.999); if (i<1) i=1; print a[i]}'; }
 
-echo "Home: $home: $(find "${dirs[@]}" -name '*.jsonl' | wc -l) sessions, $(awk -v b="$bytes" 'BEGIN {printf "%.2f GB", b/1e9}') ($(du -sh "$large" | cut -f1) the largest); $(nproc) CPUs, $(uname -sr); $(date -u +%F)"
+echo "Home: $home: $(find "${dirs[@]}" -name '*.jsonl' | wc -l) sessions, $(awk -v b="$bytes" 'BEGIN {printf "%.2f GB", b/1e9}') ($([ -n "$large" ] && du -sh "$large" | cut -f1 || echo none) the largest); $(nproc) CPUs, $(uname -sr); $(date -u +%F)"
 echo
 row what xdev peer ratio bound met
 row --- --- --- --- --- ---
@@ -159,7 +160,7 @@ if [[ $sections == *" search "* ]]; then
 	done
 fi
 
-if [[ $sections == *" large "* ]]; then
+if [[ $sections == *" large "* ]] && [ -n "$large" ]; then
 	mb=$(du -m "$large" | cut -f1)
 	/usr/bin/time -o "$bin/time" -f "%e %M" "${env[@]}" "$bin/xdev" show "$large" >/dev/null
 	read -r first frss <"$bin/time"
