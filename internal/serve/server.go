@@ -95,6 +95,8 @@ type Server struct {
 	// relisted counts the listings kept from their changed files alone
 	// (catalog.Reread), which the log and the tests read.
 	relisted atomic.Int64
+	// usageBuilt counts the usage views built (rebuildUsage).
+	usageBuilt atomic.Int64
 }
 
 // New makes the server of cfg: it lists the sessions and opens the search

@@ -25,6 +25,9 @@ type usageView struct {
 	// their stamp, which a ledger from it reads again (with their
 	// harness's walk) until a rebuild finds them settled.
 	racy int
+	// recounted: the sessions counted again into the ledger kept, where
+	// one was not built whole (catalog.UsageStats.Recounted).
+	recounted int
 }
 
 // sessionCost is a session's row of the report by session: its calls
@@ -45,6 +48,7 @@ func (s *Server) rebuildUsage(ctx context.Context) (*usageView, uint64) {
 	v := s.buildUsage(ctx)
 	s.building(false)
 	s.use.Store(v)
+	s.usageBuilt.Add(1)
 	s.usageLive.built(gen, v.err == nil && len(v.failed) == 0, asks)
 	s.events.publish(event{name: "usage", data: "1"})
 	return v, gen
@@ -59,7 +63,7 @@ func (s *Server) buildUsage(ctx context.Context) *usageView {
 		v.err = err
 		return v
 	}
-	v.failed, v.skipped, v.racy = stats.Failed, stats.Skipped, stats.Racy
+	v.failed, v.skipped, v.racy, v.recounted = stats.Failed, stats.Skipped, stats.Racy, stats.Recounted
 	v.err = stats.Unread
 	loc := s.cfg.Location
 	own := ownStrings{}

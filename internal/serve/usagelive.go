@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/live"
@@ -25,6 +26,7 @@ type usageLive struct {
 	mu     sync.Mutex
 	marker *live.Marker // nil: none held (no cache, or another server holds it)
 	gen    uint64       // the changes seen
+	last   time.Time    // when the latest was seen
 	clean  bool
 	// unwatch: a place is not watched whole, and the server vouches for
 	// nothing.
@@ -74,6 +76,7 @@ func (u *usageLive) changed() {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.gen++
+	u.last = time.Now()
 	if u.clean {
 		u.clean = false
 		u.marker.Dirty()
@@ -132,6 +135,15 @@ func (u *usageLive) quiet(gen uint64) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.gen == gen
+}
+
+// unsettled is how long until the latest change seen is settled: until
+// a ledger would trust the file it changed to its stamp
+// (usagecache.Stamp.Fresh, settledAfter); 0 or less when it is.
+func (u *usageLive) unsettled() time.Duration {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return time.Until(u.last.Add(settledAfter))
 }
 
 // waiting reports whether requests wait for a rebuild.

@@ -154,3 +154,68 @@ func modelCall(i int) ai.Message {
 		Model: "claude-sonnet-4-5", Provider: "anthropic", API: "anthropic-messages", Timestamp: time.Now().UnixMilli(),
 		Usage: &ai.Usage{Input: int64(100 + i), Output: 7, TotalTokens: int64(107 + i)}}
 }
+
+// TestUsageRebuiltOnceSettled: a change while usage is looked at has the
+// ledger rebuilt once, after it settles (a second after it was made),
+// trusting every file to its stamp and counting again only the session
+// that grew (catalog's recount); one built at once would find that file
+// too recent to trust, and be built whole again a second later.
+func TestUsageRebuiltOnceSettled(t *testing.T) {
+	p := newPlace(t)
+	path, s := p.newSession(t, "/w/cost", "Costly", "what does this cost", "a lot")
+	// A session of no call has no groups to count again into: its first
+	// builds a ledger.
+	if _, err := s.AppendMessage(modelCall(100)); err != nil {
+		t.Fatal(err)
+	}
+	srv := p.serve(t)
+	srv.get(t, "/usage") // looked at from now on (usageDemand)
+	deadline := time.Now().Add(10 * time.Second)
+	for v := srv.use.Load(); v.made.IsZero() || v.racy > 0; v = srv.use.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the server's first ledger did not settle")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	calls := srv.use.Load().costs[path].Calls
+	for round := range 3 {
+		// Nobody looks, so that the page below has a ledger made at once,
+		// not paced (usageEvery): an append then waits for it.
+		srv.usageAsked.Store(0)
+		if _, err := s.AppendMessage(modelCall(2 * round)); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for !srv.usageIdle.Load() {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: the views loop did not leave the ledger to be asked for", round)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		built := srv.usageBuilt.Load()
+		written := time.Now()
+		if _, err := s.AppendMessage(modelCall(2*round + 1)); err != nil {
+			t.Fatal(err)
+		}
+		srv.get(t, "/usage")
+		calls += 2
+		deadline = time.Now().Add(10 * time.Second)
+		for srv.use.Load().costs[path].Calls != calls {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: %d calls, want %d", round, srv.use.Load().costs[path].Calls, calls)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		v := srv.use.Load()
+		if shown := v.made.Sub(written); shown < time.Second {
+			t.Errorf("round %d: rebuilt %v after the append, before it settled", round, shown)
+		}
+		time.Sleep(settledAfter + 300*time.Millisecond) // a settling rebuild would have come
+		if n := srv.usageBuilt.Load() - built; n != 1 || v != srv.use.Load() {
+			t.Errorf("round %d: %d ledgers built for one append", round, n)
+		}
+		if v.racy != 0 || v.recounted != 1 {
+			t.Errorf("round %d: %d sessions racy, %d counted again; want 0 and 1", round, v.racy, v.recounted)
+		}
+	}
+}

@@ -32,6 +32,10 @@ const (
 	// found sessions written too recently to trust to the cache (a
 	// second, usageStamp.fresh in internal/catalog, and a little).
 	settledAfter = 1100 * time.Millisecond
+	// maxSettleWait is how long a rebuild due waits for the changes to
+	// settle (settledAfter) while they go on: past it, one is built
+	// with the sessions too recent read again.
+	maxSettleWait = 5 * time.Second
 	// relistEvery is the least time between two listings of a harness's
 	// sessions while they keep changing: a session's page is told of its
 	// changes at once, the list within this.
@@ -501,6 +505,8 @@ func (s *Server) viewsLoop(ctx context.Context) {
 	usageDue := false
 	projectsGen := s.cat.ProjectsSeen()
 	settling, settleGen := false, uint64(0) // the last rebuild found racy sessions, at this generation
+	asap := false                           // a request waited for changes: rebuild once they settle
+	var dueAt time.Time                     // when the rebuild waiting was first due
 	later := time.NewTimer(time.Hour)
 	later.Stop()
 	var idle <-chan time.Time
@@ -534,10 +540,15 @@ func (s *Server) viewsLoop(ctx context.Context) {
 		if usageDue && !s.usageWanted() {
 			// Nobody looks: the changes wait for a request (wantUsage).
 			s.usageIdle.Store(true)
+			dueAt = time.Time{}
 		} else if usageDue {
 			wait := time.Until(lastUsage.Add(usageEvery))
 			if s.usageIdle.Swap(false) {
-				// Changes waited for this request: at once, once.
+				// Changes waited for this request: at once (once they
+				// settle, below), once.
+				asap = true
+			}
+			if asap {
 				wait = 0
 			}
 			if settling && s.usageLive.quiet(settleGen) {
@@ -547,12 +558,26 @@ func (s *Server) viewsLoop(ctx context.Context) {
 				// then walks nothing.
 				wait = min(wait, time.Until(lastUsage.Add(settledAfter)))
 			}
+			// A change seen within the last second is too recent for a
+			// ledger to trust its file's stamp: one built now would be
+			// built again once it settles, each time whole, where one
+			// built then counts only the sessions that grew again
+			// (catalog's recount, which takes nothing counted from a
+			// racy file). So the rebuild waits for the changes to settle
+			// (the usage shown lags an append by ~1.1 s, not 0.2),
+			// unless they go on for longer than maxSettleWait.
+			if wait <= 0 && dueAt.IsZero() {
+				dueAt = time.Now()
+			}
+			if d := s.usageLive.unsettled(); d > 0 && time.Since(dueAt) < maxSettleWait {
+				wait = max(wait, d)
+			}
 			// A request of the CLI's (usageLive) is answered by a rebuild
 			// now, whatever the pace.
 			if wait > 0 && !s.usageLive.waiting() {
 				wake = min(cmp.Or(wake, wait), wait)
 			} else {
-				usageDue, lastUsage = false, time.Now()
+				usageDue, lastUsage, asap, dueAt = false, time.Now(), false, time.Time{}
 				v, gen := s.rebuildUsage(ctx)
 				s.heavy = true
 				if settling = v.racy > 0; settling {
