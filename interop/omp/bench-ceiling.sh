@@ -253,9 +253,18 @@ if [[ $sections == *" serve "* ]]; then
 		until "${env[@]}" "$bin/xdev" search -l "$w" | grep -q .; do sleep 0.02; done
 		lag+=("$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN {printf "%.0f", (b-a)/1e6}')")
 	done
+	# Until the server rests: what the appends cost it includes what it
+	# does once they settle (a usage ledger rebuilt 1.1 s after the last,
+	# memory handed back).
+	sleep 2
 	c1=$(cpu)
+	for _ in $(seq 15); do
+		sleep 1
+		[ "$(cpu)" = "$c1" ] && break
+		c1=$(cpu)
+	done
 	per=$(awk -v d=$((c1 - c0)) -v hz="$hz" -v n="$runs" 'BEGIN {printf "%.0f", d / hz * 1000 / n}')
-	row "append → found by \`search -l\`, p50; server CPU per append" "$(printf '%s\n' "${lag[@]}" | pct 0.5) ms; $per ms" — — \
+	row "append → found by \`search -l\`, p50; server CPU per append, until it rests" "$(printf '%s\n' "${lag[@]}" | pct 0.5) ms; $per ms" — — \
 		"≤ 1 s, ≤ 10 ms" "$(met "$(printf '%s\n' "${lag[@]}" | pct 0.5) <= 1000 && $per <= 10")"
 	cp "$bin/target.bak" "$target"
 	kill "$pid"; wait "$pid" 2>/dev/null || true
