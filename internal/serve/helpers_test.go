@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +23,8 @@ type place struct {
 	roots             map[catalog.Harness]string
 	limits            Limits        // of the servers serve starts
 	building          func(on bool) // the servers' Config.Building
+	// beforeRun, where set, is called between a server's New and its Run.
+	beforeRun func(*Server)
 }
 
 // newPlace makes an empty machine and points the process at it
@@ -90,6 +93,7 @@ type running struct {
 	*Server
 	base  string // http://127.0.0.1:PORT
 	token string
+	stop  func() // stops it (as the test's cleanup does, once)
 }
 
 // serve starts the server of p and its Run loop, and waits for its first
@@ -113,14 +117,18 @@ func (p *place) serve(t testing.TB) *running {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan struct{})
 	go func() { s.Serve(ctx, ln); close(served) }()
+	if p.beforeRun != nil {
+		p.beforeRun(s)
+	}
 	ran := make(chan struct{})
 	go func() { s.Run(ctx); close(ran) }()
-	t.Cleanup(func() {
+	stop := sync.OnceFunc(func() {
 		cancel()
 		<-ran
 		<-served
 		s.Close()
 	})
+	t.Cleanup(stop)
 	// Ready once its first refresh is done, however long the machine takes
 	// for it (go test's timeout is the bound); a Run that ends first is a
 	// failure.
@@ -131,7 +139,7 @@ func (p *place) serve(t testing.TB) *running {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	return &running{Server: s, base: "http://" + ln.Addr().String(), token: token}
+	return &running{Server: s, base: "http://" + ln.Addr().String(), token: token, stop: stop}
 }
 
 // get fetches path with the token (as a bearer) and returns the status

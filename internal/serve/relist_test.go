@@ -143,3 +143,33 @@ func paths(rows []catalog.Row) []string {
 	}
 	return out
 }
+
+// TestStartListsAgainWhatChanged: a server lists every harness as it is
+// made (New), before its watches are set; once its first refresh is
+// done it lists again only the harnesses whose files changed since the
+// index last read them (a file written between the listing and the
+// watches is seen by no watch): none where nothing changed, the data
+// dir's alone where a session was written in between, which the list
+// then shows.
+func TestStartListsAgainWhatChanged(t *testing.T) {
+	p := newPlace(t)
+	p.newSession(t, "/w/a", "First", "hello", "there")
+	p.serve(t).stop() // indexes every place
+	quiet := p.serve(t)
+	n := quiet.listedWhole.Load()
+	quiet.stop()
+	if n >= 2*int64(len(catalog.Every)) {
+		t.Errorf("nothing changed: %d harnesses listed whole, every one twice", n)
+	}
+	var made string
+	p.beforeRun = func(*Server) {
+		made, _ = p.newSession(t, "/w/b", "Second", "written between", "the listing and the watches")
+	}
+	changed := p.serve(t)
+	if got := changed.listedWhole.Load(); got != n+1 {
+		t.Errorf("a session written between New and Run: %d harnesses listed whole, want %d (the data dir's again)", got, n+1)
+	}
+	if changed.lib.Load().atPath(made) == nil {
+		t.Errorf("%s, written between New and Run, is not listed", made)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/live"
+	"github.com/xdev/xdev/internal/search"
 )
 
 // Config is what a Server serves and how.
@@ -95,8 +96,10 @@ type Server struct {
 	// relisted counts the listings kept from their changed files alone
 	// (catalog.Reread), which the log and the tests read.
 	relisted atomic.Int64
-	// usageBuilt counts the usage views built (rebuildUsage).
-	usageBuilt atomic.Int64
+	// usageBuilt counts the usage views built (rebuildUsage);
+	// listedWhole, the harnesses listed whole (relist).
+	usageBuilt  atomic.Int64
+	listedWhole atomic.Int64
 }
 
 // New makes the server of cfg: it lists the sessions and opens the search
@@ -184,6 +187,7 @@ func (s *Server) relist(due map[catalog.Harness]*pending) {
 			defer s.building(false)
 		}
 		rows, err := s.cat.ListHarness(h, opts)
+		s.listedWhole.Add(1)
 		if err != nil {
 			s.cfg.Logf("listing %s sessions: %v", h.Name(), err)
 			s.failed[h] = err
@@ -232,16 +236,16 @@ type harnessKey struct {
 
 // openIndexes opens (and refreshes) the index of every place, and holds
 // the live marker of each it can.
-func (s *Server) openIndexes(ctx context.Context, places []catalog.SearchPlace) error {
+func (s *Server) openIndexes(ctx context.Context, places []catalog.SearchPlace) ([]search.RefreshStats, error) {
 	s.status.Store(fmt.Sprintf("Indexing %d places…", len(places)))
-	ix, _, err := s.cat.OpenIndexes(ctx, places, catalog.IndexOptions{
+	ix, stats, err := s.cat.OpenIndexes(ctx, places, catalog.IndexOptions{
 		NoLive:  true,
 		Problem: func(err error) { s.cfg.Logf("not indexed: %v", err) },
 		Notice:  func(n string) { s.cfg.Logf("%s", n) },
 	})
 	if err != nil {
 		ix.Close()
-		return err
+		return nil, err
 	}
 	markers := make([]*live.Marker, ix.Len())
 	for k := range markers {
@@ -258,7 +262,7 @@ func (s *Server) openIndexes(ctx context.Context, places []catalog.SearchPlace) 
 	s.ready.Store(true)
 	s.status.Store("")
 	s.reopen.Used(catalog.ReopenAfterRefresh) // the first refresh's heap, back once idle
-	return nil
+	return stats, nil
 }
 
 // refreshIndex refreshes the k-th index, and reports whether it did

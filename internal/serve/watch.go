@@ -15,6 +15,7 @@ import (
 
 	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/live"
+	"github.com/xdev/xdev/internal/search"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -87,7 +88,8 @@ func (s *Server) Run(ctx context.Context) error {
 		watched += n
 		watched += s.watchProjects(w, k, alsoDirs, also, maxWatches-watched, &whole[k])
 	}
-	if err := s.openIndexes(ctx, places); err != nil {
+	stats, err := s.openIndexes(ctx, places)
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -103,7 +105,11 @@ func (s *Server) Run(ctx context.Context) error {
 	if placesErr != nil {
 		s.usageLive.unwatched() // a harness's place is not known, so not watched
 	}
-	s.kickViews(nil)
+	if err != nil || placesErr != nil {
+		s.kickViews(nil) // every harness listed again
+	} else {
+		s.kickViews(s.changedAtStart(places, stats))
+	}
 	for k := range roots {
 		if m := s.marker(k); m != nil && whole[k] {
 			m.Clean()
@@ -448,6 +454,34 @@ func (s *Server) kickViews(changes map[catalog.Harness]*pending) {
 	case s.viewsKick <- struct{}{}:
 	default:
 	}
+}
+
+// changedAtStart is what to list again once the first refresh is done:
+// New listed every harness before the watches were set, so a file
+// changed in between is seen by no watch. The first refresh came after
+// them and compared every file with what the index last read: a
+// harness whose every place it found as it was (nothing new, grown,
+// rewritten, gone or unreadable) has nothing changed since New listed
+// it, and keeps its rows; the others are listed again whole, as is a
+// harness of no place or whose listing failed. (Listing every harness
+// again, while New's listing was still held, was most of a start's
+// peak: two libraries and two reads of the list caches, and a second
+// of CPU at 25,001 sessions.)
+func (s *Server) changedAtStart(places []catalog.SearchPlace, stats []search.RefreshStats) map[catalog.Harness]*pending {
+	changes := map[catalog.Harness]*pending{}
+	placed := map[catalog.Harness]bool{}
+	for k, p := range places {
+		placed[p.Harness] = true
+		if k >= len(stats) || stats[k].Grown+stats[k].Indexed+stats[k].Removed > 0 || len(stats[k].Errors) > 0 {
+			changes[p.Harness] = wholePending()
+		}
+	}
+	for _, h := range catalog.Every {
+		if !placed[h] || s.failed[h] != nil {
+			changes[h] = wholePending()
+		}
+	}
+	return changes
 }
 
 // usageDemand is how long a request that shows usage (a page of costs,
