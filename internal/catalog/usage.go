@@ -103,9 +103,9 @@ func (c *Catalog) Usage(ctx context.Context, opts UsageOptions) (*usage.Ledger, 
 
 // ledger builds Usage's ledger from the usage cache at path: of the
 // jobs walked, where walked; else of the cache's sessions with no walk
-// where st.Live, of a walk of every place where not. It returns each
-// job's session in it too (ledgerOf).
-func (c *Catalog) ledger(ctx context.Context, opts UsageOptions, path string, st *UsageStats, jobs []usageJob, walked bool) (*usage.Ledger, []*usage.Session, error) {
+// where st.Live, of a walk of every place where not. It returns what it
+// read of the jobs too (ledgerOf).
+func (c *Catalog) ledger(ctx context.Context, opts UsageOptions, path string, st *UsageStats, jobs []usageJob, walked bool) (*usage.Ledger, ledgerRead, error) {
 	cache := usagecache.Open(path)
 	cache.Whole = opts.Vouching
 	if !walked {
@@ -116,9 +116,20 @@ func (c *Catalog) ledger(ctx context.Context, opts UsageOptions, path string, st
 		jobs = append(jobs, c.walkUsage(ctx, walk, st)...)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, nil, err
+		return nil, ledgerRead{}, err
 	}
 	return ledgerOf(ctx, jobs, cache, opts, st)
+}
+
+// ledgerRead is what a ledger read of its jobs, which the ledger files
+// kept beside its groups say (writeLedgerFiles): each job's session (nil
+// for none: not read, or left out), and the keys of their calls.
+type ledgerRead struct {
+	byJob []*usage.Session
+	// requests are the keys of the calls of the sessions, and of some
+	// more (usagecache.Cache.Requests): asked for only where the ledger
+	// files are written.
+	requests func() usagecache.KeySet
 }
 
 // walkUsage lists the jobs of the places hs, counting them in st as
@@ -157,9 +168,8 @@ func (c *Catalog) walkUsage(ctx context.Context, hs []Harness, st *UsageStats) [
 // ledgerOf reads the sessions of jobs into a ledger: each from cache
 // where its file is as it was, only those opts asks for (and those they
 // need), counted in st. The rules of Usage, whatever the places. It
-// returns the session of each job in the ledger (nil for none: not read,
-// or left out).
-func ledgerOf(ctx context.Context, jobs []usageJob, cache *usagecache.Cache, opts UsageOptions, st *UsageStats) (*usage.Ledger, []*usage.Session, error) {
+// returns what it read of the jobs too.
+func ledgerOf(ctx context.Context, jobs []usageJob, cache *usagecache.Cache, opts UsageOptions, st *UsageStats) (*usage.Ledger, ledgerRead, error) {
 	type result struct {
 		s      *usage.Session
 		cached usagecache.Decoded
@@ -240,7 +250,7 @@ func ledgerOf(ctx context.Context, jobs []usageJob, cache *usagecache.Cache, opt
 		}
 	})
 	if err := ctx.Err(); err != nil {
-		return nil, nil, err
+		return nil, ledgerRead{}, err
 	}
 	// A session left out for its age may still be needed: the sessions
 	// read descend from it, were imported from it or hold its requests.
@@ -249,7 +259,7 @@ func ledgerOf(ctx context.Context, jobs []usageJob, cache *usagecache.Cache, opt
 	for len(wanted) > 0 {
 		each(wanted, process)
 		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+			return nil, ledgerRead{}, err
 		}
 		if opts.ModifiedSince.IsZero() {
 			break
@@ -297,9 +307,13 @@ func ledgerOf(ctx context.Context, jobs []usageJob, cache *usagecache.Cache, opt
 	byJob := make([]*usage.Session, len(jobs))
 	byOwner := map[uint64]*usage.Session{}
 	held := map[uint64]int{} // how many sessions read anew hold a key
+	var unkept []uint64      // the keys of those the cache did not take
 	for _, r := range out {
 		for _, key := range r.keys {
 			held[key]++
+		}
+		if r.read && !r.digested {
+			unkept = append(unkept, r.keys...)
 		}
 	}
 	for k, r := range out {
@@ -361,7 +375,7 @@ func ledgerOf(ctx context.Context, jobs []usageJob, cache *usagecache.Cache, opt
 	}
 	cache.Save(keys, stamps)
 	st.Racy = cache.Racy
-	return l, byJob, nil
+	return l, ledgerRead{byJob: byJob, requests: func() usagecache.KeySet { return cache.Requests().With(unkept) }}, nil
 }
 
 // A usageJob is one session to read into a ledger: its cache key, the

@@ -213,7 +213,7 @@ func (c *Catalog) usageGroups(ctx context.Context, opts UsageOptions, want usage
 			}
 		}
 	}
-	l, byJob, err := c.ledger(ctx, opts, path, &st, jobs, true)
+	l, read, err := c.ledger(ctx, opts, path, &st, jobs, true)
 	if err != nil {
 		return got, st, err
 	}
@@ -229,11 +229,11 @@ func (c *Catalog) usageGroups(ctx context.Context, opts UsageOptions, want usage
 			// ledger's.
 			os.Remove(counted)
 		} else if k.Racy == 0 {
-			writeLedgerFiles(counted, files, jobs, byJob)
+			writeLedgerFiles(counted, files, jobs, read)
 		}
 	case whole && fresh == 0 && st.Racy == 0:
 		if usagecache.WriteCounted(counted, usagecache.Counted{Groups: groups, Files: files, Sessions: st.Sessions, Skipped: st.Skipped}) == nil {
-			writeLedgerFiles(counted, files, jobs, byJob)
+			writeLedgerFiles(counted, files, jobs, read)
 		}
 	}
 	return want.of(groups), st, nil

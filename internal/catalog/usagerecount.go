@@ -12,31 +12,38 @@ import (
 
 // A ledger kept across changes. Where a ledger of every session of the
 // places wrote its groups (usagecache.Counted), it writes beside them
-// the files it read (usagecache.LedgerFile): each one's stamp, whether
-// its session was counted by its digest alone (usage.Session.Alone), and
-// its session's lineage. A later walk that finds a few of those files
-// changed, each one that
+// the files it read (usagecache.LedgerFiles): each one's stamp, whether
+// its session was counted by its digest alone (usage.Session.Alone), its
+// session's lineage and the lines skipped of it; and what its sessions
+// hold that another could share: the keys of their calls, the names they
+// are known by and those they name. A later walk that finds a few files
+// changed, each one
 //
-//   - the ledger counted alone,
-//   - only grew (the same inode, more bytes, and the bytes that ended it
-//     as they were: usagecache.TailHash), a file of one session (not a
-//     database or a chat history of many) written lately, and
-//   - reads now as a session of the same lineage (harness, id, parent,
-//     subagent, import origin: usagecache.LineageOf),
+//   - that the ledger counted alone, and that only grew (the same inode,
+//     more bytes, and the bytes that ended it as they were:
+//     usagecache.TailHash), a file of one session (not a database or a
+//     chat history of many) written lately, and that reads now as a
+//     session of the same lineage (harness, id, parent, subagent, import
+//     origin: usagecache.LineageOf); or
+//   - new since, a file of one session that names none of the ledger's
+//     sessions and is named by none (it is of no lineage of theirs, an
+//     import of none and imported by none: usagecache.SessionNames), and
+//     whose calls are none of theirs (a resumed Claude Code transcript
+//     copies its source's; a fork, its source's entries),
 //
-// and no file new or gone, has those sessions read again and their
-// groups replaced by their new digests' (usagecache.ReplaceCounted):
-// what a ledger built again would count, since nothing links them to
-// another session that did not link them before. It costs the changed
-// files' reads and a read of the groups, where a ledger decodes every
-// session (at 25,001 sessions, 0.55 s and 87 MiB for one that grew).
+// and no file gone, has those sessions read (again) and their groups
+// replaced by their new digests', or put after the others
+// (usagecache.ReplaceCounted): what a ledger built again would count,
+// since nothing links them to a session they were not linked to, and no
+// group of another changes. It costs the changed files' reads and a read
+// of the groups, where a ledger decodes every session (at 25,001
+// sessions, 0.55 s and 87 MiB for one that grew or one new).
 //
 // What a session grew by holds calls of its own: an agent appends the
-// responses it is given. A file that takes a copy of another's requests
-// is a new one (Claude Code's resume), and a ledger is built for it.
-// The requests of the sessions read again are checked against each
-// other's, never against those of the files that did not change (their
-// index is the usage cache's, which this does not read).
+// responses it is given. The requests of the sessions read again are
+// checked against each other's; a new one's against every session's
+// too (those of the ledger files, with those of every session counted
+// again since).
 
 // maxRecount is the most files counted again: past it, a ledger.
 const maxRecount = 16
@@ -53,7 +60,7 @@ const recountRecent = 7 * 24 * time.Hour
 type recountPlan struct {
 	path     string // of the ledger files
 	was      usagecache.StampSum
-	kept     []usagecache.LedgerFile
+	files    usagecache.LedgerFiles
 	recounts []usagecache.Recount
 	changed  []recounted // of each recount
 	// keys and stamps are every job's, for a server (keep).
@@ -75,32 +82,40 @@ type recounted struct {
 // they may not.
 func planRecount(counted string, jobs []usageJob, files usagecache.StampSum, server bool) (p recountPlan, ok bool) {
 	p.path = usagecache.LedgerFilesPath(counted)
-	was, kept, err := usagecache.ReadLedgerFiles(p.path)
-	if err != nil || len(kept) != len(jobs) {
-		return p, false // none, or files new or gone
+	lf, err := usagecache.ReadLedgerFiles(p.path)
+	if err != nil || len(lf.Files) > len(jobs) {
+		return p, false // none, or files gone
 	}
-	p.was, p.kept = was, kept
+	kept := lf.Files
+	p.was = lf.Sum
 	type change struct {
 		job  int
-		at   int // in kept
+		at   int // in kept, -1 for a file new since
 		path string
 	}
 	var changes []change
-	sum := was
+	sum, found := lf.Sum, 0
 	for k := range jobs {
 		j := &jobs[k]
 		if j.known == nil {
 			return p, false
 		}
+		_, path, _ := strings.Cut(j.key, " ")
+		now := *j.known
 		at, ok := usagecache.FindLedgerFile(kept, usagecache.OwnerOf(j.key))
 		if !ok {
-			return p, false
+			if j.wal || j.file != path || len(changes) == maxRecount {
+				return p, false // not a file of one session, or too many
+			}
+			changes = append(changes, change{job: k, at: -1, path: path})
+			sum.Add(j.key, now)
+			continue
 		}
-		f, now := kept[at], *j.known
+		found++
+		f := kept[at]
 		if now == f.Stamp {
 			continue
 		}
-		_, path, _ := strings.Cut(j.key, " ")
 		if !f.Alone || j.wal || j.file != path || len(changes) == maxRecount ||
 			f.Tail == 0 || now.Ino != f.Stamp.Ino || now.Size <= f.Stamp.Size || usagecache.TailHash(path, f.Stamp.Size) != f.Tail {
 			return p, false // not one that only grew
@@ -109,28 +124,63 @@ func planRecount(counted string, jobs []usageJob, files usagecache.StampSum, ser
 		sum.Remove(j.key, f.Stamp)
 		sum.Add(j.key, now)
 	}
-	if len(changes) == 0 || sum != files {
-		return p, false // the files kept are not the sum's
+	if len(changes) == 0 || found != len(kept) || sum != files {
+		return p, false // a file gone, or the files kept are not the sum's
 	}
 	held := map[uint64]bool{} // the keys of the calls of the sessions read
+	var requests, known, links []uint64
+	var added []usagecache.LedgerFile
+	at := time.Now().UnixNano()
 	for _, c := range changes {
 		j := &jobs[c.job]
 		s, err := j.read()
-		if err != nil || s.Path != c.path || usagecache.LineageOf(&s) != kept[c.at].Lineage {
+		if err != nil || s.Path != c.path {
+			return p, false
+		}
+		keys := slices.Compact(slices.Sorted(slices.Values(usagecache.CallKeys(s.Calls))))
+		fresh := c.at < 0
+		if fresh {
+			kn, ln := usagecache.SessionNames(&s)
+			// Named by one counted, naming one, or holding a call of one;
+			// or so of another new one. (One known by a name another is,
+			// an id, is linked to none by it where none names it.)
+			if lf.Links.HasAny(kn) || lf.Known.HasAny(ln) || lf.Requests.HasAny(keys) || hasAny(links, kn) || hasAny(known, ln) {
+				return p, false
+			}
+			known, links = append(known, kn...), append(links, ln...)
+		} else if usagecache.LineageOf(&s) != kept[c.at].Lineage {
 			return p, false
 		}
 		// Each of its calls' keys once (a call may be known by two).
-		for _, key := range slices.Compact(slices.Sorted(slices.Values(usagecache.CallKeys(s.Calls)))) {
+		for _, key := range keys {
 			if held[key] {
 				return p, false // two sessions read hold one call
 			}
 			held[key] = true
 		}
-		p.recounts = append(p.recounts, usagecache.Recount{Session: &s, Digest: usage.DigestSession(&s, usage.Prices())})
+		requests = append(requests, keys...)
 		now := *j.known
+		rc := usagecache.Recount{Session: &s, Digest: usage.DigestSession(&s, usage.Prices()), Ungrouped: true, New: fresh}
+		f := usagecache.LedgerFile{Owner: usagecache.OwnerOf(j.key), Alone: true, Lineage: usagecache.LineageOf(&s)}
+		if !fresh {
+			// Counted with no groups (no calls then), where it has none.
+			rc.WasSkipped = kept[c.at].Skipped
+			f = kept[c.at]
+		}
+		f.Stamp, f.Skipped, f.Tail = now, s.Skipped, 0
+		if at-now.ModTime < int64(recountRecent) {
+			f.Tail = usagecache.TailHash(c.path, now.Size)
+		}
+		if fresh {
+			added = append(added, f)
+		} else {
+			kept[c.at] = f
+		}
+		p.recounts = append(p.recounts, rc)
 		p.changed = append(p.changed, recounted{key: j.key, file: j.file, stamp: now, incremental: j.readFrom != nil})
-		kept[c.at].Stamp, kept[c.at].Tail = now, usagecache.TailHash(c.path, now.Size)
 	}
+	p.files = usagecache.LedgerFiles{Sum: files, Files: append(kept, added...),
+		Requests: lf.Requests.With(requests), Known: lf.Known.With(known), Links: lf.Links.With(links)}
 	if server {
 		p.keys, p.stamps = make([]string, len(jobs)), make([]usagecache.Stamp, len(jobs))
 		for k, j := range jobs {
@@ -138,6 +188,11 @@ func planRecount(counted string, jobs []usageJob, files usagecache.StampSum, ser
 		}
 	}
 	return p, true
+}
+
+// hasAny reports whether one of keys is among set (a few, unsorted).
+func hasAny(set, keys []uint64) bool {
+	return slices.ContainsFunc(keys, func(k uint64) bool { return slices.Contains(set, k) })
 }
 
 // keep puts the plan's sessions, read again, in the usage cache at path,
@@ -179,38 +234,44 @@ func (p recountPlan) apply(counted string, files usagecache.StampSum, server boo
 	if _, err := usagecache.ReplaceCounted(counted, p.was, k, p.recounts); err != nil {
 		return 0, false
 	}
-	if usagecache.WriteLedgerFiles(p.path, files, p.kept) != nil {
+	if usagecache.WriteLedgerFiles(p.path, p.files) != nil {
 		os.Remove(p.path)
 	}
 	return len(p.recounts), true
 }
 
-// writeLedgerFiles writes the files of jobs beside the counted file at
-// counted, of a ledger whose sessions (by job) byJob are, the files
-// summing to files. Where they cannot be written, none are left: the
-// next walk builds a ledger.
-func writeLedgerFiles(counted string, files usagecache.StampSum, jobs []usageJob, byJob []*usage.Session) {
+// writeLedgerFiles writes the ledger files beside the counted file at
+// counted, of a ledger that read of jobs read, the files summing to
+// files. Where they cannot be written, none are left: the next walk
+// builds a ledger.
+func writeLedgerFiles(counted string, files usagecache.StampSum, jobs []usageJob, read ledgerRead) {
 	path := usagecache.LedgerFilesPath(counted)
 	now := time.Now().UnixNano()
-	fs := make([]usagecache.LedgerFile, len(jobs))
+	lf := usagecache.LedgerFiles{Sum: files, Files: make([]usagecache.LedgerFile, len(jobs))}
+	var known, links []uint64
 	for k, j := range jobs {
 		if j.known == nil {
 			os.Remove(path)
 			return
 		}
 		f := usagecache.LedgerFile{Owner: usagecache.OwnerOf(j.key), Stamp: *j.known}
-		if s := byJob[k]; s != nil {
-			f.Alone, f.Lineage = s.Alone(), usagecache.LineageOf(s)
+		if s := read.byJob[k]; s != nil {
+			f.Alone, f.Lineage, f.Skipped = s.Alone(), usagecache.LineageOf(s), s.Skipped
 			// The end of a file that may go on, to tell later that it
 			// only grew: one written lately (an agent's), never one of
 			// many sessions. Read for few files of thousands.
 			if _, path, _ := strings.Cut(j.key, " "); f.Alone && !j.wal && j.file == path && now-f.Stamp.ModTime < int64(recountRecent) {
 				f.Tail = usagecache.TailHash(path, f.Stamp.Size)
 			}
+			kn, ln := usagecache.SessionNames(s)
+			known, links = append(known, kn...), append(links, ln...)
 		}
-		fs[k] = f
+		lf.Files[k] = f
 	}
-	if usagecache.WriteLedgerFiles(path, files, fs) != nil {
+	lf.Known, lf.Links = usagecache.NewKeySet(known), usagecache.NewKeySet(links)
+	known, links = nil, nil
+	lf.Requests = read.requests()
+	if usagecache.WriteLedgerFiles(path, lf) != nil {
 		os.Remove(path)
 	}
 }

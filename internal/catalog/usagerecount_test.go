@@ -119,7 +119,7 @@ func TestRecountRefuses(t *testing.T) {
 	check("first", false)
 	// An omp session of its own that grows: counted again.
 	path := w.newOmp("/w/q", 2)
-	check("a new session", false)
+	check("a new session", true)
 	w.growOmpAt(path, 1)
 	check("grown", true)
 	// Rewritten in place, as long as it was: a ledger.
@@ -130,12 +130,12 @@ func TestRecountRefuses(t *testing.T) {
 	// Its ledger files of other files: a ledger.
 	w.growOmpAt(path, 1)
 	files := usagecache.LedgerFilesPath(counted)
-	sum, fs, err := usagecache.ReadLedgerFiles(files)
+	lf, err := usagecache.ReadLedgerFiles(files)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum.N++
-	usagecache.WriteLedgerFiles(files, sum, fs)
+	lf.Sum.N++
+	usagecache.WriteLedgerFiles(files, lf)
 	check("ledger files of other files", false)
 	// A fork of it: its source is no longer alone, and grows: a ledger.
 	fork, err := session.ForkSessionInto(path, w.dataDir, "")
@@ -179,7 +179,7 @@ func TestRecountRefuses(t *testing.T) {
 	w.only = []int{3} // a rollout of its own
 	w.step()
 	w.flush()
-	check("a new rollout", false)
+	check("a new rollout", true)
 	x := &w.codex[len(w.codex)-1]
 	w.codexCalls(x, 1)
 	w.write(x.path, x.lines) // grown, written again whole: the same inode, the same bytes first
@@ -251,6 +251,8 @@ func TestRecountClaudeReadAgain(t *testing.T) {
 	}
 	w.only = []int{0}
 	w.step() // a transcript of its own, its responses streamed
+	w.only = []int{3}
+	w.step() // and a rollout
 	w.flush()
 	run("a new transcript", false)
 	grow := func() {
@@ -267,10 +269,11 @@ func TestRecountClaudeReadAgain(t *testing.T) {
 	grow()
 	run("grown", true)
 	grow()
-	w.only = []int{3}
-	w.step() // and a new rollout: a ledger, which reads the transcript again
-	w.flush()
-	run("grown, beside a new rollout", false)
+	// The rollout gone: a ledger, which reads the transcript again.
+	if err := os.Remove(w.codex[len(w.codex)-1].path); err != nil {
+		t.Fatal(err)
+	}
+	run("grown, beside a rollout gone", false)
 	grow()
 	run("grown again", true)
 }
@@ -364,4 +367,93 @@ func TestRecountVouching(t *testing.T) {
 	}
 	grow()
 	run("a terminal, on a server's groups", false, true)
+}
+
+// TestRecountNew: a session new since the groups were counted is counted
+// into them where nothing links it to a session counted (its own
+// transcript, rollout or omp session, one of no calls yet, which then
+// grows); one linked to a session counted, to another new one or holding
+// a copy of a call counted (a resume, a subagent, a fork, a branch, an
+// import, a transcript of a counted session's id), or too many at once,
+// builds a ledger. Each gives the groups of a ledger anew.
+func TestRecountNew(t *testing.T) {
+	hs := []Harness{Xdev, Claude, Codex}
+	w, c, tmp := newUsageWorld(t, 5, 9)
+	opts := UsageOptions{Harnesses: hs, Cache: filepath.Join(tmp, "cache")}
+	aged := time.Now().Add(-time.Hour)
+	check := func(what string, recount bool) {
+		t.Helper()
+		checkRecount(t, c, tmp, aged, opts, what, recount)
+	}
+	step := func(k int) {
+		w.only = []int{k}
+		w.step()
+		w.only = nil
+		w.flush()
+	}
+	newClaude := func(name, id string, subagent bool, parent string) {
+		f := claudeFile{path: filepath.Join(w.claudeDir, "projects", "-w-p", name+".jsonl"), id: id}
+		w.claudeResponses(&f, 1+w.r.IntN(3), subagent, parent)
+		w.claude = append(w.claude, f)
+	}
+	check("first", false)
+	step(0)
+	check("a new transcript", true)
+	step(3)
+	check("a new rollout", true)
+	step(5)
+	check("a new omp session", true)
+	empty := w.newOmp("/w/e", 0)
+	check("a new omp session of no calls", true)
+	w.growOmpAt(empty, 2)
+	check("it grown", true)
+	step(1)
+	check("a resume", false)
+	step(2)
+	check("a subagent", false)
+	step(4)
+	check("a rollout forked", false)
+	step(6)
+	check("an omp fork or branch", false)
+	ref, err := c.Resolve(w.claude[0].path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Import(ref, ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	check("an import", false)
+	// Claude Code names a session by its file's name.
+	dup := strings.Replace(w.claude[0].path, filepath.Join("projects", "-w-p"), filepath.Join("projects", "-w-q"), 1)
+	os.MkdirAll(filepath.Dir(dup), 0o700)
+	newClaude("../-w-q/"+w.claude[0].id, w.claude[0].id, false, w.claude[0].id)
+	w.flush()
+	if _, err := os.Stat(dup); err != nil {
+		t.Fatal(err)
+	}
+	check("a transcript of a counted session's id", false)
+	// A new transcript and its subagent's, listed before it or after.
+	for _, id := range []string{"p0000000-0000-4000-8000-000000000001", "a0000000-0000-4000-8000-000000000002"} {
+		newClaude(id, id, false, id)
+		newClaude("agent-new-"+id[:1], "agent-new-"+id[:1], true, id)
+		w.flush()
+		check("a new transcript and its subagent, "+id[:1], false)
+	}
+	// A subagent's transcript of a session not there is counted alone;
+	// that session's, come later, is of its lineage.
+	orphan := "b0000000-0000-4000-8000-000000000003"
+	newClaude("agent-orphan", "agent-orphan", true, orphan)
+	w.flush()
+	check("a subagent's transcript of a session not there", true)
+	newClaude(orphan, orphan, false, orphan)
+	w.flush()
+	check("that session's transcript", false)
+	for range maxRecount + 1 {
+		step(3)
+	}
+	check("too many new", false)
+	step(0)
+	step(3)
+	step(5)
+	check("three new", true)
 }

@@ -394,6 +394,30 @@ func (c *Cache) Sharers(r uint64) []uint64 {
 	return out
 }
 
+// Requests are the keys of the requests the cache's index holds (the
+// file's and the journal's) and those of the entries put since: of every
+// session it holds, and of some it holds no longer (an entry replaced,
+// a file gone), which a set asked whether it may hold a key can hold.
+func (c *Cache) Requests() KeySet {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(c.oldIndex)/16 + len(c.journal.pairs)
+	for _, rs := range c.fresh {
+		n += len(rs)
+	}
+	keys := make([]uint64, 0, n)
+	for i := 0; i+16 <= len(c.oldIndex); i += 16 {
+		keys = append(keys, (&usageReader{b: c.oldIndex[i:]}).fixed64())
+	}
+	for _, p := range c.journal.pairs {
+		keys = append(keys, p.req)
+	}
+	for _, rs := range c.fresh {
+		keys = append(keys, rs...)
+	}
+	return NewKeySet(keys)
+}
+
 // pair is a request's key and the owner of an entry holding it.
 type pair struct{ req, owner uint64 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 
 	"github.com/xdev/xdev/internal/regularfile"
 	"github.com/xdev/xdev/internal/usage"
@@ -11,10 +12,17 @@ import (
 
 // A Recount is a session of a counted file counted again by its digest
 // alone (usage.Session.Alone): the session as it was read now (known in
-// the file by its harness and path), and its digest.
+// the file by its harness and path), and its digest. A session may have
+// no groups in the file where Ungrouped says so: one the file does not
+// count (New, a file new since), or one it counts with none (no calls
+// then), which skipped WasSkipped lines as counted; its groups are put
+// after the file's.
 type Recount struct {
-	Session *usage.Session
-	Digest  []usage.Bucket
+	Session    *usage.Session
+	Digest     []usage.Bucket
+	Ungrouped  bool
+	New        bool // of Ungrouped
+	WasSkipped int
 }
 
 // ReplaceCounted writes the counted file at path anew, atomically, with
@@ -26,8 +34,8 @@ type Recount struct {
 // its groups' and its own rollup alone (no group of another rolls up to
 // it, its groups together); where not, nothing is written and the error
 // says why. The head written is k's Files, Racy and Server, the file's
-// Sessions, and its Skipped moved by what each session's moved; it is
-// returned, with no groups.
+// Sessions with the new ones, and its Skipped moved by what each
+// session's moved; it is returned, with no groups.
 //
 // The groups read are never held: the file's groups part is read once
 // (its bytes, about 400 a session) and decoded again each time the
@@ -92,7 +100,8 @@ func ReplaceCounted(path string, was StampSum, k Counted, rs []Recount) (Counted
 	// Each recount's session in the table: replaced there, by value, so
 	// that the groups that name it name the session as read now.
 	recount := map[*usage.Session][]usage.Bucket{}
-	skipped := old.Skipped
+	skipped, sessionsN := old.Skipped, old.Sessions
+	var added []*usage.Session // the recounts of no groups in the file, in rs's order
 	for _, rc := range rs {
 		at := -1
 		for i := range sessions {
@@ -103,8 +112,24 @@ func ReplaceCounted(path string, was StampSum, k Counted, rs []Recount) (Counted
 				at = i
 			}
 		}
-		if at < 0 {
+		switch {
+		case at >= 0 && rc.New:
+			return fail("%s counted already", rc.Session.Path)
+		case at < 0 && !rc.Ungrouped:
 			return fail("no groups of %s", rc.Session.Path)
+		case at < 0:
+			s := *rc.Session
+			s.Calls = nil
+			if slices.ContainsFunc(added, func(a *usage.Session) bool { return a.Harness == s.Harness && a.Path == s.Path }) {
+				return fail("%s recounted twice", s.Path)
+			}
+			added = append(added, &s)
+			recount[&s] = rc.Digest
+			skipped += s.Skipped - rc.WasSkipped
+			if rc.New {
+				sessionsN++
+			}
+			continue
 		}
 		s := &sessions[at]
 		if _, ok := recount[s]; ok {
@@ -164,9 +189,18 @@ func ReplaceCounted(path string, was StampSum, k Counted, rs []Recount) (Counted
 		}
 		if len(r.b) != 0 {
 			failed = errNotCounted
+			return
+		}
+		for _, s := range added {
+			digest := recount[s]
+			for k := range digest {
+				if !yield(&usage.Group{Session: s, Rollup: s, Bucket: &digest[k]}) {
+					return
+				}
+			}
 		}
 	}
-	head := Counted{Files: k.Files, Racy: k.Racy, Server: k.Server, Sessions: old.Sessions, Skipped: skipped}
+	head := Counted{Files: k.Files, Racy: k.Racy, Server: k.Server, Sessions: sessionsN, Skipped: skipped}
 	// writeCounted asks failed after its first pass over the groups,
 	// before it writes anything, and once more before the file is whole.
 	if err := writeCounted(path, head, groups, func() error { return failed }); err != nil {

@@ -57,7 +57,26 @@ func TestReplaceCounted(t *testing.T) {
 			for _, g := range randomGroups(r, 1)[:] {
 				digest = append(digest, *g.Bucket)
 			}
-			rs = append(rs, Recount{Session: &ns, Digest: digest})
+			// Ungrouped (it may have no groups) changes nothing where it has.
+			rs = append(rs, Recount{Session: &ns, Digest: digest, Ungrouped: r.IntN(2) == 0})
+		}
+		// Sessions new to the file, some with no calls, and one it counts
+		// with no groups (no calls then).
+		added := 0
+		for k := range r.IntN(3) {
+			ns := &usage.Session{Harness: "claude", Path: fmt.Sprintf("/new/%d/%d.jsonl", round, k), ID: fmt.Sprint("new", k), Skipped: r.IntN(3)}
+			var digest []usage.Bucket
+			for _, g := range randomGroups(r, r.IntN(3)) {
+				digest = append(digest, *g.Bucket)
+			}
+			fresh := r.IntN(3) != 0
+			rc := Recount{Session: ns, Digest: digest, Ungrouped: true, New: fresh}
+			if !fresh {
+				rc.WasSkipped = r.IntN(3)
+			} else {
+				added++
+			}
+			rs = append(rs, rc)
 		}
 		path, want := filepath.Join(dir, "got"), filepath.Join(dir, "want")
 		k := Counted{Groups: groups, Files: was, Sessions: len(order) + 2, Skipped: 10}
@@ -87,7 +106,17 @@ func TestReplaceCounted(t *testing.T) {
 				}
 			}
 		}
-		if err := WriteCounted(want, Counted{Groups: again, Files: now, Sessions: k.Sessions, Skipped: skipped}); err != nil {
+		// Those of no groups in the file, theirs after the others.
+		for _, rc := range rs {
+			if !rc.Ungrouped || done[rc.Session.Path] {
+				continue
+			}
+			skipped += rc.Session.Skipped - rc.WasSkipped
+			for i := range rc.Digest {
+				again = append(again, usage.Group{Session: rc.Session, Rollup: rc.Session, Bucket: &rc.Digest[i]})
+			}
+		}
+		if err := WriteCounted(want, Counted{Groups: again, Files: now, Sessions: k.Sessions + added, Skipped: skipped}); err != nil {
 			t.Fatal(err)
 		}
 		head, err := ReplaceCounted(path, was, Counted{Files: now}, rs)
@@ -96,20 +125,25 @@ func TestReplaceCounted(t *testing.T) {
 		}
 		got, _ := os.ReadFile(path)
 		w, _ := os.ReadFile(want)
-		if !bytes.Equal(got, w) || head.Files != now || head.Skipped != skipped || head.Sessions != k.Sessions {
+		if !bytes.Equal(got, w) || head.Files != now || head.Skipped != skipped || head.Sessions != k.Sessions+added {
 			t.Fatalf("round %d: %d recounts: the file replaced is not the one written whole (%d bytes, %d; head %+v)", round, len(rs), len(got), len(w), head)
 		}
 		replaced += len(rs)
 
 		// Refused: a file of other files; a session that is not counted
-		// alone; one with no groups. The file stays as it was.
+		// alone; one with no groups; one new that it counts; one new
+		// twice. The file stays as it was.
 		var notAlone *usage.Session
 		for _, s := range order {
 			if !alone[s] {
 				notAlone = s
 			}
 		}
-		bad := [][]Recount{{{Session: &usage.Session{Harness: "xdev", Path: "/none"}}}}
+		none := &usage.Session{Harness: "xdev", Path: "/none"}
+		bad := [][]Recount{{{Session: none}}, {{Session: none, Ungrouped: true, New: true}, {Session: none, Ungrouped: true, New: true}}}
+		if len(again) > 0 {
+			bad = append(bad, []Recount{{Session: again[0].Session, Ungrouped: true, New: true}})
+		}
 		if notAlone != nil {
 			bad = append(bad, []Recount{{Session: notAlone}})
 		}
@@ -165,12 +199,35 @@ func TestLedgerFiles(t *testing.T) {
 		fs = append(fs, f)
 		sum.Add(fmt.Sprint(k), f.Stamp)
 	}
-	if err := WriteLedgerFiles(path, sum, slices.Clone(fs)); err != nil {
+	var keys []uint64
+	for range 200 {
+		keys = append(keys, r.Uint64N(1000))
+	}
+	known, links := SessionNames(&usage.Session{Harness: "claude", ID: "a", Path: "/p/a.jsonl", Parent: "b", ImportOf: &usage.Origin{Harness: "codex", ID: "c"}})
+	in := LedgerFiles{Sum: sum, Files: slices.Clone(fs), Requests: NewKeySet(keys), Known: NewKeySet(known), Links: NewKeySet(links)}
+	if err := WriteLedgerFiles(path, in); err != nil {
 		t.Fatal(err)
 	}
-	got, read, err := ReadLedgerFiles(path)
-	if err != nil || got != sum || len(read) != len(fs) {
-		t.Fatalf("read back %+v, %d files: %v", got, len(read), err)
+	lf, err := ReadLedgerFiles(path)
+	read := lf.Files
+	if err != nil || lf.Sum != sum || len(read) != len(fs) || !slices.Equal(lf.Requests, in.Requests) || !slices.Equal(lf.Known, in.Known) || !slices.Equal(lf.Links, in.Links) {
+		t.Fatalf("read back %+v, %d files: %v", lf.Sum, len(read), err)
+	}
+	for _, k := range keys {
+		if !lf.Requests.HasAny([]uint64{k}) {
+			t.Fatalf("key %d not in the set read back", k)
+		}
+	}
+	if lf.Requests.HasAny([]uint64{1000, 1 << 40}) {
+		t.Error("a key never put is in the set")
+	}
+	// A session named as another's parent, and an import's source, are
+	// among its links.
+	pk, _ := SessionNames(&usage.Session{Harness: "x", ID: "b", Path: "/p/b.jsonl"})
+	ck, _ := SessionNames(&usage.Session{Harness: "codex", ID: "c", Path: "/p/c.jsonl"})
+	ok, _ := SessionNames(&usage.Session{Harness: "claude", ID: "o", Path: "/p/o.jsonl"})
+	if !lf.Links.HasAny(pk) || !lf.Links.HasAny(ck) || lf.Links.HasAny(ok) || lf.Known.HasAny(ok) {
+		t.Error("names: a parent or a source not linked, or another linked")
 	}
 	for _, f := range fs {
 		if k, ok := FindLedgerFile(read, f.Owner); !ok || read[k] != f {
@@ -185,11 +242,11 @@ func TestLedgerFiles(t *testing.T) {
 		bad := bytes.Clone(b)
 		bad[i] ^= 0x10
 		os.WriteFile(path, bad, 0o600)
-		if _, _, err := ReadLedgerFiles(path); err == nil {
+		if _, err := ReadLedgerFiles(path); err == nil {
 			t.Fatalf("byte %d flipped: read", i)
 		}
 		os.WriteFile(path, b[:i], 0o600)
-		if _, _, err := ReadLedgerFiles(path); err == nil {
+		if _, err := ReadLedgerFiles(path); err == nil {
 			t.Fatalf("cut at %d: read", i)
 		}
 	}
@@ -215,7 +272,8 @@ func TestLedgerFiles(t *testing.T) {
 // back the same.
 func FuzzReadLedgerFiles(f *testing.F) {
 	path := filepath.Join(f.TempDir(), "files")
-	WriteLedgerFiles(path, StampSum{N: 2, Lo: 3}, []LedgerFile{{Owner: 9, Stamp: Stamp{Size: 10, ModTime: 11, Ino: 12}, Alone: true, Lineage: 13, Tail: 14}, {Owner: 1}})
+	WriteLedgerFiles(path, LedgerFiles{Sum: StampSum{N: 2, Lo: 3}, Files: []LedgerFile{{Owner: 9, Stamp: Stamp{Size: 10, ModTime: 11, Ino: 12}, Alone: true, Lineage: 13, Skipped: 2, Tail: 14}, {Owner: 1}},
+		Requests: KeySet{1, 5}, Known: KeySet{7}})
 	good, _ := os.ReadFile(path)
 	f.Add(good[len(ledgerFilesMagic) : len(good)-4])
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
@@ -224,16 +282,17 @@ func FuzzReadLedgerFiles(f *testing.F) {
 		b = binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
 		p := filepath.Join(t.TempDir(), "files")
 		os.WriteFile(p, b, 0o600)
-		sum, fs, err := ReadLedgerFiles(p)
+		lf, err := ReadLedgerFiles(p)
 		if err != nil {
 			return
 		}
-		if err := WriteLedgerFiles(p, sum, slices.Clone(fs)); err != nil {
+		if err := WriteLedgerFiles(p, LedgerFiles{Sum: lf.Sum, Files: slices.Clone(lf.Files), Requests: lf.Requests, Known: lf.Known, Links: lf.Links}); err != nil {
 			t.Fatal(err)
 		}
-		sum2, fs2, err := ReadLedgerFiles(p)
-		if err != nil || sum2 != sum || !slices.Equal(fs, fs2) {
-			t.Fatalf("read back %+v %v, %v; was %+v %v", sum2, fs2, err, sum, fs)
+		lf2, err := ReadLedgerFiles(p)
+		if err != nil || lf2.Sum != lf.Sum || !slices.Equal(lf.Files, lf2.Files) || !slices.Equal(lf.Requests, lf2.Requests) ||
+			!slices.Equal(lf.Known, lf2.Known) || !slices.Equal(lf.Links, lf2.Links) {
+			t.Fatalf("read back %+v, %v; was %+v", lf2, err, lf)
 		}
 	})
 }

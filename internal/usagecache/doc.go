@@ -24,9 +24,11 @@
 // of the file a status line reads alone, with the pages of the sessions'
 // sums that hold the names it asks for (by their hashes), decoding no
 // other. With them, the files the ledger read (ledgerfiles.go,
-// LedgerFile: each one's stamp, whether its session was counted alone,
-// its lineage, the end of one written lately), so that where a few of
-// them only grew, their sessions are counted again into the groups
+// LedgerFiles: each one's stamp, whether its session was counted alone,
+// its lineage, the end of one written lately; and the keys of the
+// sessions' calls and the names they are known by and link to, as sets
+// of hashes), so that where a few of them only grew, or are new and
+// share none of that, their sessions are counted (again) into the groups
 // (countedreplace.go, ReplaceCounted: the file written anew from its
 // groups read again, never held) rather than a ledger built again.
 package usagecache
