@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xdev/xdev/internal/foreign"
 	"github.com/xdev/xdev/internal/secrets"
-
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -113,21 +113,27 @@ func (c *Catalog) Relist(h Harness, prev []Row, changed []string, opts ListOptio
 	return rows, true
 }
 
-// Reread is what a listing of data-dir harness h (Xdev, Omp) now says
-// of the files at changed, and only of them: the rows of those that are
-// sessions, in DataDirOrder; a changed path with no row is gone (or not
-// a session). It reads only those files (session.ListPaths). listed
-// reports whether the caller's listing has a row at a path, under
-// whether it has one under a directory.
+// Reread is what a listing of harness h now says of the files at
+// changed, and only of them: the rows of those that are sessions, in
+// DataDirOrder; a changed path with no row is gone (or not a session).
+// It reads only those files: a data dir's (Xdev, Omp) through
+// session.ListPaths, another harness's where its source can say what its
+// listing says of a few files alone (foreign.PathLister: Claude Code's
+// transcripts, Codex's rollouts). listed reports whether the caller's
+// listing has a row at a path, under whether it has one under a
+// directory.
 //
-// ok is false when only a whole listing can say: h is not a data dir's
-// harness, a path is a directory (made or renamed into place), or a
-// path the caller has no row at names a directory it has rows under
-// (removed or renamed away, whose files were not each seen).
+// ok is false when only a whole listing can say: h is neither, a path
+// is a directory (made or renamed into place), or a path the caller has
+// no row at names a directory it has rows under (removed or renamed
+// away, whose files were not each seen), or is one of what the
+// harness's listing reads besides its transcripts.
 func (c *Catalog) Reread(h Harness, changed []string, opts ListOptions, listed func(path string) bool, under func(dir string) bool) (fresh []Row, ok bool) {
 	dir := ""
 	if h == Xdev || h == Omp {
 		dir = c.DataDirOf(h)
+	} else if c.sources[h] != nil {
+		return c.rereadForeign(h, changed, opts)
 	}
 	if dir == "" {
 		return nil, false
@@ -158,6 +164,27 @@ func (c *Catalog) Reread(h Harness, changed []string, opts ListOptions, listed f
 	if opts.Cwd == "" {
 		c.addCwds(h, fresh)
 	}
+	return fresh, true
+}
+
+// rereadForeign is Reread of another harness's files, through its
+// source's PathLister: the rows its listing (harnessPlace.List) makes of
+// them.
+func (c *Catalog) rereadForeign(h Harness, changed []string, opts ListOptions) ([]Row, bool) {
+	pl, ok := c.sources[h].(foreign.PathLister)
+	if !ok || opts.Cwd != "" {
+		return nil, false
+	}
+	list, ok := pl.ListPaths(changed, opts.Subagents)
+	if !ok {
+		return nil, false
+	}
+	fresh := make([]Row, 0, len(list))
+	for _, s := range list {
+		fresh = append(fresh, rowOfForeign(h, s))
+	}
+	slices.SortFunc(fresh, DataDirOrder)
+	c.addCwds(h, fresh)
 	return fresh, true
 }
 

@@ -225,14 +225,20 @@ func (p harnessPlace) List(_ context.Context, opts ListOptions) ([]Row, error) {
 		if opts.Cwd != "" && !sameDir(s.Cwd, opts.Cwd) && !foreign.GeminiProject(s, opts.Cwd) && s.Err == nil {
 			continue
 		}
-		out = append(out, Row{Harness: p.h, ID: s.ID, Title: s.Title, Cwd: s.Cwd, Path: s.Path, Created: s.Created,
-			Modified: s.Modified, Size: s.Size, FirstMessage: s.FirstMessage, Subagent: s.Subagent,
-			ParentSession: s.ParentSession, Err: s.Err}.masked())
+		out = append(out, rowOfForeign(p.h, s))
 	}
 	if opts.Cwd == "" {
 		p.c.noteCwds(p.h, out)
 	}
 	return out, nil
+}
+
+// rowOfForeign is the row of harness h's session s, as its listing has
+// it.
+func rowOfForeign(h Harness, s foreign.Session) Row {
+	return Row{Harness: h, ID: s.ID, Title: s.Title, Cwd: s.Cwd, Path: s.Path, Created: s.Created,
+		Modified: s.Modified, Size: s.Size, FirstMessage: s.FirstMessage, Subagent: s.Subagent,
+		ParentSession: s.ParentSession, Err: s.Err}.masked()
 }
 
 func (p harnessPlace) Index() (SearchPlace, error) {

@@ -173,3 +173,107 @@ func TestStartListsAgainWhatChanged(t *testing.T) {
 		t.Errorf("%s, written between New and Run, is not listed", made)
 	}
 }
+
+// TestLiveListingFollowsOthers: a running server keeps the listing of
+// Claude Code and Codex from the transcripts the watcher names (new ones,
+// appended to, removed), as a whole listing has them, without listing
+// either harness whole again.
+func TestLiveListingFollowsOthers(t *testing.T) {
+	p := newPlace(t)
+	claude := filepath.Join(p.roots[catalog.Claude], "projects", "-w-p")
+	codex := filepath.Join(p.roots[catalog.Codex], "sessions", "2026", "03", "01")
+	n := 0
+	write := func(path string, lines ...string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(path), 0o700)
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(strings.Join(lines, "\n") + "\n")
+		f.Close()
+	}
+	var transcripts, rollouts []string
+	newTranscript := func() {
+		n++
+		id := fmt.Sprintf("c%07d-0000-4000-8000-000000000000", n)
+		path := filepath.Join(claude, id+".jsonl")
+		write(path, fmt.Sprintf(`{"type":"user","sessionId":%q,"cwd":"/w/p","uuid":"u%d","timestamp":"2026-03-01T10:00:%02d.000Z","message":{"role":"user","content":"task %d"}}`, id, n, n%60, n))
+		transcripts = append(transcripts, path)
+	}
+	newRollout := func() {
+		n++
+		id := fmt.Sprintf("019d%04x-aaaa-7bbb-8ccc-%012x", n, n)
+		path := filepath.Join(codex, "rollout-2026-03-01T10-00-00-"+id+".jsonl")
+		write(path, fmt.Sprintf(`{"timestamp":"2026-03-01T10:00:00.000Z","type":"session_meta","payload":{"id":%q,"timestamp":"2026-03-01T10:00:00.000Z","cwd":"/w/p"}}`, id),
+			fmt.Sprintf(`{"timestamp":"2026-03-01T10:00:01.000Z","type":"event_msg","payload":{"type":"user_message","message":"task %d"}}`, n))
+		rollouts = append(rollouts, path)
+	}
+	for range 3 {
+		newTranscript()
+		newRollout()
+	}
+	srv := p.serve(t)
+	cat, err := catalog.New(catalog.Config{DataDir: p.data, Cwd: p.home, Roots: p.roots})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each harness's listing at the start, and one when its first change
+	// is seen (the start's second, for what its first refresh found).
+	rng := rand.New(rand.NewPCG(5, 8))
+	changes := []func(){
+		newTranscript,
+		newRollout,
+		func() {
+			path := transcripts[rng.IntN(len(transcripts))]
+			id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+			write(path, fmt.Sprintf(`{"type":"custom-title","customTitle":"title %d","sessionId":%q}`, rng.IntN(100), id))
+		},
+		func() {
+			write(rollouts[rng.IntN(len(rollouts))], `{"timestamp":"2026-03-01T10:00:09.000Z","type":"event_msg","payload":{"type":"agent_message","message":"done"}}`)
+		},
+		func() { os.Remove(transcripts[rng.IntN(len(transcripts))]) },
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !srv.ready.Load() || srv.lib.Load() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("not ready")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(2 * settle)
+	whole := srv.listedWhole.Load()
+	for round := range 6 {
+		for range 1 + rng.IntN(3) {
+			changes[rng.IntN(len(changes))]()
+		}
+		for _, h := range []catalog.Harness{catalog.Claude, catalog.Codex} {
+			want, err := cat.ListHarness(h, catalog.ListOptions{Subagents: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(15 * time.Second)
+			for {
+				d := listingDiffers(byPath(srv.listed(h)), byPath(want))
+				if d == "" {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("round %d: the server's %s listing is not a whole listing's after 15 s: %s", round, h.Name(), d)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+	}
+	if got := srv.listedWhole.Load(); got != whole {
+		t.Errorf("%d harnesses listed whole again after the start; want none", got-whole)
+	}
+}
+
+// byPath is rows by path: the order two listings of equal times differ
+// in.
+func byPath(rows []catalog.Row) []catalog.Row {
+	rows = slices.Clone(rows)
+	slices.SortFunc(rows, func(a, b catalog.Row) int { return strings.Compare(a.Path, b.Path) })
+	return rows
+}
