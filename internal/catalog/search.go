@@ -222,15 +222,29 @@ func (ix *Indexes) Refresh(ctx context.Context, k int) (search.RefreshStats, err
 
 // RefreshPaths is Refresh told which files changed (a watcher's paths;
 // nil for unknown): of a data dir, only they are read, with no walk of
-// it (search.RefreshOptions.Paths). A mirror's place is refreshed whole:
-// its files are conversions of others.
+// it (search.RefreshOptions.Paths); of a mirror's place, so too where
+// its mirror can be refreshed from them alone (foreign.Mirror.
+// RefreshPaths: sessions read in place), else whole.
 func (ix *Indexes) RefreshPaths(ctx context.Context, k int, paths []string) (search.RefreshStats, error) {
 	var stopped error // the mirror's refresh ran out of time
 	if p := ix.places[k]; p.mirror != nil {
-		if stopped = ix.refreshMirror(ctx, p, false); stopped != nil && !ix.outOfTime(ctx) {
-			return search.RefreshStats{}, stopped
+		done := false
+		if paths != nil {
+			st, ok, err := p.mirror.RefreshPaths(ctx, paths)
+			if err != nil {
+				return search.RefreshStats{}, fmt.Errorf("reading %s sessions: %w", p.Harness, err)
+			}
+			for _, err := range st.Errors {
+				tell(ix.opts.Problem, err)
+			}
+			done = ok
 		}
-		paths = nil
+		if !done {
+			if stopped = ix.refreshMirror(ctx, p, false); stopped != nil && !ix.outOfTime(ctx) {
+				return search.RefreshStats{}, stopped
+			}
+			paths = nil
+		}
 	}
 	st, err := ix.refreshIndex(ctx, k, false, paths)
 	if err == nil {

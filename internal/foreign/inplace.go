@@ -102,6 +102,22 @@ func (s inPlaceSource) Read(ctx context.Context, path string, head func(search.S
 	})
 }
 
+// FilesAt is Transcripts of the paths named alone (search.PathSource):
+// their rows, found in the manifest's lines.
+func (s inPlaceSource) FilesAt(paths []string) ([]session.SessionFile, error) {
+	ml := s.m.lines()
+	if ml == nil {
+		return nil, fmt.Errorf("the manifest of %s cannot be read", s.m.Dir)
+	}
+	var out []session.SessionFile
+	for _, p := range cleanPaths(paths) {
+		if r, ok := ml.findStamp(mirrorName(p)); ok && r.Source == p && r.Err == "" {
+			out = append(out, session.SessionFile{Path: r.Source, Size: r.Size, ModTime: time.Unix(0, r.ModTime)})
+		}
+	}
+	return out, nil
+}
+
 func (s inPlaceSource) EntriesAt(path string, off int64, _ int) ([][]byte, error) {
 	return s.m.EntriesAt(path, off)
 }

@@ -28,8 +28,8 @@ type RefreshOptions struct {
 	Progress func(Progress)
 	// Paths, when not nil, are the only files that may have changed (a
 	// watcher's events): only they are looked at, and no walk of the data
-	// dir is made. A path that is a directory of the tree makes it a
-	// refresh of everything.
+	// dir is made (of a Source, where it is a PathSource). A path that is
+	// a directory of the tree makes it a refresh of everything.
 	Paths []string
 }
 
@@ -209,7 +209,12 @@ func (db *DB) refresh(ctx context.Context, opts RefreshOptions) (RefreshStats, e
 	switch {
 	case db.opts.Source != nil:
 		var err error
-		if found, err = db.opts.Source.Files(); err != nil {
+		if ps, ok := db.opts.Source.(PathSource); ok && opts.Paths != nil {
+			found, only = nil, true
+			if found, err = ps.FilesAt(opts.Paths); err != nil {
+				return st, err
+			}
+		} else if found, err = db.opts.Source.Files(); err != nil {
 			return st, err
 		}
 	case opts.Paths != nil:

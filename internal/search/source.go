@@ -35,6 +35,14 @@ type Source interface {
 	EntriesAt(path string, off int64, line int) ([][]byte, error)
 }
 
+// A PathSource is a Source that can name a few of its sessions alone:
+// FilesAt is what Files says of the paths named, and only of them (a
+// path it names no session at is gone): what a refresh told which files
+// changed (RefreshOptions.Paths) asks, where Files names every one.
+type PathSource interface {
+	FilesAt(paths []string) ([]session.SessionFile, error)
+}
+
 // SourceHead is what a Source's session says of itself, as an omp
 // header and title would.
 type SourceHead struct {

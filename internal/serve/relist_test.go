@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/xdev/xdev/internal/catalog"
+	"github.com/xdev/xdev/internal/fakeharness"
 	"github.com/xdev/xdev/internal/session"
 )
 
@@ -180,59 +181,36 @@ func TestStartListsAgainWhatChanged(t *testing.T) {
 // either harness whole again.
 func TestLiveListingFollowsOthers(t *testing.T) {
 	p := newPlace(t)
-	claude := filepath.Join(p.roots[catalog.Claude], "projects", "-w-p")
-	codex := filepath.Join(p.roots[catalog.Codex], "sessions", "2026", "03", "01")
-	n := 0
-	write := func(path string, lines ...string) {
+	d := &fakeharness.Dirs{Claude: p.roots[catalog.Claude], Codex: p.roots[catalog.Codex], Clock: time.Now().Add(-time.Hour)}
+	d.Step = func() time.Duration { return time.Second }
+	must := func(_ string, err error) {
 		t.Helper()
-		os.MkdirAll(filepath.Dir(path), 0o700)
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.WriteString(strings.Join(lines, "\n") + "\n")
-		f.Close()
-	}
-	var transcripts, rollouts []string
-	newTranscript := func() {
-		n++
-		id := fmt.Sprintf("c%07d-0000-4000-8000-000000000000", n)
-		path := filepath.Join(claude, id+".jsonl")
-		write(path, fmt.Sprintf(`{"type":"user","sessionId":%q,"cwd":"/w/p","uuid":"u%d","timestamp":"2026-03-01T10:00:%02d.000Z","message":{"role":"user","content":"task %d"}}`, id, n, n%60, n))
-		transcripts = append(transcripts, path)
-	}
-	newRollout := func() {
-		n++
-		id := fmt.Sprintf("019d%04x-aaaa-7bbb-8ccc-%012x", n, n)
-		path := filepath.Join(codex, "rollout-2026-03-01T10-00-00-"+id+".jsonl")
-		write(path, fmt.Sprintf(`{"timestamp":"2026-03-01T10:00:00.000Z","type":"session_meta","payload":{"id":%q,"timestamp":"2026-03-01T10:00:00.000Z","cwd":"/w/p"}}`, id),
-			fmt.Sprintf(`{"timestamp":"2026-03-01T10:00:01.000Z","type":"event_msg","payload":{"type":"user_message","message":"task %d"}}`, n))
-		rollouts = append(rollouts, path)
 	}
 	for range 3 {
-		newTranscript()
-		newRollout()
+		must(d.Transcript("-w-p", "first"))
+		must(d.Rollout("01", true, "first"))
 	}
 	srv := p.serve(t)
 	cat, err := catalog.New(catalog.Config{DataDir: p.data, Cwd: p.home, Roots: p.roots})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Each harness's listing at the start, and one when its first change
-	// is seen (the start's second, for what its first refresh found).
 	rng := rand.New(rand.NewPCG(5, 8))
 	changes := []func(){
-		newTranscript,
-		newRollout,
+		func() { must(d.Transcript("-w-p", "new")) },
+		func() { must(d.Rollout("01", true, "new")) },
 		func() {
-			path := transcripts[rng.IntN(len(transcripts))]
-			id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-			write(path, fmt.Sprintf(`{"type":"custom-title","customTitle":"title %d","sessionId":%q}`, rng.IntN(100), id))
+			path := d.Transcripts[rng.IntN(len(d.Transcripts))]
+			must("", d.Write(path, fakeharness.TitleLine(fakeharness.TranscriptID(path), fmt.Sprint("title ", rng.IntN(100)))))
 		},
 		func() {
-			write(rollouts[rng.IntN(len(rollouts))], `{"timestamp":"2026-03-01T10:00:09.000Z","type":"event_msg","payload":{"type":"agent_message","message":"done"}}`)
+			path := d.Rollouts[rng.IntN(len(d.Rollouts))]
+			must("", d.Write(path, d.CodexEvent("agent_message", "done")))
 		},
-		func() { os.Remove(transcripts[rng.IntN(len(transcripts))]) },
+		func() { os.Remove(d.Transcripts[rng.IntN(len(d.Transcripts))]) },
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for !srv.ready.Load() || srv.lib.Load() == nil {
