@@ -29,6 +29,12 @@ func CodexDir() (string, error) { return envOrHome("CODEX_HOME", ".codex") }
 // rollouts, as omp's list walks them.
 var codexRoots = []string{"sessions", ".sessions", "archived_sessions"}
 
+// isRolloutName reports whether a file under a rollout directory is
+// named as a rollout is (compressed or not), which a listing reads.
+func isRolloutName(path string) bool {
+	return strings.HasSuffix(path, ".jsonl") || strings.HasSuffix(path, ".jsonl.zst")
+}
+
 // CodexSession is a Codex rollout as a listing knows it.
 type CodexSession struct {
 	CodexInfo
@@ -83,7 +89,7 @@ func listCodex(root, cacheDir string) ([]CodexSession, error) {
 				}
 				return nil // an unreadable directory lists nothing, as in omp
 			}
-			if d.Type().IsRegular() && (strings.HasSuffix(path, ".jsonl") || strings.HasSuffix(path, ".jsonl.zst")) {
+			if d.Type().IsRegular() && isRolloutName(path) {
 				files = append(files, rollout{path, d, r == "archived_sessions"})
 			}
 			return nil
@@ -139,7 +145,7 @@ func (c codexSource) Files() []Session {
 func (c codexSource) walkTranscripts(fn func(path string)) {
 	for _, r := range codexRoots {
 		filepath.WalkDir(filepath.Join(c.root, r), func(path string, d fs.DirEntry, err error) error {
-			if err == nil && d.Type().IsRegular() && (strings.HasSuffix(path, ".jsonl") || strings.HasSuffix(path, ".jsonl.zst")) {
+			if err == nil && d.Type().IsRegular() && isRolloutName(path) {
 				fn(path)
 			}
 			return nil // an unreadable directory names nothing, as it lists nothing

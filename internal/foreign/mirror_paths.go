@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -271,7 +270,7 @@ func (c claudeSource) walks(path string) bool {
 // rollout directories.
 func (c codexSource) walks(path string) bool {
 	path = filepath.Clean(path)
-	if !strings.HasSuffix(path, ".jsonl") && !strings.HasSuffix(path, ".jsonl.zst") {
+	if !isRolloutName(path) {
 		return false
 	}
 	for _, r := range codexRoots {
