@@ -29,7 +29,8 @@ type PathLister interface {
 // ListPaths is Claude Code's (PathLister): the transcripts of a project
 // directory (projects/ or .projects/), a subagent's agent-*.jsonl beside
 // them and those under <session>/subagents/, each read as a listing
-// reads it (claudeListed, history.jsonl read once).
+// reads it (claudeListed; history.jsonl read again only once its stat
+// changed, cachedClaudeHistory).
 func (c claudeSource) ListPaths(paths []string, subagents bool) ([]Session, bool) {
 	var history map[string]*claudeHistory
 	var registered []string
