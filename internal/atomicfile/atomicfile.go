@@ -14,6 +14,13 @@
 // which no session file's name (*.jsonl) can ever match, and a temp file
 // whose process is gone is a Leftover that a later command removes.
 //
+// A file whose directory is missing takes its name with the directory:
+// the directories are made under a temp name of the same kind, the file
+// linked inside, and the directory renamed into place (Temp.Link). A
+// reader never sees an empty directory appear, and a process killed
+// before the rename leaves only a temp directory, also a Leftover;
+// listers skip such names (IsTemp).
+//
 // New files are 0600: what xdev writes comes from transcripts, which hold
 // secrets.
 package atomicfile
@@ -169,31 +176,120 @@ func (t *Temp) finish() error {
 	return t.f.Sync()
 }
 
-// Link names the file path, making its directory if need be (undone if
-// the link fails), and fails with an error wrapping fs.ErrExist if the
-// name is taken (a link, unlike a rename, never replaces).
+// Link names the file path, and fails with an error wrapping fs.ErrExist
+// if the name is taken (a link, unlike a rename, never replaces). If
+// path's directory is missing, it appears with the file already in it:
+// the missing directories are made under a temp name beside the first of
+// them (a hidden directory tagged like a temp file, see Leftover), the
+// file is linked inside, and the directory renamed into place, so a
+// process killed at any point leaves no empty directory where readers
+// look, only a temp directory of a process that is gone.
 func (t *Temp) Link(path string) error {
 	if err := t.finish(); err != nil {
 		return err
 	}
-	undo, err := mkdirAll(filepath.Dir(path))
-	if err != nil {
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return t.linkWithDir(path)
+	}
+	if err := t.linkAt(path); err != nil {
 		return err
 	}
+	t.Abort() // drops the temp name, if it had one
+	return SyncDir(dir)
+}
+
+// linkAt gives the file the name path, in a directory that exists.
+func (t *Temp) linkAt(path string) error {
+	var err error
 	if t.name != "" {
 		err = os.Link(t.name, path)
 	} else {
 		err = linkAnonymous(t.f, path)
 	}
-	if err != nil {
-		undo()
-		if os.IsExist(err) {
-			return fmt.Errorf("%s: %w", path, fs.ErrExist)
+	if os.IsExist(err) {
+		return fmt.Errorf("%s: %w", path, fs.ErrExist)
+	}
+	return err
+}
+
+// testHookBeforeRename, when set, runs as linkWithDir is about to rename
+// its temp directory into place (a test kills the process there).
+var testHookBeforeRename func()
+
+// linkWithDir links the file at path, whose directory is missing, by way
+// of a temp directory renamed into place (see Link). If the directory
+// appears meanwhile (another writer made it), the file is linked into it
+// instead and the temp directory removed.
+func (t *Temp) linkWithDir(path string) error {
+	dir := filepath.Clean(filepath.Dir(path))
+	first := dir // the first missing directory, below one that exists
+	for {
+		up := filepath.Dir(first)
+		if _, err := os.Lstat(up); err == nil || up == first {
+			break
 		}
+		first = up
+	}
+	parent := filepath.Dir(first)
+	tmp, err := os.MkdirTemp(parent, tempPattern(filepath.Base(first)))
+	if err != nil {
 		return err
 	}
-	t.Abort() // drops the temp name, if it had one
-	return SyncDir(filepath.Dir(path))
+	rest, err := filepath.Rel(first, dir)
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	inner := filepath.Join(tmp, rest)
+	staged := filepath.Join(inner, filepath.Base(path))
+	if err := os.MkdirAll(inner, 0o700); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	if err := t.linkAt(staged); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	if !t.noSync {
+		for d := inner; ; d = filepath.Dir(d) {
+			if err := SyncDir(d); err != nil {
+				os.RemoveAll(tmp)
+				return err
+			}
+			if d == tmp {
+				break
+			}
+		}
+	}
+	if testHookBeforeRename != nil {
+		testHookBeforeRename()
+	}
+	err = renameNoReplace(tmp, first)
+	if err != nil && (errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.ENOTEMPTY)) {
+		// Made meanwhile: link into it, as into any existing directory.
+		var undo func()
+		if undo, err = mkdirAll(dir); err == nil {
+			if err = os.Link(staged, path); err != nil {
+				undo()
+				if os.IsExist(err) {
+					err = fmt.Errorf("%s: %w", path, fs.ErrExist)
+				}
+			}
+		}
+		os.RemoveAll(tmp)
+		if err != nil {
+			return err
+		}
+		t.Abort()
+		return SyncDir(dir)
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	t.Abort()
+	return SyncDir(parent)
 }
 
 // Rename names the file path, replacing what is there; path's directory
@@ -262,20 +358,21 @@ const StaleAfter = time.Hour
 // Leftover reports whether the file called name in a directory, with
 // info, is a temp file of ours whose writer is gone: one tagged with a
 // process that no longer runs, or an untagged one of an older xdev not
-// written to for StaleAfter. It never matches a name ending in .jsonl.
+// written to for StaleAfter. A directory is one when tagged (Link's temp
+// directory) and its process is gone. It never matches a name ending in
+// .jsonl.
 func Leftover(name string, info fs.FileInfo) bool {
-	if !strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".tmp") || !info.Mode().IsRegular() {
+	if !info.Mode().IsRegular() && !info.IsDir() {
 		return false
 	}
-	rest := strings.TrimSuffix(name, ".tmp")
-	if i := strings.LastIndex(rest, ".xdev-"); i >= 0 {
-		pid, _, ok := strings.Cut(rest[i+len(".xdev-"):], "-")
-		n, err := strconv.Atoi(pid)
-		if ok && err == nil && n > 0 {
-			return n != os.Getpid() && errors.Is(syscall.Kill(n, 0), syscall.ESRCH)
-		}
+	if pid, ok := tempOwner(name); ok {
+		return pid != os.Getpid() && errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+	}
+	if info.IsDir() || !strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".tmp") {
+		return false
 	}
 	// An older xdev's: ".<file>.jsonl.<digits>.tmp".
+	rest := strings.TrimSuffix(name, ".tmp")
 	i := strings.LastIndexByte(rest, '.')
 	if i < 0 || !strings.HasSuffix(rest[:i], ".jsonl") {
 		return false
@@ -284,6 +381,41 @@ func Leftover(name string, info fs.FileInfo) bool {
 		return false
 	}
 	return time.Since(info.ModTime()) > StaleAfter
+}
+
+// IsTemp reports whether name is a temp file's or temp directory's of
+// this package (".<name>.xdev-<pid>-<n>.tmp"), its writer alive or not: a
+// lister skips it, since what is inside has not taken its name yet.
+func IsTemp(name string) bool {
+	_, ok := tempOwner(name)
+	return ok
+}
+
+// tempOwner returns the process a tagged temp name was made by.
+func tempOwner(name string) (pid int, ok bool) {
+	if !strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".tmp") {
+		return 0, false
+	}
+	rest := strings.TrimSuffix(name, ".tmp")
+	i := strings.LastIndex(rest, ".xdev-")
+	if i < 0 {
+		return 0, false
+	}
+	p, _, ok := strings.Cut(rest[i+len(".xdev-"):], "-")
+	n, err := strconv.Atoi(p)
+	if !ok || err != nil || n <= 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// renameChecked renames old to new unless new exists, checked just
+// before: where the system cannot refuse the rename itself.
+func renameChecked(old, new string) error {
+	if _, err := os.Lstat(new); err == nil {
+		return &os.LinkError{Op: "rename", Old: old, New: new, Err: fs.ErrExist}
+	}
+	return os.Rename(old, new)
 }
 
 // SyncDir makes a rename or link in dir durable.

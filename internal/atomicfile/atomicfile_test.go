@@ -193,27 +193,135 @@ func TestLeftover(t *testing.T) {
 		name string
 		old  bool
 		want bool
+		dir  bool // a directory (Link's temp directory), not a file
 	}{
-		{fmt.Sprintf(".s.jsonl.xdev-%d-123.tmp", gone), false, true},
-		{fmt.Sprintf(".s.jsonl.xdev-%d-r0.tmp", gone), false, true},
-		{fmt.Sprintf(".s.jsonl.xdev-%d-123.tmp", os.Getpid()), true, false},
-		{".s.jsonl.12345.tmp", true, true},
-		{".s.jsonl.12345.tmp", false, false},
-		{fmt.Sprintf("s.jsonl.xdev-%d-1.tmp", gone), true, false}, // not hidden
-		{fmt.Sprintf(".s.xdev-%d-1.jsonl", gone), true, false},    // a session's name
-		{".s.jsonl.lock", true, false},
-		{".notes.12345.tmp", true, false},
+		{fmt.Sprintf(".s.jsonl.xdev-%d-123.tmp", gone), false, true, false},
+		{fmt.Sprintf(".s.jsonl.xdev-%d-r0.tmp", gone), false, true, false},
+		{fmt.Sprintf(".s.jsonl.xdev-%d-123.tmp", os.Getpid()), true, false, false},
+		{".s.jsonl.12345.tmp", true, true, false},
+		{".s.jsonl.12345.tmp", false, false, false},
+		{fmt.Sprintf("s.jsonl.xdev-%d-1.tmp", gone), true, false, false}, // not hidden
+		{fmt.Sprintf(".s.xdev-%d-1.jsonl", gone), true, false, false},    // a session's name
+		{".s.jsonl.lock", true, false, false},
+		{".notes.12345.tmp", true, false, false},
+		{fmt.Sprintf(".project.xdev-%d-42.tmp", gone), false, true, true},
+		{fmt.Sprintf(".project.xdev-%d-42.tmp", os.Getpid()), true, false, true},
+		{".s.jsonl.12345.tmp", true, false, true}, // an older xdev's name made no directory
+		{fmt.Sprintf("project.xdev-%d-42.tmp", gone), true, false, true},
 	}
 	for _, tt := range tests {
 		p := filepath.Join(dir, tt.name)
-		os.WriteFile(p, nil, 0o600)
+		if tt.dir {
+			os.Mkdir(p, 0o700)
+		} else {
+			os.WriteFile(p, nil, 0o600)
+		}
 		if tt.old {
 			os.Chtimes(p, old, old)
 		}
 		fi, _ := os.Stat(p)
 		if got := Leftover(tt.name, fi); got != tt.want {
-			t.Errorf("Leftover(%q, old %v) = %v, want %v", tt.name, tt.old, got, tt.want)
+			t.Errorf("Leftover(%q, old %v, dir %v) = %v, want %v", tt.name, tt.old, tt.dir, got, tt.want)
 		}
 		os.Remove(p)
+	}
+}
+
+// TestLinkMakesItsDirectory: a file created in missing directories
+// appears with them, one to three levels deep, whether it is alone or
+// many writers make the same directories at once (the later ones find
+// the directory made and link into it); no temp directory is left, each
+// file is whole, the directories are 0700, and a taken name is refused.
+func TestLinkMakesItsDirectory(t *testing.T) {
+	for round := range 40 {
+		root := t.TempDir()
+		depth := 1 + round%3
+		dir := root
+		for d := range depth {
+			dir = filepath.Join(dir, fmt.Sprintf("p%d", d))
+		}
+		writers := 1 + round%7*3
+		errs := make(chan error, writers)
+		for w := range writers {
+			go func() {
+				errs <- Create(filepath.Join(dir, fmt.Sprintf("s%d.jsonl", w)), content(fmt.Sprintf("writer %d\n", w)))
+			}()
+		}
+		for range writers {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		for w := range writers {
+			if b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("s%d.jsonl", w))); string(b) != fmt.Sprintf("writer %d\n", w) {
+				t.Errorf("round %d: writer %d's file holds %q (%v)", round, w, b, err)
+			}
+		}
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && IsTemp(d.Name()) {
+				t.Errorf("round %d: %s left", round, p)
+			}
+			if err == nil && d.IsDir() && p != root {
+				if fi, _ := d.Info(); fi.Mode().Perm() != 0o700 {
+					t.Errorf("round %d: %s is %v", round, p, fi.Mode().Perm())
+				}
+			}
+			return nil
+		})
+		if err := Create(filepath.Join(dir, "s0.jsonl"), content("again\n")); !errors.Is(err, fs.ErrExist) {
+			t.Errorf("round %d: a taken name: %v", round, err)
+		}
+	}
+}
+
+// TestKilledBeforeItsDirectory: a writer killed as its new directory is
+// about to take its name leaves no directory where readers look, only a
+// temp directory that is a Leftover once the writer is gone (and not
+// before).
+func TestKilledBeforeItsDirectory(t *testing.T) {
+	if root := os.Getenv("ATOMICFILE_DIR_CHILD"); root != "" {
+		testHookBeforeRename = func() {
+			os.WriteFile(filepath.Join(root, "..", "ready"), nil, 0o600)
+			select {} // killed here
+		}
+		Create(filepath.Join(root, "project", "sub", "s.jsonl"), content("whole\n"))
+		return
+	}
+	base := t.TempDir()
+	root := filepath.Join(base, "sessions")
+	os.Mkdir(root, 0o700)
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestKilledBeforeItsDirectory$")
+	cmd.Env = append(os.Environ(), "ATOMICFILE_DIR_CHILD="+root)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		if _, err := os.Stat(filepath.Join(base, "ready")); err == nil {
+			break
+		}
+		if i > 500 {
+			cmd.Process.Kill()
+			t.Fatal("the writer never got going")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ents, _ := os.ReadDir(root)
+	if len(ents) != 1 || !IsTemp(ents[0].Name()) {
+		t.Fatalf("while the writer waits: %v", ents)
+	}
+	if fi, _ := ents[0].Info(); Leftover(ents[0].Name(), fi) {
+		t.Errorf("%s is a leftover while its writer runs", ents[0].Name())
+	}
+	if b, err := os.ReadFile(filepath.Join(root, ents[0].Name(), "sub", "s.jsonl")); string(b) != "whole\n" {
+		t.Errorf("the staged file holds %q (%v)", b, err)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	ents, _ = os.ReadDir(root)
+	if len(ents) != 1 || !IsTemp(ents[0].Name()) {
+		t.Fatalf("after the kill: %v", ents)
+	}
+	if fi, _ := ents[0].Info(); !Leftover(ents[0].Name(), fi) {
+		t.Errorf("%s is not a leftover once its writer is gone", ents[0].Name())
 	}
 }

@@ -18,3 +18,17 @@ func linkAnonymous(f *os.File, path string) error {
 	}
 	return nil
 }
+
+// renameNoReplace renames old to new unless new exists (then an error
+// wrapping fs.ErrExist): renameat2's RENAME_NOREPLACE, or, on a
+// filesystem without it, a check before the rename.
+func renameNoReplace(old, new string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, old, unix.AT_FDCWD, new, unix.RENAME_NOREPLACE)
+	if err == unix.EINVAL || err == unix.ENOSYS {
+		return renameChecked(old, new)
+	}
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: old, New: new, Err: err}
+	}
+	return nil
+}

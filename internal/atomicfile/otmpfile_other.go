@@ -14,3 +14,7 @@ const oTmpfile = 0
 func linkAnonymous(f *os.File, path string) error {
 	return errors.New("atomicfile: no anonymous temp files here")
 }
+
+// renameNoReplace renames old to new unless new exists (then an error
+// wrapping fs.ErrExist).
+func renameNoReplace(old, new string) error { return renameChecked(old, new) }

@@ -12,19 +12,26 @@ import (
 	"github.com/xdev/xdev/internal/atomicfile"
 )
 
-// A killed writer can leave two kinds of file beside the sessions it was
-// writing: a temp file of a new or rewritten file (atomicfile's, named
-// ".<name>.xdev-<pid>-<n>.tmp" where the system has no nameless temp
-// files) and omp's lockfile (".<name>.jsonl.lock") whose holder is gone.
-// Neither name can be a session file's (*.jsonl). isLeftover says which
-// files are such leftovers, by atomicfile.Leftover and omp's stale-lock
-// rule; a write into a project directory removes those it finds there
-// (SweepLeftovers), and VerifyDataDir reports them (ProblemLeftover).
+// A killed writer can leave three kinds of name beside the sessions it
+// was writing: a temp file of a new or rewritten file (atomicfile's,
+// named ".<name>.xdev-<pid>-<n>.tmp" where the system has no nameless temp
+// files), a temp directory named the same way (a new project directory,
+// made with its first file in it and renamed into place: killed before
+// the rename, it holds that file or nothing) and omp's lockfile
+// (".<name>.jsonl.lock") whose holder is gone. None can be a session
+// file's or a project directory's name (listers skip atomicfile.IsTemp
+// names). isLeftover says which are such leftovers, by
+// atomicfile.Leftover and omp's stale-lock rule; a write into a project
+// directory removes those it finds there and beside it (SweepLeftovers),
+// and VerifyDataDir reports them (ProblemLeftover).
 
-// isLeftover reports whether the file at path, with info, is a temp file
-// or lockfile of a writer that is gone.
+// isLeftover reports whether the file or directory at path, with info,
+// is a temp file, temp directory or lockfile of a writer that is gone.
 func isLeftover(path string, info fs.FileInfo) bool {
 	name := filepath.Base(path)
+	if info.IsDir() {
+		return atomicfile.Leftover(name, info)
+	}
 	if strings.HasSuffix(name, ".jsonl") || !info.Mode().IsRegular() {
 		return false
 	}
@@ -46,18 +53,26 @@ func RemoveLeftover(path string) error {
 	if !isLeftover(path, fi) {
 		return fmt.Errorf("%s: not a leftover of a writer that is gone; left alone", path)
 	}
+	if fi.IsDir() {
+		return os.RemoveAll(path) // a temp directory: only its writer's file
+	}
 	return os.Remove(path)
 }
 
-// SweepLeftovers removes the leftovers in dir (not below it): a writer
-// calls it on the project directory it is about to write into. It sweeps
-// a directory once in a process: the leftovers are of writers gone before
-// the sweep, and reading a directory of 10,000 sessions for each file a
-// process writes there (a mirror's refresh writes thousands) made the
-// writes quadratic. One a writer leaves later is the next process's.
+// SweepLeftovers removes the leftovers in dir and in its parent (not
+// below them): a writer calls it on the project directory it is about to
+// write into, whose parent holds the temp directories of new project
+// directories. It sweeps a directory once in a process: the leftovers are
+// of writers gone before the sweep, and reading a directory of 10,000
+// sessions for each file a process writes there (a mirror's refresh
+// writes thousands) made the writes quadratic. One a writer leaves later
+// is the next process's.
 func SweepLeftovers(dir string) {
-	if _, done := swept.LoadOrStore(filepath.Clean(dir), true); !done {
-		sweep(dir)
+	dir = filepath.Clean(dir)
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if _, done := swept.LoadOrStore(d, true); !done {
+			sweep(d)
+		}
 	}
 }
 
@@ -76,11 +91,15 @@ func sweep(dir string) {
 		return
 	}
 	for _, e := range ents {
-		if e.Name()[0] != '.' || !e.Type().IsRegular() {
+		if e.Name()[0] != '.' || !e.Type().IsRegular() && !e.IsDir() {
 			continue
 		}
 		if fi, err := e.Info(); err == nil && isLeftover(filepath.Join(dir, e.Name()), fi) {
-			os.Remove(filepath.Join(dir, e.Name()))
+			if fi.IsDir() {
+				os.RemoveAll(filepath.Join(dir, e.Name()))
+			} else {
+				os.Remove(filepath.Join(dir, e.Name()))
+			}
 		}
 	}
 }

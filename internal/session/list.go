@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/xdev/xdev/internal/atomicfile"
 )
 
 // SessionInfo describes one session file as List sees it: from its slot
@@ -105,6 +107,9 @@ func List(dataDir string, opts *ListOptions) ([]SessionInfo, error) {
 		}
 		for _, e := range ents {
 			switch {
+			case e.IsDir() && atomicfile.IsTemp(e.Name()):
+				// A project directory still being made (atomicfile's
+				// Link), or one its killed writer left: not a project's.
 			case e.IsDir():
 				dirs = append(dirs, filepath.Join(root, e.Name()))
 			case e.Type()&fs.ModeSymlink != 0:
@@ -162,7 +167,7 @@ func Files(dataDir string) ([]SessionFile, error) {
 	}
 	var dirs []string
 	for _, e := range ents {
-		if e.IsDir() {
+		if e.IsDir() && !atomicfile.IsTemp(e.Name()) { // see List
 			dirs = append(dirs, filepath.Join(root, e.Name()))
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/xdev/xdev/internal/atomicfile"
 )
 
 // ListPaths describes the files at paths as List(dataDir, opts) would
@@ -70,6 +72,9 @@ func candidateAt(root, p string) (c candidate, listed, ok bool) {
 	}
 	parts := strings.Split(rel, sep)
 	c = candidate{path: p}
+	if len(parts) > 1 && atomicfile.IsTemp(parts[0]) {
+		return c, false, true // in a project directory still being made (see List)
+	}
 	symlink := fi.Mode()&fs.ModeSymlink != 0
 	jsonl := strings.HasSuffix(p, ".jsonl")
 	switch {

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/xdev/xdev/internal/ai"
+	"github.com/xdev/xdev/internal/atomicfile"
 	"github.com/xdev/xdev/internal/jsonx"
 )
 
@@ -476,6 +477,16 @@ func VerifyDataDir(dataDir string, opts *VerifyOptions, progress func(done, tota
 		case d.Type()&fs.ModeSymlink != 0:
 			reports = append(reports, FileReport{Path: p, Problems: []Problem{{Path: p, Kind: ProblemSymlink,
 				Detail: "a symlink in the data dir; not followed (it could lead anywhere)"}}})
+		case d.IsDir() && p != root && strings.HasPrefix(d.Name(), "."):
+			if fi, err := d.Info(); err == nil && isLeftover(p, fi) {
+				reports = append(reports, FileReport{Path: p, Problems: []Problem{{Path: p, Kind: ProblemLeftover,
+					Detail: "a temp directory a killed writer left (a new project directory, not yet renamed into place)",
+					Repair: "remove it"}}})
+				return fs.SkipDir
+			}
+			if atomicfile.IsTemp(d.Name()) {
+				return fs.SkipDir // being made: its file is not a session's yet
+			}
 		case !d.IsDir() && strings.HasSuffix(p, ".jsonl"):
 			files = append(files, p)
 		case d.Type().IsRegular() && strings.HasPrefix(d.Name(), "."):
