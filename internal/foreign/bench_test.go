@@ -2,7 +2,9 @@ package foreign
 
 import (
 	"bufio"
+	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/xdev/xdev/internal/fakeharness"
 )
 
 var benchMB = flag.Int("import.mb", 20, "size in MB of the transcripts BenchmarkImport writes")
@@ -106,5 +110,41 @@ func BenchmarkImport(b *testing.B) {
 			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 			b.ReportMetric(float64(fi.Size())/(1<<20), "transcript-MiB")
 		})
+	}
+}
+
+// BenchmarkEnsureOpened opens again a session opened before, of a
+// Claude Code directory of 5,000 transcripts, as every view of its page
+// does: its mirror file is current, and finding that is one manifest row.
+func BenchmarkEnsureOpened(b *testing.B) {
+	d := fakeharness.New(b.TempDir(), time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
+	d.Step = func() time.Duration { return time.Second }
+	for k := range 5000 {
+		if _, err := d.Transcript(fmt.Sprintf("-work-p%02d", k%40), fmt.Sprintf("prompt %d of the benchmark", k)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	src, err := NewSource(HarnessClaude, d.Claude)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := &Mirror{Dir: b.TempDir(), Source: src}
+	ctx := context.Background()
+	if _, err := m.Refresh(ctx); err != nil {
+		b.Fatal(err)
+	}
+	list, err := src.List(true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	first, err := m.Ensure(ctx, list[2500])
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if f, err := m.Ensure(ctx, list[2500]); err != nil || f.Path != first.Path {
+			b.Fatalf("%v %v", f, err)
+		}
 	}
 }

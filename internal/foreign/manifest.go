@@ -138,6 +138,18 @@ func (m *Mirror) readManifest() map[string]mirrorRow {
 	return rows
 }
 
+// manifestRow is the manifest's row of the mirror file named name, read
+// from the manifest as it is now and decoded alone; ok is false where
+// there is none, or the manifest's lines cannot be searched (an older
+// xdev's, a damaged one: readManifestRows decodes those).
+func (m *Mirror) manifestRow(name string) (mirrorRow, bool) {
+	data, err := regularfile.ReadFile(m.manifestPath(), 0)
+	if err != nil {
+		return mirrorRow{}, false
+	}
+	return newManifestLines(data).find(name)
+}
+
 // readManifestRows is readManifest and the manifest's rows in its order.
 func (m *Mirror) readManifestRows() (map[string]mirrorRow, []mirrorRow) {
 	out := map[string]mirrorRow{}
