@@ -113,10 +113,31 @@ func BenchmarkImport(b *testing.B) {
 	}
 }
 
-// BenchmarkEnsureOpened opens again a session opened before, of a
-// Claude Code directory of 5,000 transcripts, as every view of its page
-// does: its mirror file is current, and finding that is one manifest row.
-func BenchmarkEnsureOpened(b *testing.B) {
+// BenchmarkEnsureFirst opens sessions never opened before, of a Claude
+// Code directory of 5,000 transcripts searched in place, as a first view
+// of each one's page does: each is converted, and its row put in the
+// manifest, spliced in or (whole) with every row read and written again.
+func BenchmarkEnsureFirst(b *testing.B) {
+	for _, whole := range []bool{false, true} {
+		b.Run(map[bool]string{false: "spliced", true: "whole"}[whole], func(b *testing.B) {
+			m, list := benchMirror(b)
+			defer func() { ensureWhole = false }()
+			ensureWhole = whole
+			b.ReportAllocs()
+			k := 0
+			for b.Loop() {
+				if _, err := m.Ensure(context.Background(), list[k%len(list)]); err != nil {
+					b.Fatal(err)
+				}
+				k++
+			}
+		})
+	}
+}
+
+// benchMirror is a mirror of a Claude Code directory of 5,000
+// transcripts, refreshed, and its sessions.
+func benchMirror(b *testing.B) (*Mirror, []Session) {
 	d := fakeharness.New(b.TempDir(), time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
 	d.Step = func() time.Duration { return time.Second }
 	for k := range 5000 {
@@ -129,14 +150,22 @@ func BenchmarkEnsureOpened(b *testing.B) {
 		b.Fatal(err)
 	}
 	m := &Mirror{Dir: b.TempDir(), Source: src}
-	ctx := context.Background()
-	if _, err := m.Refresh(ctx); err != nil {
+	if _, err := m.Refresh(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 	list, err := src.List(true)
 	if err != nil {
 		b.Fatal(err)
 	}
+	return m, list
+}
+
+// BenchmarkEnsureOpened opens again a session opened before, of a
+// Claude Code directory of 5,000 transcripts, as every view of its page
+// does: its mirror file is current, and finding that is one manifest row.
+func BenchmarkEnsureOpened(b *testing.B) {
+	m, list := benchMirror(b)
+	ctx := context.Background()
 	first, err := m.Ensure(ctx, list[2500])
 	if err != nil {
 		b.Fatal(err)

@@ -138,16 +138,26 @@ func (m *Mirror) readManifest() map[string]mirrorRow {
 	return rows
 }
 
-// manifestRow is the manifest's row of the mirror file named name, read
-// from the manifest as it is now and decoded alone; ok is false where
-// there is none, or the manifest's lines cannot be searched (an older
-// xdev's, a damaged one: readManifestRows decodes those).
-func (m *Mirror) manifestRow(name string) (mirrorRow, bool) {
+// searchableManifest is the manifest's lines as they are now, where they
+// can be searched by mirror name: nil for an older xdev's manifest, a
+// damaged one or one that cannot be read (readManifestRows decodes
+// those, or calls them empty). No manifest is an empty one.
+func (m *Mirror) searchableManifest() *manifestLines {
 	data, err := regularfile.ReadFile(m.manifestPath(), 0)
-	if err != nil {
-		return mirrorRow{}, false
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(m.legacyManifestPath()); !errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return newManifestLines(nil)
 	}
-	return newManifestLines(data).find(name)
+	if err != nil {
+		return nil
+	}
+	ml := newManifestLines(data)
+	if ml.starts == nil && len(data) > 0 || len(ml.starts) > 0 && ml.end(len(ml.starts)-1) != len(data) {
+		return nil // out of order, or torn
+	}
+	return ml
 }
 
 // readManifestRows is readManifest and the manifest's rows in its order.
@@ -242,6 +252,17 @@ func newManifestLines(data []byte) *manifestLines {
 	ml.starts = starts
 	return ml
 }
+
+// end is where line i ends, after its newline.
+func (ml *manifestLines) end(i int) int {
+	if i+1 < len(ml.starts) {
+		return ml.starts[i+1]
+	}
+	return ml.starts[i] + bytes.IndexByte(ml.data[ml.starts[i]:], '\n') + 1
+}
+
+// lineAt is line i, without its newline.
+func (ml *manifestLines) lineAt(i int) []byte { return ml.data[ml.starts[i] : ml.end(i)-1] }
 
 // key is the mirror name line i starts with, or nil.
 func (ml *manifestLines) key(i int) []byte { return lineKey(ml.data[ml.starts[i]:]) }

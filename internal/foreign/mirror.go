@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sync/atomic"
-	"time"
 
 	"github.com/xdev/xdev/internal/filelock"
 	"github.com/xdev/xdev/internal/regularfile"
@@ -335,11 +334,15 @@ func (m *Mirror) Ensure(ctx context.Context, s Session) (MirrorFile, error) {
 	}
 	row := mirrorRow{Source: s.Path, ID: s.ID, Size: size, ModTime: mtime, Mirror: mirrorName(s.Path), Format: mirrorFormat}
 	target := filepath.Join(files, row.Mirror)
-	// A session opened before and unchanged since, which every view of
-	// its page is: its row found by its line alone. Decoding every row
-	// (10,000 of them, 23 MB allocated) made each view O(every session).
-	if prev, ok := m.manifestRow(row.Mirror); ok && prev.Source == s.Path && prev.Err == "" && !prev.InPlace && prev.current(row, target) {
-		return MirrorFile{target, prev.Skipped}, nil
+	// Found by the session's line alone where the manifest's lines can be
+	// searched: a session opened before and unchanged since, which every
+	// view of its page is, and a first opening, whose row is spliced in.
+	// Decoding and writing every row (10,000 of them, 23 MB allocated)
+	// made each O(every session).
+	if ml := m.searchableManifest(); ml != nil && !ensureWhole {
+		if f, ok, err := m.ensureSpliced(ml, s, row, target); ok || err != nil {
+			return f, err
+		}
 	}
 	rows, oldRows := m.readManifestRows()
 	if prev, ok := rows[s.Path]; ok && prev.Err == "" && !prev.InPlace && prev.current(row, target) {
@@ -351,7 +354,7 @@ func (m *Mirror) Ensure(ctx context.Context, s Session) (MirrorFile, error) {
 	if mfi, err := os.Stat(target); err == nil {
 		row.MirrorSize, row.MirrorMtime = mfi.Size(), mfi.ModTime().UnixNano()
 	}
-	row.Opened = max(time.Now().UnixNano(), m.lastOpened(rows)+1)
+	row.Opened = max(clockNanos(), m.lastOpened(rows)+1)
 	if prev, ok := rows[s.Path]; ok && prev.Size == row.Size && prev.ModTime == row.ModTime && prev.ID == row.ID {
 		// The listed session, unchanged since, opened (an index in place
 		// made no mirror file of it): what the listing said of it
