@@ -264,6 +264,30 @@ func (ml *manifestLines) end(i int) int {
 // lineAt is line i, without its newline.
 func (ml *manifestLines) lineAt(i int) []byte { return ml.data[ml.starts[i] : ml.end(i)-1] }
 
+// linesHolding is the lines holding one of texts, in order, each once:
+// found by a search of the whole manifest for each text, not line by
+// line.
+func (ml *manifestLines) linesHolding(texts ...string) []int {
+	var out []int
+	for _, text := range texts {
+		for off := 0; ; {
+			j := bytes.Index(ml.data[off:], []byte(text))
+			if j < 0 {
+				break
+			}
+			at := off + j
+			i := sort.Search(len(ml.starts), func(i int) bool { return ml.starts[i] > at }) - 1
+			if i < 0 || at >= ml.end(i) {
+				break // in a torn end
+			}
+			out = append(out, i)
+			off = ml.end(i) // the next line
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // key is the mirror name line i starts with, or nil.
 func (ml *manifestLines) key(i int) []byte { return lineKey(ml.data[ml.starts[i]:]) }
 

@@ -1,7 +1,6 @@
 package foreign
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -46,16 +45,14 @@ func (m *Mirror) ensureSpliced(ml *manifestLines, s Session, row mirrorRow, targ
 	}
 	// The rows with mirror files, and the latest Opened of any: the keys
 	// are in a line only where the values are not zero (omitempty), and
-	// never inside a string (json.Marshal escapes its quotes).
+	// their text, a name and the quote after it, never inside a string
+	// (json.Marshal escapes its quotes). Searched for without the quote
+	// before: a search is as slow as its first byte is common.
 	rows := map[string]mirrorRow{}
 	var last int64
-	for i := range ml.starts {
-		line := ml.lineAt(i)
-		if !bytes.Contains(line, []byte(`"mirrorSize":`)) && !bytes.Contains(line, []byte(`"openedNs":`)) {
-			continue
-		}
+	for _, i := range ml.linesHolding(`mirrorSize":`, `openedNs":`) {
 		var r mirrorRow
-		if jsonv2.Unmarshal(line, &r) != nil {
+		if jsonv2.Unmarshal(ml.lineAt(i), &r) != nil {
 			return MirrorFile{}, false, nil
 		}
 		last = max(last, r.Opened)

@@ -1,7 +1,6 @@
 package foreign
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -11,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -190,42 +190,34 @@ func (m *Mirror) RefreshPaths(ctx context.Context, paths []string) (st MirrorSta
 
 // splice is the manifest's lines with those of the mirror names of
 // lines replaced by theirs (left out where nil), and those it does not
-// hold put in their places: the lines stay sorted by name.
+// hold put in their places: the lines stay sorted by name. The lines
+// between are copied a run at a time.
 func (ml *manifestLines) splice(lines map[string][]byte) []byte {
 	names := make([]string, 0, len(lines))
-	for name := range lines {
+	n := len(ml.data)
+	for name, l := range lines {
 		names = append(names, name)
+		n += len(l) + 1
 	}
 	slices.Sort(names)
-	var buf bytes.Buffer
-	buf.Grow(len(ml.data) + 512*len(names))
-	put := func(name string) {
-		if l := lines[name]; l != nil {
-			buf.Write(l)
-			buf.WriteByte('\n')
-		}
-	}
-	for i, start := range ml.starts {
-		key := string(ml.key(i))
-		for len(names) > 0 && names[0] < key {
-			put(names[0])
-			names = names[1:]
-		}
-		end := len(ml.data)
-		if i+1 < len(ml.starts) {
-			end = ml.starts[i+1]
-		}
-		if len(names) > 0 && names[0] == key {
-			put(names[0])
-			names = names[1:]
-			continue
-		}
-		buf.Write(ml.data[start:end])
-	}
+	buf := make([]byte, 0, n)
+	at := 0 // what is copied of ml.data
 	for _, name := range names {
-		put(name)
+		i := sort.Search(len(ml.starts), func(i int) bool { return string(ml.key(i)) >= name })
+		start := len(ml.data)
+		if i < len(ml.starts) {
+			start = ml.starts[i]
+		}
+		buf = append(buf, ml.data[at:start]...)
+		at = start
+		if i < len(ml.starts) && string(ml.key(i)) == name {
+			at = ml.end(i) // replaced, or left out
+		}
+		if l := lines[name]; l != nil {
+			buf = append(append(buf, l...), '\n')
+		}
 	}
-	return buf.Bytes()
+	return append(buf, ml.data[at:]...)
 }
 
 // sub takes out of s what add put in for the same path and stat.
