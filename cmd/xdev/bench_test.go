@@ -40,7 +40,9 @@ import (
 // shared corpus, which must not change.
 func BenchmarkCommands(b *testing.B) {
 	bin := filepath.Join(b.TempDir(), "xdev")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as the README installs it
+	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 	small, err := corpus.CachedDir(3000, 7)

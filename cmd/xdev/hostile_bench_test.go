@@ -105,7 +105,9 @@ func writeHostile(b *testing.B) (data string, files map[string]string) {
 //	go test -run '^$' -bench Hostile -benchtime 1x ./cmd/xdev
 func BenchmarkHostile(b *testing.B) {
 	bin := filepath.Join(b.TempDir(), "xdev")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as the README installs it
+	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 	data, files := writeHostile(b)

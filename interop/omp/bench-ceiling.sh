@@ -34,7 +34,7 @@ home=${XDEV_BENCH_HOME:-$work/home-$sessions-$size-$largest}
 bin=$(mktemp -d)
 pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$bin"' EXIT
-(cd "$root" && go build -o "$bin/xdev" ./cmd/xdev && go build -o "$bin/xdev-corpus" ./cmd/xdev-corpus &&
+(cd "$root" && CGO_ENABLED=0 go build -o "$bin/xdev" ./cmd/xdev && go build -o "$bin/xdev-corpus" ./cmd/xdev-corpus &&
 	go build -o "$bin/xdev-bench" ./cmd/xdev-bench)
 mkdir -p "$bin/hello"
 printf 'package main\n\nimport "os"\n\nfunc main() { os.Stdout.WriteString("hello\\n") }\n' >"$bin/hello/main.go"

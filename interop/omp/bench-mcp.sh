@@ -21,7 +21,7 @@ real=$root/../shared/fixtures/real
 bin=$(mktemp -d)
 pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$bin"' EXIT
-(cd "$root" && go build -o "$bin/xdev" ./cmd/xdev && go build -o "$bin/xdev-corpus" ./cmd/xdev-corpus)
+(cd "$root" && CGO_ENABLED=0 go build -o "$bin/xdev" ./cmd/xdev && go build -o "$bin/xdev-corpus" ./cmd/xdev-corpus)
 [ -f "$work/agent/.complete" ] || { rm -rf "$work/agent"; "$bin/xdev-corpus" -sessions 10000 -out "$work/agent" && touch "$work/agent/.complete"; }
 
 home=$bin/home

@@ -24,7 +24,7 @@ ccusage=$here/node_modules/@ccusage/ccusage-linux-x64/bin/ccusage
 [ -x "$ccusage" ] || "$here/install.sh"
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
-(cd "$here/../.." && go build -o "$bin/xdev" ./cmd/xdev && go build -o "$bin/xdev-corpus" ./cmd/xdev-corpus)
+(cd "$here/../.." && CGO_ENABLED=0 go build -o "$bin/xdev" ./cmd/xdev && go build -o "$bin/xdev-corpus" ./cmd/xdev-corpus)
 claude=$work/claude
 [ -f "$claude/.complete" ] || { rm -rf "$claude"; "$bin/xdev-corpus" -claude 10000 -out "$claude" && touch "$claude/.complete"; }
 home=$bin/home cache=$bin/cache

@@ -72,7 +72,7 @@ fi
 # init included. Each line is the median wall time and the median peak RSS
 # (/usr/bin/time) over the runs; omp's operations run through Bun as a
 # process too, and rg is ripgrep on the same files.
-(cd "$root" && go build -o "$work/xdev" ./cmd/xdev)
+(cd "$root" && CGO_ENABLED=0 go build -o "$work/xdev" ./cmd/xdev)
 for size in 10MB 104MB 500MB; do
 	d="$work/dd-$size/sessions/-work-p"
 	mkdir -p "$d"
