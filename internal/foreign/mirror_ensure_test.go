@@ -8,9 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
-	"time"
-
-	"github.com/xdev/xdev/internal/fakeharness"
 )
 
 // TestEnsureSplicedIsWhole: over random histories of a Claude Code and a
@@ -29,30 +26,16 @@ func TestEnsureSplicedIsWhole(t *testing.T) {
 	for seed := range uint64(10) {
 		rng := rand.New(rand.NewPCG(seed, 1234))
 		tmp := t.TempDir()
-		d := fakeharness.New(tmp, time.Now().Add(-time.Hour))
-		d.Step = func() time.Duration { return time.Duration(1+rng.IntN(3)) * time.Second }
-		for range 6 {
-			if _, err := d.Transcript("-w-p", "first"); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := d.Rollout("01", true, "first"); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for _, h := range []struct {
-			src     Source
-			changes []func() (fakeharness.Change, error)
-		}{{claudeSource{root: d.Claude}, d.ClaudeChanges(rng)}, {codexSource{root: d.Codex}, d.CodexChanges(rng)}} {
-			spliced := &Mirror{Dir: filepath.Join(tmp, "spliced-"+h.src.Harness()), Source: h.src}
-			whole := &Mirror{Dir: filepath.Join(tmp, "whole-"+h.src.Harness()), Source: h.src}
+		for _, h := range fakeHarnesses(t, rng, tmp, 6) {
+			ms := refreshedMirrors(t, h.src, filepath.Join(tmp, "spliced"), filepath.Join(tmp, "whole"))
+			spliced, whole := ms[0], ms[1]
 			refresh := func() {
-				for _, m := range []*Mirror{spliced, whole} {
+				for _, m := range ms {
 					if _, err := m.Refresh(context.Background()); err != nil {
 						t.Fatal(err)
 					}
 				}
 			}
-			refresh()
 			var clock int64
 			for round := range 40 {
 				list, _ := h.src.List(true)

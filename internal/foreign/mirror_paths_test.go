@@ -28,28 +28,9 @@ func TestRefreshPathsIsRefresh(t *testing.T) {
 	for seed := range uint64(12) {
 		rng := rand.New(rand.NewPCG(seed, 77))
 		tmp := t.TempDir()
-		// Every file past the racy window: the stamps are written.
-		d := fakeharness.New(tmp, time.Now().Add(-time.Hour))
-		d.Step = func() time.Duration { return time.Duration(1+rng.IntN(3)) * time.Second }
-		for range 4 {
-			if _, err := d.Transcript("-w-p", "first"); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := d.Rollout("01", true, "first"); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for _, h := range []struct {
-			src     Source
-			changes []func() (fakeharness.Change, error)
-		}{{claudeSource{root: d.Claude}, d.ClaudeChanges(rng)}, {codexSource{root: d.Codex}, d.CodexChanges(rng)}} {
-			paths := &Mirror{Dir: filepath.Join(tmp, "paths-"+h.src.Harness()), Source: h.src}
-			whole := &Mirror{Dir: filepath.Join(tmp, "whole-"+h.src.Harness()), Source: h.src}
-			for _, m := range []*Mirror{paths, whole} {
-				if _, err := m.Refresh(context.Background()); err != nil {
-					t.Fatal(err)
-				}
-			}
+		for _, h := range fakeHarnesses(t, rng, tmp, 4) {
+			ms := refreshedMirrors(t, h.src, filepath.Join(tmp, "paths"), filepath.Join(tmp, "whole"))
+			paths, whole := ms[0], ms[1]
 			for round := range 30 {
 				// A session a person opens now and then: its mirror file
 				// made, to be removed once its transcript changes.
@@ -92,6 +73,46 @@ func TestRefreshPathsIsRefresh(t *testing.T) {
 	if byPaths < rounds/2 {
 		t.Errorf("only %d of %d rounds by paths", byPaths, rounds)
 	}
+}
+
+// A fakeHarness is a harness's source over a dir fakeharness writes, and
+// the random changes it makes there.
+type fakeHarness struct {
+	src     Source
+	changes []func() (fakeharness.Change, error)
+}
+
+// fakeHarnesses are a Claude Code and a Codex dir under tmp, of n
+// transcripts and n rollouts each, written an hour ago (every file past
+// the racy window: the stamps are written), changed as rng draws.
+func fakeHarnesses(t *testing.T, rng *rand.Rand, tmp string, n int) []fakeHarness {
+	t.Helper()
+	d := fakeharness.New(tmp, time.Now().Add(-time.Hour))
+	d.Step = func() time.Duration { return time.Duration(1+rng.IntN(3)) * time.Second }
+	for range n {
+		if _, err := d.Transcript("-w-p", "first"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Rollout("01", true, "first"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return []fakeHarness{{claudeSource{root: d.Claude}, d.ClaudeChanges(rng)}, {codexSource{root: d.Codex}, d.CodexChanges(rng)}}
+}
+
+// refreshedMirrors are mirrors of src at each of dirs (their names
+// suffixed with src's harness), each refreshed.
+func refreshedMirrors(t *testing.T, src Source, dirs ...string) []*Mirror {
+	t.Helper()
+	var ms []*Mirror
+	for _, d := range dirs {
+		m := &Mirror{Dir: d + "-" + src.Harness(), Source: src}
+		if _, err := m.Refresh(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
+	}
+	return ms
 }
 
 // sameMirror fails t where a and b differ in what a search or a refresh
