@@ -80,11 +80,9 @@ func (m *Mirror) ensureSpliced(ml *manifestLines, s Session, row mirrorRow, targ
 		}
 		lines[r.Mirror] = b
 	}
-	spliced := ml.splice(lines)
 	m.manifest, m.walked = nil, nil
 	if err := atomicfile.Replace(m.manifestPath(), func(w io.Writer) error {
-		_, err := w.Write(spliced)
-		return err
+		return ml.writeSpliced(w, lines)
 	}); err != nil {
 		return MirrorFile{}, true, err
 	}

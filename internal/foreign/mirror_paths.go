@@ -1,6 +1,7 @@
 package foreign
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -190,34 +191,48 @@ func (m *Mirror) RefreshPaths(ctx context.Context, paths []string) (st MirrorSta
 
 // splice is the manifest's lines with those of the mirror names of
 // lines replaced by theirs (left out where nil), and those it does not
-// hold put in their places: the lines stay sorted by name. The lines
-// between are copied a run at a time.
+// hold put in their places: the lines stay sorted by name.
 func (ml *manifestLines) splice(lines map[string][]byte) []byte {
-	names := make([]string, 0, len(lines))
 	n := len(ml.data)
-	for name, l := range lines {
-		names = append(names, name)
+	for _, l := range lines {
 		n += len(l) + 1
 	}
+	buf := bytes.NewBuffer(make([]byte, 0, n))
+	ml.writeSpliced(buf, lines) // a bytes.Buffer's writes do not fail
+	return buf.Bytes()
+}
+
+// writeSpliced writes splice's lines to w: the lines between those
+// changed a run at a time, each found by a binary search, so that a
+// writer of the file itself holds no copy of it.
+func (ml *manifestLines) writeSpliced(w io.Writer, lines map[string][]byte) error {
+	names := make([]string, 0, len(lines))
+	for name := range lines {
+		names = append(names, name)
+	}
 	slices.Sort(names)
-	buf := make([]byte, 0, n)
-	at := 0 // what is copied of ml.data
+	at := 0 // what is written of ml.data
 	for _, name := range names {
 		i := sort.Search(len(ml.starts), func(i int) bool { return string(ml.key(i)) >= name })
 		start := len(ml.data)
 		if i < len(ml.starts) {
 			start = ml.starts[i]
 		}
-		buf = append(buf, ml.data[at:start]...)
+		if _, err := w.Write(ml.data[at:start]); err != nil {
+			return err
+		}
 		at = start
 		if i < len(ml.starts) && string(ml.key(i)) == name {
 			at = ml.end(i) // replaced, or left out
 		}
 		if l := lines[name]; l != nil {
-			buf = append(append(buf, l...), '\n')
+			if _, err := w.Write(append(l, '\n')); err != nil {
+				return err
+			}
 		}
 	}
-	return append(buf, ml.data[at:]...)
+	_, err := w.Write(ml.data[at:])
+	return err
 }
 
 // sub takes out of s what add put in for the same path and stat.
