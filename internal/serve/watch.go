@@ -13,6 +13,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/xdev/xdev/internal/atomicfile"
 	"github.com/xdev/xdev/internal/catalog"
 	"github.com/xdev/xdev/internal/live"
 	"github.com/xdev/xdev/internal/search"
@@ -385,6 +386,13 @@ func (s *Server) watchTree(w *fsnotify.Watcher, dir string, limit int, file func
 			}
 			whole = false
 			return nil
+		}
+		if d.IsDir() && atomicfile.IsTemp(d.Name()) {
+			// A directory being made (atomicfile's Link): it takes its
+			// name by a rename, which the watch would not follow (its
+			// events would keep naming the temp name). Watched when it
+			// appears under its own.
+			return filepath.SkipDir
 		}
 		if !d.IsDir() {
 			if file != nil {
