@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -160,6 +161,18 @@ func (m *Mirror) searchableManifest() *manifestLines {
 	return ml
 }
 
+// manifestOfRows is the manifest as readManifestRows reads it, where its
+// lines cannot be searched (an older xdev's; one out of order; a damaged
+// one, empty), made into the lines writeManifest writes.
+func (m *Mirror) manifestOfRows() (*manifestLines, error) {
+	rows, _ := m.readManifestRows()
+	data, err := manifestBytes(slices.Collect(maps.Values(rows)))
+	if err != nil {
+		return nil, err
+	}
+	return newManifestLines(data), nil
+}
+
 // readManifestRows is readManifest and the manifest's rows in its order.
 func (m *Mirror) readManifestRows() (map[string]mirrorRow, []mirrorRow) {
 	out := map[string]mirrorRow{}
@@ -199,18 +212,13 @@ func (m *Mirror) writeManifest(rows, prev []mirrorRow) error {
 	if prev != nil && slices.Equal(rows, prev) {
 		return nil
 	}
-	var buf bytes.Buffer
-	for _, r := range rows {
-		line, err := json.Marshal(r)
-		if err != nil {
-			return err
-		}
-		buf.Write(line)
-		buf.WriteByte('\n')
+	data, err := manifestBytes(rows)
+	if err != nil {
+		return err
 	}
 	m.manifest, m.walked = nil, nil
 	if err := atomicfile.Replace(m.manifestPath(), func(w io.Writer) error {
-		_, err := w.Write(buf.Bytes())
+		_, err := w.Write(data)
 		return err
 	}); err != nil {
 		return err
@@ -219,6 +227,22 @@ func (m *Mirror) writeManifest(rows, prev []mirrorRow) error {
 		return err
 	}
 	return nil
+}
+
+// manifestBytes is the manifest of rows: a line each, sorted by mirror
+// name.
+func manifestBytes(rows []mirrorRow) ([]byte, error) {
+	rows = slices.SortedFunc(slices.Values(rows), func(a, b mirrorRow) int { return strings.Compare(a.Mirror, b.Mirror) })
+	var buf bytes.Buffer
+	for _, r := range rows {
+		line, err := json.Marshal(r)
+		if err != nil {
+			return nil, err
+		}
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes(), nil
 }
 
 // manifestLines is a manifest's bytes and where each line starts.

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -336,59 +335,25 @@ func (m *Mirror) Ensure(ctx context.Context, s Session) (MirrorFile, error) {
 	}
 	row := mirrorRow{Source: s.Path, ID: s.ID, Size: size, ModTime: mtime, Mirror: mirrorName(s.Path), Format: mirrorFormat}
 	target := filepath.Join(files, row.Mirror)
-	// Found by the session's line alone where the manifest's lines can be
-	// searched: a session opened before and unchanged since, which every
-	// view of its page is, by a binary search of the file (a few reads of
-	// 4 KB: lookupLine); a first opening, whose row is spliced in, by one
-	// of the lines read whole. Decoding and writing every row (10,000 of
-	// them, 23 MB allocated) made each O(every session).
-	if line, ok := m.lookupLine(row.Mirror); ok && !ensureWhole {
+	// Found by the session's line alone: a session opened before and
+	// unchanged since, which every view of its page is, by a binary
+	// search of the file (a few reads of 4 KB: lookupLine); a first
+	// opening, whose row is spliced in, by one of the lines read whole.
+	// Decoding and writing every row (10,000 of them, 23 MB allocated)
+	// made each O(every session).
+	if line, ok := m.lookupLine(row.Mirror); ok {
 		var prev mirrorRow
 		if jsonv2.Unmarshal(line, &prev) == nil && prev.Source == s.Path && prev.Err == "" && !prev.InPlace && prev.current(row, target) {
 			return MirrorFile{target, prev.Skipped}, nil
 		}
 	}
-	if ml := m.searchableManifest(); ml != nil && !ensureWhole {
-		if f, ok, err := m.ensureSpliced(ml, s, row, target); ok || err != nil {
-			return f, err
+	ml := m.searchableManifest()
+	if ml == nil {
+		if ml, err = m.manifestOfRows(); err != nil {
+			return MirrorFile{}, err
 		}
 	}
-	rows, oldRows := m.readManifestRows()
-	if prev, ok := rows[s.Path]; ok && prev.Err == "" && !prev.InPlace && prev.current(row, target) {
-		return MirrorFile{target, prev.Skipped}, nil
-	}
-	if row.Skipped, err = m.convert(s, target); err != nil {
-		return MirrorFile{}, err
-	}
-	if mfi, err := os.Stat(target); err == nil {
-		row.MirrorSize, row.MirrorMtime = mfi.Size(), mfi.ModTime().UnixNano()
-	}
-	row.Opened = max(clockNanos(), m.lastOpened(rows)+1)
-	if prev, ok := rows[s.Path]; ok && prev.Size == row.Size && prev.ModTime == row.ModTime && prev.ID == row.ID {
-		// The listed session, unchanged since, opened (an index in place
-		// made no mirror file of it): what the listing said of it
-		// stands, and so does the listing's stamp.
-		row.Title, row.FirstMessage = prev.Title, prev.FirstMessage
-	} else if err := m.dropListingStamp(); err != nil {
-		// A row of no listing (no title): the next refresh lists again.
-		return MirrorFile{}, err
-	}
-	rows[s.Path] = row
-	m.trimOpened(rows, s.Path)
-	if err := m.writeManifest(slices.Collect(maps.Values(rows)), oldRows); err != nil { // it sorts them
-		return MirrorFile{}, err
-	}
-	return MirrorFile{target, row.Skipped}, nil
-}
-
-// lastOpened is the latest Opened of rows: the next is later, whatever
-// the clock says.
-func (m *Mirror) lastOpened(rows map[string]mirrorRow) int64 {
-	var last int64
-	for _, r := range rows {
-		last = max(last, r.Opened)
-	}
-	return last
+	return m.ensureSpliced(ml, s, row, target)
 }
 
 // openedBytes bounds the mirror files of the sessions a person opened,

@@ -14,31 +14,23 @@ import (
 	"github.com/xdev/xdev/internal/atomicfile"
 )
 
-// ensureWhole has Ensure read and write every row of the manifest, as it
-// does where the manifest's lines cannot be searched: a test compares
-// the two ways.
-var ensureWhole = false
-
 // clockNanos is the clock a mirror file's Opened is taken from (a test
 // sets one of its own).
 var clockNanos = func() int64 { return time.Now().UnixNano() }
 
-// ensureSpliced is Ensure on a manifest whose lines can be searched
-// (ml): the session's row found by its line; where it must be converted,
-// its line, and those of the mirror files trimOpened removes, spliced
-// into the manifest, the others left as they are (only the rows with
-// mirror files decoded, for trimOpened). ok is false where the row found
-// is another source's (Ensure then reads every row).
-func (m *Mirror) ensureSpliced(ml *manifestLines, s Session, row mirrorRow, target string) (f MirrorFile, ok bool, err error) {
+// ensureSpliced is Ensure on the manifest's lines (ml): the session's row
+// found by its line; where it must be converted, its line, and those of
+// the mirror files trimOpened removes, spliced into the manifest, the
+// others left as they are (only the rows with mirror files decoded, for
+// trimOpened).
+func (m *Mirror) ensureSpliced(ml *manifestLines, s Session, row mirrorRow, target string) (f MirrorFile, err error) {
 	prev, had := ml.find(row.Mirror)
-	if had && prev.Source != s.Path {
-		return MirrorFile{}, false, nil
-	}
+	had = had && prev.Source == s.Path // another's of the same name is replaced
 	if had && prev.Err == "" && !prev.InPlace && prev.current(row, target) {
-		return MirrorFile{target, prev.Skipped}, true, nil
+		return MirrorFile{target, prev.Skipped}, nil
 	}
 	if row.Skipped, err = m.convert(s, target); err != nil {
-		return MirrorFile{}, true, err
+		return MirrorFile{}, err
 	}
 	if mfi, err := os.Stat(target); err == nil {
 		row.MirrorSize, row.MirrorMtime = mfi.Size(), mfi.ModTime().UnixNano()
@@ -53,7 +45,10 @@ func (m *Mirror) ensureSpliced(ml *manifestLines, s Session, row mirrorRow, targ
 	for _, i := range ml.linesHolding(`mirrorSize":`, `openedNs":`) {
 		var r mirrorRow
 		if jsonv2.Unmarshal(ml.lineAt(i), &r) != nil {
-			return MirrorFile{}, false, nil
+			// Damaged: the manifest is taken for an empty one, as
+			// readManifestRows takes it (every session converted again).
+			ml, rows, last, had = newManifestLines(nil), map[string]mirrorRow{}, 0, false
+			break
 		}
 		last = max(last, r.Opened)
 		if r.Source != s.Path {
@@ -62,9 +57,13 @@ func (m *Mirror) ensureSpliced(ml *manifestLines, s Session, row mirrorRow, targ
 	}
 	row.Opened = max(clockNanos(), last+1)
 	if had && prev.Size == row.Size && prev.ModTime == row.ModTime && prev.ID == row.ID {
-		row.Title, row.FirstMessage = prev.Title, prev.FirstMessage // as Ensure says
+		// The listed session, unchanged since, opened (an index in place
+		// made no mirror file of it): what the listing said of it
+		// stands, and so does the listing's stamp.
+		row.Title, row.FirstMessage = prev.Title, prev.FirstMessage
 	} else if err := m.dropListingStamp(); err != nil {
-		return MirrorFile{}, true, err
+		// A row of no listing (no title): the next refresh lists again.
+		return MirrorFile{}, err
 	}
 	rows[s.Path] = row
 	before := maps.Clone(rows)
@@ -76,7 +75,7 @@ func (m *Mirror) ensureSpliced(ml *manifestLines, s Session, row mirrorRow, targ
 		}
 		b, err := json.Marshal(r)
 		if err != nil {
-			return MirrorFile{}, true, err
+			return MirrorFile{}, err
 		}
 		lines[r.Mirror] = b
 	}
@@ -84,10 +83,10 @@ func (m *Mirror) ensureSpliced(ml *manifestLines, s Session, row mirrorRow, targ
 	if err := atomicfile.Replace(m.manifestPath(), func(w io.Writer) error {
 		return ml.writeSpliced(w, lines)
 	}); err != nil {
-		return MirrorFile{}, true, err
+		return MirrorFile{}, err
 	}
 	if err := os.Remove(m.legacyManifestPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return MirrorFile{}, true, err
+		return MirrorFile{}, err
 	}
-	return MirrorFile{target, row.Skipped}, true, nil
+	return MirrorFile{target, row.Skipped}, nil
 }
