@@ -320,21 +320,11 @@ func (m *Mirror) refresh(ctx context.Context, rebuild bool) (MirrorStats, error)
 // outside the harness's root (a path someone named); a later Refresh,
 // which keeps the mirrors of the listed sessions only, drops its mirror.
 func (m *Mirror) Ensure(ctx context.Context, s Session) (MirrorFile, error) {
-	files := filepath.Join(session.SessionsDir(m.Dir), mirrorSub)
-	if err := os.MkdirAll(files, 0o700); err != nil {
-		return MirrorFile{}, err
-	}
-	unlock, err := filelock.Lock(ctx, filepath.Join(m.Dir, "lock"), nil)
+	row, target, unlock, err := m.opening(ctx, s)
 	if err != nil {
 		return MirrorFile{}, err
 	}
 	defer unlock()
-	size, mtime, err := m.stamp(s)
-	if err != nil {
-		return MirrorFile{}, err
-	}
-	row := mirrorRow{Source: s.Path, ID: s.ID, Size: size, ModTime: mtime, Mirror: mirrorName(s.Path), Format: mirrorFormat}
-	target := filepath.Join(files, row.Mirror)
 	// Found by the session's line alone: a session opened before and
 	// unchanged since, which every view of its page is, by a binary
 	// search of the file (a few reads of 4 KB: lookupLine); a first
@@ -354,6 +344,26 @@ func (m *Mirror) Ensure(ctx context.Context, s Session) (MirrorFile, error) {
 		}
 	}
 	return m.ensureSpliced(ml, s, row, target)
+}
+
+// opening begins Ensure's opening of s: the mirror's lock taken (unlock
+// drops it), and the row s has as it is now, with the path of its mirror
+// file (target).
+func (m *Mirror) opening(ctx context.Context, s Session) (row mirrorRow, target string, unlock func(), err error) {
+	files := filepath.Join(session.SessionsDir(m.Dir), mirrorSub)
+	if err := os.MkdirAll(files, 0o700); err != nil {
+		return row, "", nil, err
+	}
+	if unlock, err = filelock.Lock(ctx, filepath.Join(m.Dir, "lock"), nil); err != nil {
+		return row, "", nil, err
+	}
+	size, mtime, err := m.stamp(s)
+	if err != nil {
+		unlock()
+		return row, "", nil, err
+	}
+	row = mirrorRow{Source: s.Path, ID: s.ID, Size: size, ModTime: mtime, Mirror: mirrorName(s.Path), Format: mirrorFormat}
+	return row, filepath.Join(files, row.Mirror), unlock, nil
 }
 
 // openedBytes bounds the mirror files of the sessions a person opened,

@@ -12,9 +12,6 @@ import (
 	"regexp"
 	"slices"
 	"testing"
-
-	"github.com/xdev/xdev/internal/filelock"
-	"github.com/xdev/xdev/internal/session"
 )
 
 // TestEnsureSplicedIsWhole: over random histories of a Claude Code and a
@@ -159,22 +156,12 @@ func sameOpened(t *testing.T, what string, a, b *Mirror) {
 // manifest's every row read, the session's looked up among them, and,
 // where it is converted, every row written again.
 func (m *Mirror) ensureWholeWay(ctx context.Context, s Session) (MirrorFile, error) {
-	files := filepath.Join(session.SessionsDir(m.Dir), mirrorSub)
-	if err := os.MkdirAll(files, 0o700); err != nil {
-		return MirrorFile{}, err
-	}
-	unlock, err := filelock.Lock(ctx, filepath.Join(m.Dir, "lock"), nil)
+	row, target, unlock, err := m.opening(ctx, s)
 	if err != nil {
 		return MirrorFile{}, err
 	}
 	defer unlock()
-	size, mtime, err := m.stamp(s)
-	if err != nil {
-		return MirrorFile{}, err
-	}
 	rows, oldRows := m.readManifestRows()
-	row := mirrorRow{Source: s.Path, ID: s.ID, Size: size, ModTime: mtime, Mirror: mirrorName(s.Path), Format: mirrorFormat}
-	target := filepath.Join(files, row.Mirror)
 	if prev, ok := rows[s.Path]; ok && prev.Err == "" && !prev.InPlace && prev.current(row, target) {
 		return MirrorFile{target, prev.Skipped}, nil
 	}
