@@ -319,6 +319,9 @@ func (d *Database) named(ctx context.Context, arg string) []Ref {
 	return namedRows(ctx, d, arg, func(r Row) Ref { return Ref{Harness: DB, Path: r.Path, ID: r.ID} })
 }
 
+// usageJobsAt is never known of a database: no watcher sees it.
+func (d *Database) usageJobsAt([]string) ([]usageJob, []string, bool) { return nil, nil, false }
+
 // usageJobs are the stored sessions, each read through its rows; none
 // has a file to stamp, so none is cached.
 func (d *Database) usageJobs(ctx context.Context) ([]usageJob, error) {

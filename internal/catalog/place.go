@@ -8,8 +8,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 
+	"github.com/xdev/xdev/internal/atomicfile"
 	"github.com/xdev/xdev/internal/foreign"
 	"github.com/xdev/xdev/internal/session"
 	"github.com/xdev/xdev/internal/sessionname"
@@ -52,6 +54,13 @@ type Place interface {
 	named(ctx context.Context, arg string) []Ref
 	// usageJobs are its sessions as the usage ledger reads them.
 	usageJobs(ctx context.Context) ([]usageJob, error)
+	// usageJobsAt are the jobs usageJobs would make of the files at
+	// paths (a watcher's, which changed) and only of them, stat'ed; gone
+	// are the cache keys of the paths that are no session of the place
+	// now. ok is false where only a walk can say (a directory made, or
+	// one that may have gone with sessions under it; a place that cannot
+	// name its sessions by their files).
+	usageJobsAt(paths []string) (jobs []usageJob, gone []string, ok bool)
 }
 
 // The places a Place may be.
@@ -160,6 +169,39 @@ func (p dataDirPlace) usageJobs(context.Context) ([]usageJob, error) {
 	if err != nil {
 		return nil, err
 	}
+	return p.jobsOf(files), nil
+}
+
+func (p dataDirPlace) usageJobsAt(paths []string) (jobs []usageJob, gone []string, ok bool) {
+	if p.dir == "" {
+		return nil, nil, false
+	}
+	files, ok := session.FilesAt(p.dir, paths)
+	if !ok {
+		return nil, nil, false // a directory
+	}
+	read := make(map[string]bool, len(files))
+	for _, f := range files {
+		read[f.Path] = true
+	}
+	root := session.SessionsDir(p.dir)
+	for _, path := range paths {
+		if path = filepath.Clean(path); read[path] {
+			continue
+		}
+		if _, err := os.Lstat(path); err != nil && IsUnder(path, root) &&
+			!strings.HasSuffix(path, ".jsonl") && !atomicfile.IsTemp(filepath.Base(path)) {
+			// Gone, and no session file's name: a directory, maybe, that
+			// went with sessions under it.
+			return nil, nil, false
+		}
+		gone = append(gone, string(p.h)+" "+path)
+	}
+	return p.jobsOf(files), gone, true
+}
+
+// jobsOf are the usage jobs of the data dir's session files.
+func (p dataDirPlace) jobsOf(files []session.SessionFile) []usageJob {
 	jobs := make([]usageJob, 0, len(files))
 	// The walk stat'ed every file: its stamps are known.
 	stamps := make([]usagecache.Stamp, len(files))
@@ -172,7 +214,7 @@ func (p dataDirPlace) usageJobs(context.Context) ([]usageJob, error) {
 				return s, err
 			}})
 	}
-	return jobs, nil
+	return jobs
 }
 
 // harnessPlace is the directory of a harness read in place, through its
@@ -292,6 +334,10 @@ func (p harnessPlace) named(_ context.Context, arg string) []Ref {
 	}
 	return out
 }
+
+// usageJobsAt is not known of another harness's files: a walk names
+// them (its listing, which a job's read may need, is of them all).
+func (p harnessPlace) usageJobsAt([]string) ([]usageJob, []string, bool) { return nil, nil, false }
 
 func (p harnessPlace) usageJobs(context.Context) ([]usageJob, error) {
 	if p.src == nil {

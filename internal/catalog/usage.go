@@ -47,6 +47,13 @@ type UsageOptions struct {
 	Vouching bool
 	// NoLive walks the places even when a server vouches for the cache.
 	NoLive bool
+	// Changed, with Vouching, are the files that changed in each place
+	// since the ledger this process last vouched for (a watcher's paths,
+	// by harness; a harness not named changed in none): only they are
+	// stat'ed and read, where the groups it kept may take them
+	// (usagechanged.go). nil where that is not known: the places are
+	// walked.
+	Changed map[Harness][]string
 }
 
 // UsageStats say what building a ledger read.

@@ -129,6 +129,11 @@ func (c *Catalog) usageGroups(ctx context.Context, opts UsageOptions, want usage
 		return want.of(groups), st, nil
 	}
 	counted := usagecache.CountedPath(path)
+	if opts.Vouching && opts.Changed != nil && opts.ModifiedSince.IsZero() {
+		if got, st, ok := c.usageChanged(opts, path, counted, want); ok {
+			return got, st, nil
+		}
+	}
 	st = UsageStats{Failed: map[Harness]error{}}
 	if !opts.Vouching && !opts.NoLive {
 		if pid := live.Vouching(live.MarkerPath(path), liveWait); pid != 0 {

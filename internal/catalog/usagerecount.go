@@ -63,9 +63,14 @@ type recountPlan struct {
 	files    usagecache.LedgerFiles
 	recounts []usagecache.Recount
 	changed  []recounted // of each recount
-	// keys and stamps are every job's, for a server (keep).
-	keys   []string
-	stamps []usagecache.Stamp
+	// keys and stamps are every job's, for a server (keep); only the
+	// changed ones' where partial (planChanged: no walk named the
+	// others).
+	keys    []string
+	stamps  []usagecache.Stamp
+	partial bool
+	// held are the ledger files' files as they were read, by owner.
+	held []usagecache.LedgerFile
 }
 
 // recounted is what the usage cache keeps a session read again by.
@@ -79,35 +84,92 @@ type recounted struct {
 // since the ledger files beside the counted file at counted were
 // written, where they may be counted again (above), the jobs' files now
 // summing to files, for a server where server (keep); ok is false where
-// they may not.
+// they may not. jobs are every file of the places (a walk's).
 func planRecount(counted string, jobs []usageJob, files usagecache.StampSum, server bool) (p recountPlan, ok bool) {
 	p.path = usagecache.LedgerFilesPath(counted)
 	lf, err := usagecache.ReadLedgerFiles(p.path)
 	if err != nil || len(lf.Files) > len(jobs) {
 		return p, false // none, or files gone
 	}
-	kept := lf.Files
-	p.was = lf.Sum
-	type change struct {
-		job  int
-		at   int // in kept, -1 for a file new since
-		path string
+	changes, sum, found, ok := diffJobs(lf, jobs)
+	if !ok || len(changes) == 0 || found != len(lf.Files) || sum != files {
+		return p, false // a file gone, or the files kept are not the sum's
 	}
-	var changes []change
-	sum, found := lf.Sum, 0
+	if server {
+		p.keys, p.stamps = make([]string, len(jobs)), make([]usagecache.Stamp, len(jobs))
+		for k, j := range jobs {
+			p.keys[k], p.stamps[k] = j.key, *j.known
+		}
+	}
+	return p, p.recount(lf, jobs, changes, files)
+}
+
+// planChanged is planRecount for a server told which files changed
+// since it wrote the counted file at counted and its ledger files, the
+// files then summing to was (usageChanged): jobs are those files' alone,
+// and gone the cache keys of those that are no session now (a file
+// removed, or no longer one of a harness's sessions). The other files
+// are as the ledger files say. It returns the files' sum now; a plan
+// with nothing to count again where none of jobs changed.
+func planChanged(counted string, was usagecache.StampSum, jobs []usageJob, gone []string) (p recountPlan, files usagecache.StampSum, ok bool) {
+	p.path = usagecache.LedgerFilesPath(counted)
+	lf, err := usagecache.ReadLedgerFiles(p.path)
+	if err != nil || lf.Sum != was {
+		return p, files, false
+	}
+	for _, key := range gone {
+		if _, held := usagecache.FindLedgerFile(lf.Files, usagecache.OwnerOf(key)); held {
+			return p, files, false // a file gone: a ledger
+		}
+	}
+	now := time.Now()
+	for k := range jobs {
+		if jobs[k].known == nil || jobs[k].known.Fresh(now) {
+			return p, files, false
+		}
+	}
+	changes, sum, _, ok := diffJobs(lf, jobs)
+	if !ok {
+		return p, files, false
+	}
+	if len(changes) == 0 {
+		return p, sum, true
+	}
+	p.partial = true
+	p.keys, p.stamps = make([]string, len(changes)), make([]usagecache.Stamp, len(changes))
+	for k, c := range changes {
+		p.keys[k], p.stamps[k] = jobs[c.job].key, *jobs[c.job].known
+	}
+	return p, sum, p.recount(lf, jobs, changes, sum)
+}
+
+// A fileChange is a job whose file changed since the ledger files were
+// written: at is its place among their files, -1 for a file new since.
+type fileChange struct {
+	job, at int
+	path    string
+}
+
+// diffJobs finds the jobs whose files changed since the ledger files lf
+// were written, each one that may be counted again (above); ok is false
+// where one may not. sum is lf's with the changed files' stamps now, and
+// found counts the jobs of files lf holds.
+func diffJobs(lf usagecache.LedgerFiles, jobs []usageJob) (changes []fileChange, sum usagecache.StampSum, found int, ok bool) {
+	kept := lf.Files
+	sum = lf.Sum
 	for k := range jobs {
 		j := &jobs[k]
 		if j.known == nil {
-			return p, false
+			return nil, sum, 0, false
 		}
 		_, path, _ := strings.Cut(j.key, " ")
 		now := *j.known
 		at, ok := usagecache.FindLedgerFile(kept, usagecache.OwnerOf(j.key))
 		if !ok {
 			if j.wal || j.file != path || len(changes) == maxRecount {
-				return p, false // not a file of one session, or too many
+				return nil, sum, 0, false // not a file of one session, or too many
 			}
-			changes = append(changes, change{job: k, at: -1, path: path})
+			changes = append(changes, fileChange{job: k, at: -1, path: path})
 			sum.Add(j.key, now)
 			continue
 		}
@@ -118,15 +180,21 @@ func planRecount(counted string, jobs []usageJob, files usagecache.StampSum, ser
 		}
 		if !f.Alone || j.wal || j.file != path || len(changes) == maxRecount ||
 			f.Tail == 0 || now.Ino != f.Stamp.Ino || now.Size <= f.Stamp.Size || usagecache.TailHash(path, f.Stamp.Size) != f.Tail {
-			return p, false // not one that only grew
+			return nil, sum, 0, false // not one that only grew
 		}
-		changes = append(changes, change{job: k, at: at, path: path})
+		changes = append(changes, fileChange{job: k, at: at, path: path})
 		sum.Remove(j.key, f.Stamp)
 		sum.Add(j.key, now)
 	}
-	if len(changes) == 0 || found != len(kept) || sum != files {
-		return p, false // a file gone, or the files kept are not the sum's
-	}
+	return changes, sum, found, true
+}
+
+// recount reads again the sessions of changes, of jobs, into the plan,
+// with the ledger files as they are to be written: lf's, the files now
+// summing to files. ok is false where they may not be counted again.
+func (p *recountPlan) recount(lf usagecache.LedgerFiles, jobs []usageJob, changes []fileChange, files usagecache.StampSum) (ok bool) {
+	kept := lf.Files
+	p.was, p.held = lf.Sum, slices.Clone(kept)
 	held := map[uint64]bool{} // the keys of the calls of the sessions read
 	var requests, known, links []uint64
 	var added []usagecache.LedgerFile
@@ -135,7 +203,7 @@ func planRecount(counted string, jobs []usageJob, files usagecache.StampSum, ser
 		j := &jobs[c.job]
 		s, err := j.read()
 		if err != nil || s.Path != c.path {
-			return p, false
+			return false
 		}
 		keys := slices.Compact(slices.Sorted(slices.Values(usagecache.CallKeys(s.Calls))))
 		fresh := c.at < 0
@@ -145,16 +213,16 @@ func planRecount(counted string, jobs []usageJob, files usagecache.StampSum, ser
 			// or so of another new one. (One known by a name another is,
 			// an id, is linked to none by it where none names it.)
 			if lf.Links.HasAny(kn) || lf.Known.HasAny(ln) || lf.Requests.HasAny(keys) || hasAny(links, kn) || hasAny(known, ln) {
-				return p, false
+				return false
 			}
 			known, links = append(known, kn...), append(links, ln...)
 		} else if usagecache.LineageOf(&s) != kept[c.at].Lineage {
-			return p, false
+			return false
 		}
 		// Each of its calls' keys once (a call may be known by two).
 		for _, key := range keys {
 			if held[key] {
-				return p, false // two sessions read hold one call
+				return false // two sessions read hold one call
 			}
 			held[key] = true
 		}
@@ -181,13 +249,7 @@ func planRecount(counted string, jobs []usageJob, files usagecache.StampSum, ser
 	}
 	p.files = usagecache.LedgerFiles{Sum: files, Files: append(kept, added...),
 		Requests: lf.Requests.With(requests), Known: lf.Known.With(known), Links: lf.Links.With(links)}
-	if server {
-		p.keys, p.stamps = make([]string, len(jobs)), make([]usagecache.Stamp, len(jobs))
-		for k, j := range jobs {
-			p.keys[k], p.stamps[k] = j.key, *j.known
-		}
-	}
-	return p, true
+	return true
 }
 
 // hasAny reports whether one of keys is among set (a few, unsorted).
@@ -204,21 +266,46 @@ func hasAny(set, keys []uint64) bool {
 func (p recountPlan) keep(path string) (ok bool) {
 	cache := usagecache.Open(path)
 	cache.Whole = true
+	if p.partial {
+		// No walk named the other files: the cache is the one this
+		// server kept whole with the counted file beside it (a ledger
+		// that writes the cache anew writes the counted file after it),
+		// and the entries read again replace theirs, or join them.
+		p.put(cache)
+		cache.SaveChanged()
+		return true
+	}
 	changed := make(map[string]bool, len(p.changed))
 	for _, c := range p.changed {
 		changed[c.key] = true
 	}
 	for k, key := range p.keys {
-		if e, ok := cache.Old[key]; !changed[key] && (!ok || e.Stamp != p.stamps[k] || e.Racy) {
+		if changed[key] {
+			continue
+		}
+		if e, ok := cache.Old[key]; ok && (e.Stamp != p.stamps[k] || e.Racy) || !ok && p.heldSession(key) {
 			return false // not a server's whole cache of these files
 		}
 	}
+	p.put(cache)
+	cache.Save(p.keys, p.stamps)
+	return true
+}
+
+// heldSession reports whether the ledger read a session of the file of
+// cache key key: one it did not (a file its harness's listing leaves out,
+// one that could not be read) has no entry in the cache.
+func (p recountPlan) heldSession(key string) bool {
+	k, ok := usagecache.FindLedgerFile(p.held, usagecache.OwnerOf(key))
+	return !ok || p.held[k].Alone || p.held[k].Lineage != 0
+}
+
+// put puts the plan's sessions, read again, in cache.
+func (p recountPlan) put(cache *usagecache.Cache) {
 	for i, c := range p.changed {
 		s := p.recounts[i].Session
 		cache.Put(c.key, c.stamp, s, p.recounts[i].Digest, usagecache.CallKeys(s.Calls), c.file, c.incremental, c.stamp.Size)
 	}
-	cache.Save(p.keys, p.stamps)
-	return true
 }
 
 // apply counts the plan's sessions again into the groups of the counted

@@ -334,11 +334,17 @@ func (w *usageWorld) newOmp(cwd string, n int) string {
 // TestRecountVouching: a server counts again too, where the groups are a
 // server's, and puts the sessions it read again in the usage cache,
 // which it vouches for holding every session as it is now; a terminal's
-// groups (whose cache need not hold every session) it does not.
+// groups (whose cache need not hold every session) it does not. A file
+// that is no session of its harness (a rollout its listing leaves out),
+// of which the cache holds nothing, is no reason not to.
 func TestRecountVouching(t *testing.T) {
 	hs := []Harness{Xdev, Claude, Codex}
 	w, c, tmp := newUsageWorld(t, 5, 9)
 	cache := filepath.Join(tmp, "cache")
+	junk := filepath.Join(w.codexDR, "sessions/2026/03/01", "rollout-2026-03-01T10-00-00-junk.jsonl")
+	if err := os.WriteFile(junk, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	aged := time.Now().Add(-time.Hour)
 	run := func(what string, vouching, recount bool) {
 		t.Helper()

@@ -28,6 +28,9 @@ type usageView struct {
 	// recounted: the sessions counted again into the ledger kept, where
 	// one was not built whole (catalog.UsageStats.Recounted).
 	recounted int
+	// walked: the places were walked, where the watcher did not tell
+	// every change by its file (catalog.UsageOptions.Changed).
+	walked bool
 }
 
 // sessionCost is a session's row of the report by session: its calls
@@ -43,9 +46,9 @@ type sessionCost struct {
 // it wrote (usageLive), and tells the pages. It returns the view, and
 // the generation of changes it began at.
 func (s *Server) rebuildUsage(ctx context.Context) (*usageView, uint64) {
-	gen, asks := s.usageLive.starting()
+	gen, asks, changed := s.usageLive.starting()
 	s.building(true)
-	v := s.buildUsage(ctx)
+	v := s.buildUsage(ctx, changed)
 	s.building(false)
 	s.use.Store(v)
 	s.usageBuilt.Add(1)
@@ -55,15 +58,16 @@ func (s *Server) rebuildUsage(ctx context.Context) (*usageView, uint64) {
 }
 
 // buildUsage builds the usage view of every harness, writing the whole
-// cache for the CLI to take (catalog.UsageOptions.Vouching).
-func (s *Server) buildUsage(ctx context.Context) *usageView {
+// cache for the CLI to take (catalog.UsageOptions.Vouching), of the
+// files changed since the last ledger where they are known.
+func (s *Server) buildUsage(ctx context.Context, changed map[catalog.Harness][]string) *usageView {
 	v := &usageView{made: time.Now()}
-	groups, stats, err := s.cat.UsageGroups(ctx, catalog.UsageOptions{Harnesses: catalog.Every, Cache: s.cfg.UsageCache, Vouching: true})
+	groups, stats, err := s.cat.UsageGroups(ctx, catalog.UsageOptions{Harnesses: catalog.Every, Cache: s.cfg.UsageCache, Vouching: true, Changed: changed})
 	if err != nil {
 		v.err = err
 		return v
 	}
-	v.failed, v.skipped, v.racy, v.recounted = stats.Failed, stats.Skipped, stats.Racy, stats.Recounted
+	v.failed, v.skipped, v.racy, v.recounted, v.walked = stats.Failed, stats.Skipped, stats.Racy, stats.Recounted, len(stats.Walked) > 0
 	v.err = stats.Unread
 	loc := s.cfg.Location
 	own := ownStrings{}

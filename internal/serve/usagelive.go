@@ -32,6 +32,12 @@ type usageLive struct {
 	// nothing.
 	unwatch bool
 	asks    []string // the requests waiting for a rebuild
+	// paths are the files changed since the last rebuild began, by
+	// harness, for a ledger of them alone (catalog.UsageOptions.Changed);
+	// told is false where a change was not told by its path (or there
+	// was no ledger yet, or the last one failed): then the next walks.
+	paths map[catalog.Harness]*pending
+	told  bool
 }
 
 // hold takes the marker of the usage cache of every harness under dir.
@@ -71,10 +77,24 @@ func (u *usageLive) syncDir() string {
 	return ""
 }
 
-// changed is told of every change seen under the places.
-func (u *usageLive) changed() {
+// changed is told of every change seen under the places: of the file
+// at path in harness h's place, "" where the change was not told by a
+// path (a directory made, the watcher's queue overflowed).
+func (u *usageLive) changed(h catalog.Harness, path string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	if path == "" {
+		u.told = false
+	} else if u.told {
+		p := u.paths[h]
+		if p == nil {
+			p = &pending{}
+			u.paths[h] = p
+		}
+		if p.add(path); p.whole {
+			u.told = false
+		}
+	}
 	u.gen++
 	u.last = time.Now()
 	if u.clean {
@@ -95,19 +115,34 @@ func (u *usageLive) unwatched() {
 }
 
 // starting is told as a rebuild begins: it returns the changes seen so
-// far, and the requests the rebuild answers.
-func (u *usageLive) starting() (gen uint64, asks []string) {
+// far, the requests the rebuild answers, and the files changed since the
+// last rebuild began, by harness (nil where not known: every place is
+// walked).
+func (u *usageLive) starting() (gen uint64, asks []string, changed map[catalog.Harness][]string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	asks, u.asks = u.asks, nil
-	return u.gen, asks
+	if u.told && !u.unwatch {
+		changed = make(map[catalog.Harness][]string, len(u.paths))
+		for h, p := range u.paths {
+			changed[h] = p.list()
+		}
+	}
+	// The changes seen from now on are the next rebuild's, told by
+	// their paths until one is not.
+	u.paths, u.told = map[catalog.Harness]*pending{}, true
+	return u.gen, asks, changed
 }
 
 // built is told as a rebuild that began at gen ends, ok when it read
 // every harness: it marks the cache clean when nothing changed since it
-// began, and answers the requests it was begun for.
+// began, and answers the requests it was begun for. After one that
+// failed, the next walks: the changes it was told of are in no ledger.
 func (u *usageLive) built(gen uint64, ok bool, asks []string) {
 	u.mu.Lock()
+	if !ok {
+		u.told = false
+	}
 	if ok && gen == u.gen && !u.unwatch && u.marker != nil {
 		u.clean = u.marker.Clean() == nil
 	}

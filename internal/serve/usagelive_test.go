@@ -96,6 +96,16 @@ func TestUsageFromLiveServer(t *testing.T) {
 	}
 	waitSettled()
 	check("settled", false)
+	// An append that settled before a terminal asks: the server reads
+	// that file alone (its watcher named it), with no walk.
+	if _, err := s.AppendMessage(modelCall(9)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(settledAfter)
+	check("an append, settled", false)
+	if v := srv.use.Load(); v.walked || v.recounted != 1 {
+		t.Errorf("the server's ledger of an append: walked %v, %d sessions counted again; want no walk, 1", v.walked, v.recounted)
+	}
 	srv.Close()
 	if _, st := cliUsage(t, p, false); st.Live || len(st.Walked) != len(catalog.Every) {
 		t.Fatalf("without the server: live %v, walked %v", st.Live, st.Walked)

@@ -167,7 +167,7 @@ func (s *Server) Run(ctx context.Context) error {
 			// The kernel's queue overflowed, or a watch failed: every
 			// place may have changed unseen.
 			s.cfg.Logf("watching: %v", err)
-			s.usageLive.changed()
+			s.usageLive.changed("", "")
 			for k := range roots {
 				dirty[k] = true
 				seen[k] = wholePending()
@@ -219,7 +219,9 @@ func (s *Server) Run(ctx context.Context) error {
 			if k < 0 || session.IsLockfile(ev.Name) {
 				continue
 			}
-			s.usageLive.changed()
+			for _, j := range placesOf(roots, ev.Name, k) {
+				s.usageLive.changed(places[j].Harness, ev.Name)
+			}
 			if !dirty[k] {
 				if m := s.marker(k); m != nil {
 					m.Dirty()
@@ -245,6 +247,8 @@ func (s *Server) Run(ctx context.Context) error {
 					if !ok {
 						s.usageLive.unwatched()
 					}
+					// Its files are a ledger's to find (a walk).
+					s.usageLive.changed(places[k].Harness, "")
 				}
 			}
 			if !dirMade {
@@ -438,6 +442,19 @@ func placeOf(roots []string, path string) int {
 		}
 	}
 	return -1
+}
+
+// placesOf are the places of the file at path, k first (placeOf's, or
+// the place of the project it lies in) and any other whose root holds it
+// too: a change is each one's.
+func placesOf(roots []string, path string, k int) []int {
+	out := []int{k}
+	for j, r := range roots {
+		if j != k && (path == r || strings.HasPrefix(path, r+string(filepath.Separator))) {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 // kickViews asks the views loop to list the sessions of the harnesses

@@ -483,6 +483,25 @@ func (c *Cache) Save(keys []string, stamps []Stamp) {
 	c.rewrite()
 }
 
+// SaveChanged writes the entries Put, every other entry kept as it is:
+// Save for a writer that knows no other file changed or went since the
+// cache was written (a server told every change by its watcher), which
+// names no file but those it read again.
+func (c *Cache) SaveChanged() {
+	if c.path == "" || len(c.fresh) == 0 {
+		return
+	}
+	if c.appendJournal() {
+		return
+	}
+	for key, e := range c.Old {
+		if _, ok := c.now[key]; !ok {
+			c.now[key] = e
+		}
+	}
+	c.rewrite()
+}
+
 // rewrite writes the cache file anew, with a new id, and drops the
 // journal: what the journal said is in it.
 func (c *Cache) rewrite() {

@@ -441,6 +441,17 @@ var ErrNoCounted = errors.New("no counted usage")
 // the file's bytes, read once.
 func ReadCounted(path string) (Counted, error) { return readCounted(path, countedRead{}) }
 
+// ReadCountedHead reads the head of the counted file at path alone: its
+// numbers and Files, with no groups and no status (a few hundred bytes,
+// where the groups are about 400 a session).
+func ReadCountedHead(path string) (Counted, error) {
+	c, err := readCounted(path, countedRead{accept: func(Counted) bool { return false }})
+	if errors.Is(err, ErrNotTaken) {
+		return c, nil
+	}
+	return c, err
+}
+
 // A StatusQuery names the sessions a status is read for: by their
 // files' paths (as a walk names them: absolute, clean) or id.
 type StatusQuery struct {

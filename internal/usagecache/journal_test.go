@@ -23,6 +23,8 @@ import (
 // and calls are the same, every request's holders are, and an entry
 // shares a request wherever the whole one says so. The journal is used,
 // and kept to its share of the file (the file written anew past it).
+// So is a cache a server keeps with SaveChanged (naming only the files
+// read again) where no file went.
 func TestUsageCacheJournal(t *testing.T) {
 	defer SaveAlways()()
 	rng := rand.New(rand.NewPCG(4, 2))
@@ -40,6 +42,7 @@ func TestUsageCacheJournal(t *testing.T) {
 			Tokens: usage.Tokens{Input: float64(rng.IntN(1000)), Output: float64(rng.IntN(100))}}
 	}
 	paths := map[bool]string{true: filepath.Join(t.TempDir(), "c"), false: filepath.Join(t.TempDir(), "c")}
+	changedPath := filepath.Join(t.TempDir(), "c")
 	usedJournal := false
 	for step := range testscale.N(150, 150) {
 		var keys []string
@@ -47,6 +50,7 @@ func TestUsageCacheJournal(t *testing.T) {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
+		gone := false
 		switch op := rng.IntN(10); {
 		case op < 3 || len(keys) == 0: // new
 			key := fmt.Sprintf("claude /s/%d.jsonl", step)
@@ -69,6 +73,7 @@ func TestUsageCacheJournal(t *testing.T) {
 			f.stamp.Ino++
 		default: // gone
 			delete(files, keys[rng.IntN(len(keys))])
+			gone = true
 		}
 		keys = keys[:0]
 		var stamps []Stamp
@@ -94,14 +99,30 @@ func TestUsageCacheJournal(t *testing.T) {
 			c.Save(keys, stamps)
 		}
 		noJournal = false
+		c := Open(changedPath)
+		c.Whole = true
+		for k, key := range keys {
+			if _, _, ok := c.Get(key, stamps[k]); !ok {
+				s := files[key].s
+				c.Put(key, stamps[k], &s, usage.Digest(s.Calls, nil), CallKeys(s.Calls), "", false, 1)
+			}
+		}
+		if gone {
+			c.Save(keys, stamps)
+		} else {
+			c.SaveChanged()
+		}
 		if _, err := os.Stat(paths[true] + ".journal"); err == nil {
 			usedJournal = true
 		}
-		j, w := Open(paths[true]), Open(paths[false])
-		if len(j.Old) != len(w.Old) || len(w.Old) != len(keys) {
-			t.Fatalf("step %d: %d entries through the journal, %d whole, %d files", step, len(j.Old), len(w.Old), len(keys))
+		j, w, ch := Open(paths[true]), Open(paths[false]), Open(changedPath)
+		if len(j.Old) != len(w.Old) || len(w.Old) != len(keys) || len(ch.Old) != len(keys) {
+			t.Fatalf("step %d: %d entries through the journal, %d whole, %d saved as changed, %d files", step, len(j.Old), len(w.Old), len(ch.Old), len(keys))
 		}
 		for k, key := range keys {
+			if !sameEntry(t, ch, w, key, stamps[k]) {
+				t.Fatalf("step %d: %s differs saved as changed", step, key)
+			}
 			dj, sj, ok1 := j.Get(key, stamps[k])
 			dw, sw, ok2 := w.Get(key, stamps[k])
 			cj, ok3 := dj.Calls()
@@ -246,4 +267,27 @@ func FuzzUsageJournal(f *testing.F) {
 			c.Sharers(uint64(len(key)))
 		}
 	})
+}
+
+// sameEntry reports whether caches a and b hold the same of key at
+// stamp: its session, digest and calls, whether it shares a request,
+// and its requests' holders.
+func sameEntry(t *testing.T, a, b *Cache, key string, stamp Stamp) bool {
+	t.Helper()
+	da, sa, ok1 := a.Get(key, stamp)
+	db, sb, ok2 := b.Get(key, stamp)
+	ca, ok3 := da.Calls()
+	cb, ok4 := db.Calls()
+	if !ok1 || !ok2 || !ok3 || !ok4 || sa != sb || !reflect.DeepEqual(da.Session, db.Session) || !reflect.DeepEqual(da.Digest, db.Digest) || !reflect.DeepEqual(ca, cb) {
+		return false
+	}
+	for _, call := range cb {
+		x, y := a.Sharers(call.Request), b.Sharers(call.Request)
+		slices.Sort(x)
+		slices.Sort(y)
+		if !slices.Equal(slices.Compact(x), slices.Compact(y)) {
+			return false
+		}
+	}
+	return true
 }
