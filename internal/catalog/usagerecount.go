@@ -194,7 +194,10 @@ func diffJobs(lf usagecache.LedgerFiles, jobs []usageJob) (changes []fileChange,
 // summing to files. ok is false where they may not be counted again.
 func (p *recountPlan) recount(lf usagecache.LedgerFiles, jobs []usageJob, changes []fileChange, files usagecache.StampSum) (ok bool) {
 	kept := lf.Files
-	p.was, p.held = lf.Sum, slices.Clone(kept)
+	p.was = lf.Sum
+	if !p.partial {
+		p.held = slices.Clone(kept) // kept changes below
+	}
 	held := map[uint64]bool{} // the keys of the calls of the sessions read
 	var requests, known, links []uint64
 	var added []usagecache.LedgerFile
@@ -264,17 +267,28 @@ func hasAny(set, keys []uint64) bool {
 // hold every other job's session as it is: then the server builds a
 // ledger.
 func (p recountPlan) keep(path string) (ok bool) {
-	cache := usagecache.Open(path)
-	cache.Whole = true
 	if p.partial {
 		// No walk named the other files: the cache is the one this
 		// server kept whole with the counted file beside it (a ledger
 		// that writes the cache anew writes the counted file after it),
-		// and the entries read again replace theirs, or join them.
+		// and the entries read again replace theirs, or join them: in
+		// its journal, with none of the file read, where it has room.
+		// They were counted alone: they share no request with another.
+		if cache, ok := usagecache.OpenForJournal(path); ok {
+			cache.Whole = true
+			p.put(cache)
+			if cache.AppendJournal() {
+				return true
+			}
+		}
+		cache := usagecache.Open(path)
+		cache.Whole = true
 		p.put(cache)
 		cache.SaveChanged()
 		return true
 	}
+	cache := usagecache.Open(path)
+	cache.Whole = true
 	changed := make(map[string]bool, len(p.changed))
 	for _, c := range p.changed {
 		changed[c.key] = true

@@ -58,6 +58,8 @@ type Cache struct {
 	baseID   [16]byte
 	baseSize int64
 	journal  journalState
+	// journalOnly: opened for its journal alone (OpenForJournal).
+	journalOnly bool
 
 	mu sync.Mutex
 	// now are the entries read anew (Put), and once Save rewrites the
@@ -450,8 +452,8 @@ func SaveAlways() (restore func()) {
 // holds it under two owners. A cache that cannot be written is no error
 // (the next ledger reads the files again).
 func (c *Cache) Save(keys []string, stamps []Stamp) {
-	if c.path == "" {
-		return
+	if c.path == "" || c.journalOnly {
+		return // none, or one that holds none of the file's entries
 	}
 	// An old entry is kept where it was read again, or its file is as it
 	// was (left out of this ledger, not gone); gone where neither. They
@@ -488,7 +490,7 @@ func (c *Cache) Save(keys []string, stamps []Stamp) {
 // cache was written (a server told every change by its watcher), which
 // names no file but those it read again.
 func (c *Cache) SaveChanged() {
-	if c.path == "" || len(c.fresh) == 0 {
+	if c.path == "" || len(c.fresh) == 0 || c.journalOnly {
 		return
 	}
 	if c.appendJournal() {

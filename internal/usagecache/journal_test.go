@@ -24,7 +24,8 @@ import (
 // shares a request wherever the whole one says so. The journal is used,
 // and kept to its share of the file (the file written anew past it).
 // So is a cache a server keeps with SaveChanged (naming only the files
-// read again) where no file went.
+// read again) where no file went, and through OpenForJournal where the
+// entries read again share no request with another.
 func TestUsageCacheJournal(t *testing.T) {
 	defer SaveAlways()()
 	rng := rand.New(rand.NewPCG(4, 2))
@@ -43,6 +44,7 @@ func TestUsageCacheJournal(t *testing.T) {
 	}
 	paths := map[bool]string{true: filepath.Join(t.TempDir(), "c"), false: filepath.Join(t.TempDir(), "c")}
 	changedPath := filepath.Join(t.TempDir(), "c")
+	usedForJournal := 0
 	usedJournal := false
 	for step := range testscale.N(150, 150) {
 		var keys []string
@@ -101,16 +103,43 @@ func TestUsageCacheJournal(t *testing.T) {
 		noJournal = false
 		c := Open(changedPath)
 		c.Whole = true
+		var changed []string
 		for k, key := range keys {
 			if _, _, ok := c.Get(key, stamps[k]); !ok {
-				s := files[key].s
-				c.Put(key, stamps[k], &s, usage.Digest(s.Calls, nil), CallKeys(s.Calls), "", false, 1)
+				changed = append(changed, key)
 			}
 		}
-		if gone {
-			c.Save(keys, stamps)
-		} else {
-			c.SaveChanged()
+		put := func(c *Cache) {
+			for _, key := range changed {
+				s := files[key].s
+				c.Put(key, files[key].stamp, &s, usage.Digest(s.Calls, nil), CallKeys(s.Calls), "", false, 1)
+			}
+		}
+		alone := len(changed) > 0
+		for _, key := range changed {
+			for other, f := range files {
+				alone = alone && (other == key || !slices.ContainsFunc(f.s.Calls, func(x usage.Call) bool {
+					return slices.ContainsFunc(files[key].s.Calls, func(y usage.Call) bool { return x.Request == y.Request })
+				}))
+			}
+		}
+		if jc, ok := OpenForJournal(changedPath); ok && alone && !gone {
+			jc.Whole = true
+			put(jc)
+			if jc.AppendJournal() {
+				usedForJournal++
+				c = nil
+			}
+		}
+		if c != nil {
+			c = Open(changedPath)
+			c.Whole = true
+			put(c)
+			if gone {
+				c.Save(keys, stamps)
+			} else {
+				c.SaveChanged()
+			}
 		}
 		if _, err := os.Stat(paths[true] + ".journal"); err == nil {
 			usedJournal = true
@@ -144,8 +173,9 @@ func TestUsageCacheJournal(t *testing.T) {
 			t.Fatalf("step %d: a journal of %d bytes beside a file of %d", step, fi.Size(), j.baseSize)
 		}
 	}
-	if !usedJournal {
-		t.Error("the journal was never written")
+	t.Logf("%d saves through a journal opened alone", usedForJournal)
+	if !usedJournal || usedForJournal == 0 {
+		t.Errorf("the journal was written %v, %d times opened for it alone", usedJournal, usedForJournal)
 	}
 }
 
