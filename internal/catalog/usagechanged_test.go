@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ import (
 func TestUsageChangedIsWalked(t *testing.T) {
 	hs := []Harness{Xdev, Claude, Codex}
 	aged := time.Now().Add(-time.Hour)
-	told, walked, recounted := 0, 0, 0
+	told, walked, recounted, patched := 0, 0, 0, 0
 	for seed := range uint64(testscale.N(6, 20)) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			w, c, tmp := newUsageWorld(t, seed, 91)
@@ -36,8 +37,13 @@ func TestUsageChangedIsWalked(t *testing.T) {
 			opts := UsageOptions{Harnesses: hs, Cache: filepath.Join(tmp, "cache"), Vouching: true}
 			ageSessionsTo(tmp, aged)
 			before := filesUnder(roots)
-			if _, _, err := c.UsageGroups(context.Background(), opts); err != nil {
+			first, _, err := c.UsageGroups(context.Background(), opts)
+			if err != nil {
 				t.Fatal(err)
+			}
+			kept := map[usage.View]usage.Report{}
+			for _, v := range []usage.View{usage.Daily, usage.ByModel, usage.ByProject, usage.ByHarness} {
+				kept[v] = usage.NewReport(first, usage.ReportOptions{View: v, Location: time.UTC})
 			}
 			for round := range 12 {
 				renamed := false // a directory moved away: its files are not named
@@ -100,9 +106,34 @@ func TestUsageChangedIsWalked(t *testing.T) {
 				after := filesUnder(roots)
 				opts.Changed = changedFiles(before, after, roots, renamed)
 				before = after
-				got, st, err := c.UsageGroups(context.Background(), opts)
-				if err != nil {
-					t.Fatal(err)
+				// A server keeping reports patches them with the sessions
+				// counted again, where it may (UsageRecounts); else it is
+				// given the groups.
+				var got []usage.Group
+				var st UsageStats
+				rs, rst, patch := c.UsageRecounts(context.Background(), opts)
+				if patch && w.r.IntN(3) > 0 {
+					st = rst
+					var was, now []usage.Group
+					for _, r := range rs {
+						was, now = append(was, r.Was...), append(now, r.Now...)
+					}
+					for v, r := range kept {
+						kept[v] = r.Patch(usage.ReportOptions{View: v, Location: time.UTC}, was, now)
+					}
+					patched++
+				} else {
+					if patch {
+						// What it counted again is in the groups kept: the
+						// server that did not patch takes them whole.
+						opts.Changed = map[Harness][]string{}
+					}
+					if got, st, err = c.UsageGroups(context.Background(), opts); err != nil {
+						t.Fatal(err)
+					}
+					for v := range kept {
+						kept[v] = usage.NewReport(got, usage.ReportOptions{View: v, Location: time.UTC})
+					}
 				}
 				if len(st.Walked) == 0 {
 					told++
@@ -124,7 +155,17 @@ func TestUsageChangedIsWalked(t *testing.T) {
 				if st.Sessions != wst.Sessions || st.Skipped != wst.Skipped {
 					t.Errorf("%s: %d sessions, %d skipped; want %d, %d", what, st.Sessions, st.Skipped, wst.Sessions, wst.Skipped)
 				}
+				for v, r := range kept {
+					// A patched cost may differ in its last bits, and two
+					// rows of one cost then come in either order.
+					if g, w := sortedLines(reportText(r)), sortedLines(reportLines(want, v)); g != w {
+						t.Fatalf("%s, %v view kept:\n%s\nwant (a ledger anew):\n%s", what, v, g, w)
+					}
+				}
 				for _, v := range []usage.View{usage.Daily, usage.BySession, usage.ByModel, usage.ByProject, usage.ByHarness} {
+					if got == nil {
+						break
+					}
 					if g, w := reportLines(got, v), reportLines(want, v); g != w {
 						t.Fatalf("%s, %v view:\n%s\nwant (a ledger anew):\n%s", what, v, g, w)
 					}
@@ -158,9 +199,9 @@ func TestUsageChangedIsWalked(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("%d rounds read the files named alone (%d counted again), %d walked", told, recounted, walked)
-	if recounted == 0 || walked == 0 {
-		t.Errorf("%d rounds counted again from the files named, %d walked: want some of each", recounted, walked)
+	t.Logf("%d rounds read the files named alone (%d counted again, %d patched reports), %d walked", told, recounted, patched, walked)
+	if recounted == 0 || walked == 0 || patched == 0 {
+		t.Errorf("%d rounds counted again from the files named, %d patched, %d walked: want some of each", recounted, patched, walked)
 	}
 }
 
@@ -236,4 +277,11 @@ func isUnderAny(path string, dirs []string) bool {
 		}
 	}
 	return false
+}
+
+// sortedLines is text's lines, sorted.
+func sortedLines(text string) string {
+	lines := strings.Split(text, "\n")
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
 }

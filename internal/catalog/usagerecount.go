@@ -328,17 +328,25 @@ func (p recountPlan) put(cache *usagecache.Cache) {
 // how many sessions it counted, or ok false where it wrote nothing (then
 // the ledger files are gone too: a ledger writes them again).
 func (p recountPlan) apply(counted string, files usagecache.StampSum, server bool) (n int, ok bool) {
+	_, ok = p.replace(counted, files, server)
+	return len(p.recounts), ok
+}
+
+// replace is apply, returning the counted file's head written (with no
+// groups), and the plan's recounts their groups before (Recount.Was).
+func (p recountPlan) replace(counted string, files usagecache.StampSum, server bool) (head usagecache.Counted, ok bool) {
 	k := usagecache.Counted{Files: files}
 	if server {
 		k.Server = os.Getpid()
 	}
-	if _, err := usagecache.ReplaceCounted(counted, p.was, k, p.recounts); err != nil {
-		return 0, false
+	head, err := usagecache.ReplaceCounted(counted, p.was, k, p.recounts)
+	if err != nil {
+		return head, false
 	}
 	if usagecache.WriteLedgerFiles(p.path, p.files) != nil {
 		os.Remove(p.path)
 	}
-	return len(p.recounts), true
+	return head, true
 }
 
 // writeLedgerFiles writes the ledger files beside the counted file at

@@ -124,7 +124,7 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request) {
 	p := &sessionPage{base: base{Title: titleOf(row), Nav: "sessions"}, Key: key, Harness: row.Harness.Name(),
 		Project: secrets.Mask(row.Cwd), Path: secrets.Mask(row.Path), ID: row.ID, Size: row.Size, Status: string(row.Status), Leaf: leaf,
 		Branch: len(branch), Skipped: o.rd.Skipped, Cost: "—"}
-	if c, ok := s.use.Load().costs[row.Path]; ok {
+	if c, ok := s.use.Load().costs.of(row.Path); ok {
 		p.Cost, p.Model = costText(c.Cost, c.Calls, c.Unpriced), c.Model
 	}
 	if e := l.find(key); e != nil {

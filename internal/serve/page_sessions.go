@@ -90,7 +90,7 @@ func (s *Server) appendRow(out []rowView, l *library, use *usageView, e *entry, 
 	r := &e.Row
 	v := rowView{Key: e.key, Title: titleOf(r), Project: shortPath(r.Cwd), Cwd: secrets.Mask(r.Cwd), Harness: string(r.Harness),
 		Status: string(r.Status), Size: r.Size, Modified: r.Modified, Depth: depth, Subagent: r.Subagent, Cost: "—"}
-	if c, ok := use.costs[r.Path]; ok {
+	if c, ok := use.costs.of(r.Path); ok {
 		v.Cost, v.Model = costText(c.Cost, c.Calls, c.Unpriced), c.Model
 	}
 	out = append(out, v)

@@ -91,3 +91,9 @@ func TestUsageSpan(t *testing.T) {
 		t.Errorf("no calls: %d columns of a %s", len(sp.Columns), sp.Unit)
 	}
 }
+
+// calls is the calls of the session at path, 0 for none.
+func (m costMap) calls(path string) int {
+	c, _ := m.of(path)
+	return c.Calls
+}

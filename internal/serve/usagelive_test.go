@@ -124,7 +124,7 @@ func TestUsageWaitsToBeLookedAt(t *testing.T) {
 	time.Sleep(settledAfter + 200*time.Millisecond) // the first ledger's settling, while the start is looked at
 	srv.usageAsked.Store(0)                         // and then nobody looks
 	before := srv.use.Load()
-	calls := before.costs[path].Calls
+	calls := before.costs.calls(path)
 	for i := range 3 {
 		if _, err := s.AppendMessage(modelCall(i)); err != nil {
 			t.Fatal(err)
@@ -149,9 +149,9 @@ func TestUsageWaitsToBeLookedAt(t *testing.T) {
 	}
 	srv.get(t, "/usage")
 	deadline = time.Now().Add(usageEvery / 3) // not paced: changes waited for it
-	for srv.use.Load().costs[path].Calls != calls+3 {
+	for srv.use.Load().costs.calls(path) != calls+3 {
 		if time.Now().After(deadline) {
-			t.Fatalf("after the page was asked for, %d calls, want %d", srv.use.Load().costs[path].Calls, calls+3)
+			t.Fatalf("after the page was asked for, %d calls, want %d", srv.use.Load().costs.calls(path), calls+3)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -187,7 +187,7 @@ func TestUsageRebuiltOnceSettled(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	calls := srv.use.Load().costs[path].Calls
+	calls := srv.use.Load().costs.calls(path)
 	for round := range 3 {
 		// Nobody looks, so that the page below has a ledger made at once,
 		// not paced (usageEvery): an append then waits for it.
@@ -210,9 +210,9 @@ func TestUsageRebuiltOnceSettled(t *testing.T) {
 		srv.get(t, "/usage")
 		calls += 2
 		deadline = time.Now().Add(10 * time.Second)
-		for srv.use.Load().costs[path].Calls != calls {
+		for srv.use.Load().costs.calls(path) != calls {
 			if time.Now().After(deadline) {
-				t.Fatalf("round %d: %d calls, want %d", round, srv.use.Load().costs[path].Calls, calls)
+				t.Fatalf("round %d: %d calls, want %d", round, srv.use.Load().costs.calls(path), calls)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}

@@ -101,6 +101,15 @@ func (t *Totals) add(u Totals) {
 	t.Malformed += u.Malformed
 }
 
+// sub takes u out of t, where add put it in.
+func (t *Totals) sub(u Totals) {
+	t.Tokens.Add(Tokens{-u.Tokens.Input, -u.Tokens.Output, -u.Tokens.CacheRead, -u.Tokens.CacheWrite, -u.Tokens.CacheWrite1h, -u.Tokens.Reasoning})
+	t.Cost -= u.Cost
+	t.Calls -= u.Calls
+	t.Unpriced -= u.Unpriced
+	t.Malformed -= u.Malformed
+}
+
 // A Pricer prices calls in a mode from a table, each model looked up
 // once.
 type Pricer struct {
@@ -255,18 +264,30 @@ func (rp *Reporter) Report() Report {
 	for key, row := range rp.rows {
 		// Two providers' models of one id are one model to a person.
 		row.Models = mergeModels(row.Models)
-		slices.SortFunc(row.Models, func(a, b ModelRow) int { return cmp.Or(cmp.Compare(b.Cost, a.Cost), cmp.Compare(a.Model, b.Model)) })
+		sortModels(row.Models)
 		slices.Sort(row.Harnesses)
 		r.Rows = append(r.Rows, row.Row)
 		delete(rp.rows, key) // the copy is the report's
 	}
-	slices.SortFunc(r.Rows, func(a, b Row) int {
-		if rp.opts.View.Periodic() {
+	sortRows(r.View, r.Rows)
+	return r
+}
+
+// sortModels puts a row's models in a report's order: by cost, then
+// name.
+func sortModels(ms []ModelRow) {
+	slices.SortFunc(ms, func(a, b ModelRow) int { return cmp.Or(cmp.Compare(b.Cost, a.Cost), cmp.Compare(a.Model, b.Model)) })
+}
+
+// sortRows puts a report's rows in its view's order: oldest first by
+// time, else by cost, then tokens, then key.
+func sortRows(v View, rows []Row) {
+	slices.SortFunc(rows, func(a, b Row) int {
+		if v.Periodic() {
 			return cmp.Compare(a.Key, b.Key)
 		}
 		return cmp.Or(cmp.Compare(b.Cost, a.Cost), cmp.Compare(b.Tokens.Sum(), a.Tokens.Sum()), cmp.Compare(a.Key, b.Key))
 	})
-	return r
 }
 
 // mergeModels adds up the rows of one model id.

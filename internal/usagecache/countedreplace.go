@@ -23,6 +23,10 @@ type Recount struct {
 	Ungrouped  bool
 	New        bool // of Ungrouped
 	WasSkipped int
+	// Was is set by ReplaceCounted: the session's groups in the file
+	// before, copied (none where it had none), of the session as the
+	// file knew it.
+	Was []usage.Group
 }
 
 // ReplaceCounted writes the counted file at path anew, atomically, with
@@ -98,11 +102,19 @@ func ReplaceCounted(path string, was StampSum, k Counted, rs []Recount) (Counted
 	}
 	groupsAt := r.b // the count of groups, then the groups
 	// Each recount's session in the table: replaced there, by value, so
-	// that the groups that name it name the session as read now.
-	recount := map[*usage.Session][]usage.Bucket{}
+	// that the groups that name it name the session as read now; was is
+	// a copy of it as it was, for its groups before (Recount.Was).
+	type recounted struct {
+		digest []usage.Bucket
+		k      int // in rs
+		was    *usage.Session
+	}
+	recount := map[*usage.Session]recounted{}
 	skipped, sessionsN := old.Skipped, old.Sessions
 	var added []*usage.Session // the recounts of no groups in the file, in rs's order
-	for _, rc := range rs {
+	for k := range rs {
+		rc := &rs[k]
+		rc.Was = nil
 		at := -1
 		for i := range sessions {
 			if sessions[i].Harness == rc.Session.Harness && sessions[i].Path == rc.Session.Path {
@@ -124,7 +136,7 @@ func ReplaceCounted(path string, was StampSum, k Counted, rs []Recount) (Counted
 				return fail("%s recounted twice", s.Path)
 			}
 			added = append(added, &s)
-			recount[&s] = rc.Digest
+			recount[&s] = recounted{digest: rc.Digest, k: k}
 			skipped += s.Skipped - rc.WasSkipped
 			if rc.New {
 				sessionsN++
@@ -136,14 +148,18 @@ func ReplaceCounted(path string, was StampSum, k Counted, rs []Recount) (Counted
 			return fail("%s recounted twice", rc.Session.Path)
 		}
 		skipped += rc.Session.Skipped - s.Skipped
+		was := new(usage.Session)
+		*was = *s
 		*s = *rc.Session
 		s.Calls = nil
-		recount[s] = rc.Digest
+		recount[s] = recounted{digest: rc.Digest, k: k, was: was}
 	}
 	// groups hands out the groups read, a recount's in place of the
 	// first of its session's; failed is what stopped it.
 	var failed error
+	passes := 0
 	groups := func(yield func(*usage.Group) bool) {
+		passes++
 		r := &usageReader{b: groupsAt}
 		n := r.countOf(2 + bucketMinBytes)
 		g := usage.Group{Bucket: new(usage.Bucket)}
@@ -156,7 +172,7 @@ func ReplaceCounted(path string, was StampSum, k Counted, rs []Recount) (Counted
 			}
 			last := prev
 			prev = g.Session
-			digest, ok := recount[g.Session]
+			rc, ok := recount[g.Session]
 			if !ok {
 				if _, ok := recount[g.Rollup]; ok {
 					failed = errors.New("a session recounted is another's rollup")
@@ -171,6 +187,10 @@ func ReplaceCounted(path string, was StampSum, k Counted, rs []Recount) (Counted
 				failed = errors.New("a session recounted rolls up to another")
 				return
 			}
+			if passes == 1 {
+				b := *g.Bucket
+				rs[rc.k].Was = append(rs[rc.k].Was, usage.Group{Session: rc.was, Rollup: rc.was, Bucket: &b})
+			}
 			if done[g.Session] {
 				if last != g.Session {
 					// A ledger's groups of a session come together: these
@@ -181,8 +201,8 @@ func ReplaceCounted(path string, was StampSum, k Counted, rs []Recount) (Counted
 				continue // its other groups, replaced already
 			}
 			done[g.Session] = true
-			for k := range digest {
-				if !yield(&usage.Group{Session: g.Session, Rollup: g.Session, Bucket: &digest[k]}) {
+			for k := range rc.digest {
+				if !yield(&usage.Group{Session: g.Session, Rollup: g.Session, Bucket: &rc.digest[k]}) {
 					return
 				}
 			}
@@ -192,7 +212,7 @@ func ReplaceCounted(path string, was StampSum, k Counted, rs []Recount) (Counted
 			return
 		}
 		for _, s := range added {
-			digest := recount[s]
+			digest := recount[s].digest
 			for k := range digest {
 				if !yield(&usage.Group{Session: s, Rollup: s, Bucket: &digest[k]}) {
 					return

@@ -129,6 +129,21 @@ func TestReplaceCounted(t *testing.T) {
 			t.Fatalf("round %d: %d recounts: the file replaced is not the one written whole (%d bytes, %d; head %+v)", round, len(rs), len(got), len(w), head)
 		}
 		replaced += len(rs)
+		// Each recount's groups before, as the file had them.
+		for _, rc := range rs {
+			var wasText, gotText []string
+			for _, g := range groups {
+				if g.Session.Path == rc.Session.Path && g.Session.Harness == rc.Session.Harness {
+					wasText = append(wasText, groupText(g)+" "+g.Session.Title)
+				}
+			}
+			for _, g := range rc.Was {
+				gotText = append(gotText, groupText(g)+" "+g.Session.Title)
+			}
+			if !slices.Equal(wasText, gotText) {
+				t.Fatalf("round %d: %s was %q; want %q", round, rc.Session.Path, gotText, wasText)
+			}
+		}
 
 		// Refused: a file of other files; a session that is not counted
 		// alone; one with no groups; one new that it counts; one new
