@@ -41,10 +41,15 @@ type Recount struct {
 // Sessions with the new ones, and its Skipped moved by what each
 // session's moved; it is returned, with no groups.
 //
-// The groups read are never held: the file's groups part is read once
-// (its bytes, about 400 a session) and decoded again each time the
-// writer asks for them (writeCounted), so that a session's change costs
-// what a read of the file costs, not a ledger of every session.
+// Where it may, the file is spliced (countedsplice.go): the old file's
+// bytes, with the recounts' table entries, groups, sums and status in
+// their places, the groups walked once. Else the groups read are never
+// held: the file's groups part is read once (its bytes, about 400 a
+// session) and decoded again each time the writer asks for them
+// (writeCounted), so that a session's change costs what a read of the
+// file costs, not a ledger of every session. Either way, what a reader
+// reads of the file is the same (but the order of the models the head
+// names).
 func ReplaceCounted(path string, was StampSum, k Counted, rs []Recount) (Counted, error) {
 	fail := func(format string, args ...any) (Counted, error) {
 		return Counted{}, fmt.Errorf("%s: "+format, append([]any{path}, args...)...)
@@ -94,6 +99,15 @@ func ReplaceCounted(path string, was StampSum, k Counted, rs []Recount) (Counted
 	body, err := read(p.groups)
 	if err != nil {
 		return fail("%w", err)
+	}
+	if !noSplice {
+		head, err := spliceCounted(path, f, p, old, models, body, k, rs)
+		if err == nil {
+			return head, nil
+		}
+		if !errors.Is(err, errNotSpliced) {
+			return fail("%w", err)
+		}
 	}
 	r := &usageReader{b: unsafeString(body)}
 	sessions := r.table()
