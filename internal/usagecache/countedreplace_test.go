@@ -355,3 +355,25 @@ func FuzzReplaceCounted(f *testing.F) {
 		}
 	})
 }
+
+// TestKeySetWith: a set with keys is the set of both, every key once,
+// rising, whatever keys hold (repeats, keys of the set, none), and the
+// set is left as it was.
+func TestKeySetWith(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	for range 500 {
+		var a, b []uint64
+		for range r.IntN(40) {
+			a = append(a, uint64(r.IntN(60)))
+		}
+		for range r.IntN(6) {
+			b = append(b, uint64(r.IntN(60)))
+		}
+		s := NewKeySet(a)
+		kept := slices.Clone(s)
+		got, want := s.With(b), NewKeySet(append(slices.Clone(a), b...))
+		if !slices.Equal(got, want) || !slices.Equal(s, kept) {
+			t.Fatalf("%v with %v: %v, want %v (the set now %v)", kept, b, got, want, s)
+		}
+	}
+}
