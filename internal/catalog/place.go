@@ -335,9 +335,46 @@ func (p harnessPlace) named(_ context.Context, arg string) []Ref {
 	return out
 }
 
-// usageJobsAt is not known of another harness's files: a walk names
-// them (its listing, which a job's read may need, is of them all).
-func (p harnessPlace) usageJobsAt([]string) ([]usageJob, []string, bool) { return nil, nil, false }
+// usageJobsAt names another harness's files as its usage walk would,
+// where the harness can say what it names of a few files alone
+// (foreign.UsageSessionsAt: Claude Code's transcripts, Codex's rollouts);
+// each file is stat'ed.
+func (p harnessPlace) usageJobsAt(paths []string) (jobs []usageJob, gone []string, ok bool) {
+	if p.src == nil {
+		return nil, nil, false
+	}
+	list, ok := foreign.UsageSessionsAt(p.src, paths)
+	if !ok {
+		return nil, nil, false
+	}
+	grows := foreign.ReadsGrown(p.src)
+	named := make(map[string]bool, len(list))
+	stamps := make([]usagecache.Stamp, len(list))
+	for k := range list {
+		s := list[k]
+		if s.Err != nil {
+			continue
+		}
+		named[s.Path] = true
+		j := p.jobOf(s.Path, func() (foreign.Session, error) { return s, nil }, grows)
+		if j.wal || j.file != s.Path {
+			return nil, nil, false // a file of many sessions
+		}
+		st, ok := usagecache.StatStamp(j.file)
+		if !ok {
+			return nil, nil, false
+		}
+		stamps[k] = st
+		j.known = &stamps[k]
+		jobs = append(jobs, j)
+	}
+	for _, path := range paths {
+		if path = filepath.Clean(path); !named[path] {
+			gone = append(gone, string(p.h)+" "+path)
+		}
+	}
+	return jobs, gone, true
+}
 
 func (p harnessPlace) usageJobs(context.Context) ([]usageJob, error) {
 	if p.src == nil {
@@ -397,32 +434,39 @@ func (p harnessPlace) usageJobs(context.Context) ([]usageJob, error) {
 		} else {
 			session = func() (foreign.Session, error) { return *s, nil }
 		}
-		j := usageJob{key: string(p.h) + " " + s.Path, file: s.Path,
-			read: func() (usage.Session, error) {
-				s, err := session()
-				if err != nil {
-					return usage.Session{}, err
-				}
-				return foreign.Usage(p.src, s)
-			}}
-		if container, database, ok := foreign.ContainerOf(s.Path); ok {
-			// One file holds many sessions (a database, a chat history):
-			// its stamp, and a database's write-ahead log's, are each
-			// session's.
-			j.file, j.wal = container, database
-		}
-		if grows {
-			j.readFrom = func(prev usage.Session, from int64) (usage.Session, bool, error) {
-				s, err := session()
-				if err != nil {
-					return usage.Session{}, false, err
-				}
-				return foreign.UsageFrom(p.src, s, prev, from)
-			}
-		}
-		jobs = append(jobs, j)
+		jobs = append(jobs, p.jobOf(s.Path, session, grows))
 	}
 	return jobs, nil
+}
+
+// jobOf is the usage job of the session at path, which session gives as
+// its read needs it; grows where the harness's files are read on from
+// where a read ended (foreign.ReadsGrown).
+func (p harnessPlace) jobOf(path string, session func() (foreign.Session, error), grows bool) usageJob {
+	j := usageJob{key: string(p.h) + " " + path, file: path,
+		read: func() (usage.Session, error) {
+			s, err := session()
+			if err != nil {
+				return usage.Session{}, err
+			}
+			return foreign.Usage(p.src, s)
+		}}
+	if container, database, ok := foreign.ContainerOf(path); ok {
+		// One file holds many sessions (a database, a chat history):
+		// its stamp, and a database's write-ahead log's, are each
+		// session's.
+		j.file, j.wal = container, database
+	}
+	if grows {
+		j.readFrom = func(prev usage.Session, from int64) (usage.Session, bool, error) {
+			s, err := session()
+			if err != nil {
+				return usage.Session{}, false, err
+			}
+			return foreign.UsageFrom(p.src, s, prev, from)
+		}
+	}
+	return j
 }
 
 // errNotListed is the read of a usage job whose file its harness's

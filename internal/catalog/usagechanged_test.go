@@ -25,11 +25,12 @@ import (
 // sessions removed, a project's directory removed (its files named, or
 // only the directory, as a rename away shows it), lockfiles and temp
 // files come and gone, files that are no sessions; and Claude Code and
-// Codex sessions going on beside them.
+// Codex sessions going on beside them (their files named alone too,
+// where a recount may take them).
 func TestUsageChangedIsWalked(t *testing.T) {
 	hs := []Harness{Xdev, Claude, Codex}
 	aged := time.Now().Add(-time.Hour)
-	told, walked, recounted, patched := 0, 0, 0, 0
+	told, walked, recounted, patched, toldForeign := 0, 0, 0, 0, 0
 	for seed := range uint64(testscale.N(6, 20)) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			w, c, tmp := newUsageWorld(t, seed, 91)
@@ -106,6 +107,7 @@ func TestUsageChangedIsWalked(t *testing.T) {
 				after := filesUnder(roots)
 				opts.Changed = changedFiles(before, after, roots, renamed)
 				before = after
+				foreignChanged := len(opts.Changed[Claude])+len(opts.Changed[Codex]) > 0
 				// A server keeping reports patches them with the sessions
 				// counted again, where it may (UsageRecounts); else it is
 				// given the groups.
@@ -137,6 +139,9 @@ func TestUsageChangedIsWalked(t *testing.T) {
 				}
 				if len(st.Walked) == 0 {
 					told++
+					if foreignChanged && st.Recounted > 0 {
+						toldForeign++
+					}
 					if st.Recounted > 0 {
 						recounted++
 					}
@@ -199,8 +204,8 @@ func TestUsageChangedIsWalked(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("%d rounds read the files named alone (%d counted again, %d patched reports), %d walked", told, recounted, patched, walked)
-	if recounted == 0 || walked == 0 || patched == 0 {
+	t.Logf("%d rounds read the files named alone (%d counted again, %d of them of Claude Code or Codex; %d patched reports), %d walked", told, recounted, toldForeign, patched, walked)
+	if recounted == 0 || walked == 0 || patched == 0 || toldForeign == 0 {
 		t.Errorf("%d rounds counted again from the files named, %d patched, %d walked: want some of each", recounted, patched, walked)
 	}
 }

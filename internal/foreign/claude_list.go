@@ -162,6 +162,59 @@ func ClaudeFiles(root string) []Session {
 	return out
 }
 
+// ClaudeFilesAt is ClaudeFiles of the files at paths alone: those that
+// are transcripts, named as ClaudeFiles names them. A path among the
+// transcripts that is a directory, or is gone and no transcript's name
+// (a directory may have gone with transcripts under it), has ok false:
+// only a walk can say. A transcript gone is named by none.
+func ClaudeFilesAt(root string, paths []string) (out []Session, ok bool) {
+	var registered []string
+	loaded := false
+	for _, p := range cleanPaths(paths) {
+		var dir, rel string
+		for _, container := range []string{"projects", ".projects"} {
+			if r, err := filepath.Rel(filepath.Join(root, container), p); err == nil && filepath.IsLocal(r) {
+				dir, rel = filepath.Join(root, container), r
+				break
+			}
+		}
+		if dir == "" {
+			continue // no transcript: claudeFiles looks nowhere else
+		}
+		parts := strings.Split(rel, string(filepath.Separator))
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil && strings.HasSuffix(p, ".jsonl") && len(parts) > 1:
+			continue // a transcript gone
+		case err != nil || fi.IsDir():
+			return nil, false
+		}
+		// Where claudeFiles looks: a project's directory (a real one,
+		// not a link) and its *.jsonl files; a session's directory in it
+		// and the subagents/*.jsonl under it, of any type (a glob).
+		isDir := func(path string) bool {
+			fi, err := os.Lstat(path)
+			return err == nil && fi.IsDir()
+		}
+		var sub bool
+		switch {
+		case len(parts) == 2 && strings.HasSuffix(parts[1], ".jsonl") && fi.Mode().IsRegular() && isDir(filepath.Join(dir, parts[0])):
+			sub = strings.HasPrefix(parts[1], "agent-")
+		case len(parts) == 4 && parts[2] == "subagents" && strings.HasSuffix(parts[3], ".jsonl") &&
+			isDir(filepath.Join(dir, parts[0])) && isDir(filepath.Join(dir, parts[0], parts[1])):
+			sub = true
+		default:
+			continue // a file claudeFiles does not name
+		}
+		if !loaded {
+			registered, loaded = claudeRegistered(root), true
+		}
+		out = append(out, Session{Harness: HarnessClaude, ID: strings.TrimSuffix(filepath.Base(p), ".jsonl"), Path: p,
+			Cwd: claudeProjectCwd(parts[0], registered), Subagent: sub})
+	}
+	return out, true
+}
+
 // claudeFiles calls fn with every transcript under root's projects
 // directories (those project keeps, when not nil), its project's cwd, and whether it is a subagent's (an
 // agent-*.jsonl beside the sessions, or one under <session>/subagents/,

@@ -30,6 +30,22 @@ func UsageSessions(src Source) ([]Session, error) {
 	return src.List(true)
 }
 
+// UsageSessionsAt is what UsageSessions says of the files at paths alone
+// (a watcher's, which changed): the sessions of those that are src's, as
+// UsageSessions names them; a path it names none of is gone, or no
+// session of src. ok is false where only UsageSessions can say: src
+// names no session by its file alone, or a path is a directory (made,
+// or gone with sessions under it) or one of its listing's inputs.
+func UsageSessionsAt(src Source, paths []string) (sessions []Session, ok bool) {
+	if c, isClaude := src.(claudeSource); isClaude {
+		return ClaudeFilesAt(c.root, paths)
+	}
+	if pl, isLister := src.(PathLister); isLister && UsageByListing(src) {
+		return pl.ListPaths(paths, true)
+	}
+	return nil, false
+}
+
 // UsageByListing reports whether UsageSessions of src is its listing
 // (List), which reads every file's head and tail, where its files can be
 // named without opening one (FileNamer): a ledger that may read none of
