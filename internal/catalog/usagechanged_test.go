@@ -31,7 +31,9 @@ func TestUsageChangedIsWalked(t *testing.T) {
 	hs := []Harness{Xdev, Claude, Codex}
 	aged := time.Now().Add(-time.Hour)
 	told, walked, recounted, patched, toldForeign := 0, 0, 0, 0, 0
-	for seed := range uint64(testscale.N(6, 20)) {
+	// As many seeds under the race detector: a few are needed for every
+	// way to come up, and a seed takes a tenth of a second.
+	for seed := range uint64(max(testscale.N(6, 20), 6)) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			w, c, tmp := newUsageWorld(t, seed, 91)
 			roots := map[string]Harness{w.dataDir: Xdev, w.claudeDir: Claude, w.codexDR: Codex}
