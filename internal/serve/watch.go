@@ -450,7 +450,7 @@ func placeOf(roots []string, path string) int {
 func placesOf(roots []string, path string, k int) []int {
 	out := []int{k}
 	for j, r := range roots {
-		if j != k && (path == r || strings.HasPrefix(path, r+string(filepath.Separator))) {
+		if j != k && r != "" && (path == r || strings.HasPrefix(path, r+string(filepath.Separator))) {
 			out = append(out, j)
 		}
 	}
