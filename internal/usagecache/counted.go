@@ -220,13 +220,8 @@ func writeCounted(path string, c Counted, groups iter.Seq[*usage.Group], failed 
 	var rec []byte
 	appendSum := func(b []byte, k int) []byte {
 		g := status.Sessions[k]
-		b = binary.AppendUvarint(b, uint64(k))
-		b = binary.LittleEndian.AppendUint64(b, names[k][0])
-		b = binary.LittleEndian.AppendUint64(b, names[k][1])
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(g.Last))
 		rec = appendBucket(rec[:0], g.Bucket, modelAt(g.Model))
-		b = binary.AppendUvarint(b, uint64(len(rec)))
-		return append(b, rec...)
+		return appendCountedSum(b, uint64(k), names[k][0], names[k][1], g.Last, rec)
 	}
 	// The sessions in each page, in their order: each in the page of each
 	// of its names (pageSessions[pageStart[p]:pageStart[p+1]]).
@@ -336,17 +331,7 @@ func writeCounted(path string, c Counted, groups iter.Seq[*usage.Group], failed 
 			}
 			return nil
 		}
-		b = append(b, countedMagic...)
-		for _, n := range []int{c.Racy, c.Server, c.Sessions, c.Skipped, c.Files.N} {
-			b = binary.AppendUvarint(b, uint64(n))
-		}
-		b = binary.LittleEndian.AppendUint64(b, c.Files.Lo)
-		b = binary.LittleEndian.AppendUint64(b, c.Files.Hi)
-		b = binary.AppendUvarint(b, uint64(len(models)))
-		for _, m := range models {
-			n := m.Name()
-			b = appendString(appendString(appendString(b, n.Provider), n.Model), n.API)
-		}
+		b = appendCountedHead(b, c, models)
 		headCRC, sumsAt, err := end()
 		if err != nil {
 			return err
@@ -401,16 +386,43 @@ func writeCounted(path string, c Counted, groups iter.Seq[*usage.Group], failed 
 		if err := failed(); err != nil {
 			return err
 		}
-		t := make([]byte, 0, countedTrailer)
-		for _, off := range []int64{sumsAt, statusAt, groupsAt} {
-			t = binary.LittleEndian.AppendUint64(t, uint64(off))
-		}
-		for _, crc := range []uint32{headCRC, statusCRC, groupsCRC} {
-			t = binary.LittleEndian.AppendUint32(t, crc)
-		}
-		_, err = w.Write(t)
+		_, err = w.Write(countedTrailerOf(countedParts{
+			head:   countedPart{crc: headCRC},
+			sums:   countedPart{off: sumsAt},
+			status: countedPart{off: statusAt, crc: statusCRC},
+			groups: countedPart{off: groupsAt, crc: groupsCRC},
+		}))
 		return err
 	})
+}
+
+// appendCountedHead encodes a counted file's head, its magic first: c's
+// numbers and the models its buckets name by their places.
+func appendCountedHead(b []byte, c Counted, models []usage.ModelRef) []byte {
+	b = append(b, countedMagic...)
+	for _, n := range []int{c.Racy, c.Server, c.Sessions, c.Skipped, c.Files.N} {
+		b = binary.AppendUvarint(b, uint64(n))
+	}
+	b = binary.LittleEndian.AppendUint64(b, c.Files.Lo)
+	b = binary.LittleEndian.AppendUint64(b, c.Files.Hi)
+	b = binary.AppendUvarint(b, uint64(len(models)))
+	for _, m := range models {
+		n := m.Name()
+		b = appendString(appendString(appendString(b, n.Provider), n.Model), n.API)
+	}
+	return b
+}
+
+// appendCountedSum encodes a session's sum of the status's pages: its
+// place among the status's sessions, its path's and id's hashes, its
+// last call's time, and its bucket's bytes (rec) as a string.
+func appendCountedSum(b []byte, k, ph, ih uint64, last float64, rec []byte) []byte {
+	b = binary.AppendUvarint(b, k)
+	b = binary.LittleEndian.AppendUint64(b, ph)
+	b = binary.LittleEndian.AppendUint64(b, ih)
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(last))
+	b = binary.AppendUvarint(b, uint64(len(rec)))
+	return append(b, rec...)
 }
 
 // appendCountedSession encodes a session of a table.
@@ -595,6 +607,20 @@ type countedParts struct {
 type countedPart struct {
 	off, n int64
 	crc    uint32
+}
+
+// countedTrailerOf is the trailer of a file of parts p: where the sums,
+// the status and the groups begin, and the head's, the status's and the
+// groups' CRC-32 (partsOf reads it).
+func countedTrailerOf(p countedParts) []byte {
+	t := make([]byte, 0, countedTrailer)
+	for _, off := range []int64{p.sums.off, p.status.off, p.groups.off} {
+		t = binary.LittleEndian.AppendUint64(t, uint64(off))
+	}
+	for _, crc := range []uint32{p.head.crc, p.status.crc, p.groups.crc} {
+		t = binary.LittleEndian.AppendUint32(t, crc)
+	}
+	return t
 }
 
 // partsOf are the parts of a counted file of size bytes that ends in
@@ -887,14 +913,10 @@ func ClaimCounted(path string, pid int) error {
 			return io.ErrUnexpectedEOF
 		}
 		moved := int64(len(next)) - p.sums.off
-		nt := make([]byte, 0, countedTrailer)
-		for _, off := range []int64{p.sums.off, p.status.off, p.groups.off} {
-			nt = binary.LittleEndian.AppendUint64(nt, uint64(off+moved))
-		}
-		for _, crc := range []uint32{crc32.ChecksumIEEE(next), p.status.crc, p.groups.crc} {
-			nt = binary.LittleEndian.AppendUint32(nt, crc)
-		}
-		_, err = w.Write(nt)
+		q := p
+		q.head.crc = crc32.ChecksumIEEE(next)
+		q.sums.off, q.status.off, q.groups.off = p.sums.off+moved, p.status.off+moved, p.groups.off+moved
+		_, err = w.Write(countedTrailerOf(q))
 		return err
 	})
 }

@@ -303,13 +303,8 @@ func spliceCounted(path string, f io.ReaderAt, p countedParts, old Counted, mode
 	}
 	var rec []byte
 	appendSum := func(b []byte, s sum) []byte {
-		b = binary.AppendUvarint(b, s.k)
-		b = binary.LittleEndian.AppendUint64(b, s.ph)
-		b = binary.LittleEndian.AppendUint64(b, s.ih)
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(s.b.Last))
 		rec = appendBucket(rec[:0], &s.b, modelAt(s.b.Model))
-		b = binary.AppendUvarint(b, uint64(len(rec)))
-		return append(b, rec...)
+		return appendCountedSum(b, s.k, s.ph, s.ih, s.b.Last, rec)
 	}
 	// The latest call's sum: the old one, or a recount's.
 	var latestRec []byte
@@ -332,11 +327,7 @@ func spliceCounted(path string, f io.ReaderAt, p countedParts, old Counted, mode
 		if s, ok := sums[best]; ok {
 			latestRec = appendSum(nil, s)
 		} else {
-			latestRec = binary.AppendUvarint(nil, latest.k)
-			latestRec = binary.LittleEndian.AppendUint64(latestRec, latest.ph)
-			latestRec = binary.LittleEndian.AppendUint64(latestRec, latest.ih)
-			latestRec = binary.LittleEndian.AppendUint64(latestRec, math.Float64bits(latest.last))
-			latestRec = appendString(latestRec, latest.rec)
+			latestRec = appendCountedSum(nil, latest.k, latest.ph, latest.ih, latest.last, []byte(latest.rec))
 		}
 	}
 	// The pages of the recounts' names, their sums in place, the new
@@ -509,17 +500,7 @@ func spliceCounted(path string, f io.ReaderAt, p countedParts, old Counted, mode
 	}
 	// The head last: the models the parts above named.
 	head := Counted{Files: k.Files, Racy: k.Racy, Server: k.Server, Sessions: sessionsN, Skipped: skipped}
-	hb := []byte(countedMagic)
-	for _, n := range []int{head.Racy, head.Server, head.Sessions, head.Skipped, head.Files.N} {
-		hb = binary.AppendUvarint(hb, uint64(n))
-	}
-	hb = binary.LittleEndian.AppendUint64(hb, head.Files.Lo)
-	hb = binary.LittleEndian.AppendUint64(hb, head.Files.Hi)
-	hb = binary.AppendUvarint(hb, uint64(len(newModels)))
-	for _, m := range newModels {
-		n := m.Name()
-		hb = appendString(appendString(appendString(hb, n.Provider), n.Model), n.API)
-	}
+	hb := appendCountedHead(nil, head, newModels)
 	err = atomicfile.ReplaceCache(path, func(w io.Writer) error {
 		if _, err := w.Write(hb); err != nil {
 			return err
@@ -559,14 +540,12 @@ func spliceCounted(path string, f io.ReaderAt, p countedParts, old Counted, mode
 				return err
 			}
 		}
-		t := make([]byte, 0, countedTrailer)
-		for _, off := range []int64{sumsAt, statusAt, groupsAt} {
-			t = binary.LittleEndian.AppendUint64(t, uint64(off))
-		}
-		for _, c := range []uint32{crc32.ChecksumIEEE(hb), crc32.ChecksumIEEE(status), crc} {
-			t = binary.LittleEndian.AppendUint32(t, c)
-		}
-		_, err := w.Write(t)
+		_, err := w.Write(countedTrailerOf(countedParts{
+			head:   countedPart{crc: crc32.ChecksumIEEE(hb)},
+			sums:   countedPart{off: sumsAt},
+			status: countedPart{off: statusAt, crc: crc32.ChecksumIEEE(status)},
+			groups: countedPart{off: groupsAt, crc: crc},
+		}))
 		return err
 	})
 	if err != nil {
