@@ -20,9 +20,10 @@ import (
 // every file was a third of the server's CPU for an append.
 //
 // Where a file named is gone, is a directory, lies where no place names
-// its sessions by their files (another harness's, a database), or where
-// the files kept are not this process's, the ledger is built as without
-// the names: usageGroups walks.
+// its sessions by their files alone (a harness but the data dirs, Claude
+// Code and Codex; a database), or where the files kept are not this
+// process's, the ledger is built as without the names: usageGroups
+// walks.
 //
 // A server that keeps a view of the groups (its pages' costs and
 // reports) is given the sessions counted again, before and after
